@@ -1,0 +1,266 @@
+"""Train a SentencePiece BPE tokenizer with Gemma's conventions and save it as a Hugging Face tokenizer folder.
+
+Used to build the shipped sample tokenizer (`data/tokenizer`) and to train a tokenizer for a new language:
+
+    python -m morphcpt.tokenization.train_tokenizer data/sample/tl_sample.jsonl --out-dir data/tokenizer \
+        --vocab-size 4096
+
+Conventions copied from Gemma: BPE with byte fallback (`<0x00>`…`<0xFF>`), digits split, `▁` marking a word
+start, no dummy prefix, identity normalisation (text is never altered, so decoding is lossless), ids pad 0,
+eos 1, bos 2, unk 3 (and `<mask>` 4), and a Hugging Face tokenizer that adds `<bos>` (never `<eos>`).
+Training is deterministic: one thread, no shuffling, a fixed seed, input read in the given order.
+
+The folder holds `tokenizer.model` (the SentencePiece model), `tokenizer.json` (the same BPE for the
+`tokenizers` library), `tokenizer_config.json` and `special_tokens_map.json`; it loads with
+`transformers.AutoTokenizer.from_pretrained(folder)` as a `GemmaTokenizer`, offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import logging
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import sentencepiece as spm
+from tokenizers import AddedToken, Tokenizer, decoders, normalizers, pre_tokenizers, processors
+from tokenizers.models import BPE
+
+logger = logging.getLogger(__name__)
+
+SPECIAL_PIECES = {"pad": (0, "<pad>"), "eos": (1, "<eos>"), "bos": (2, "<bos>"), "unk": (3, "<unk>")}
+MASK_PIECE = "<mask>"  # a control symbol, so it gets id 4 as in Gemma
+WORD_START = "▁"
+DEFAULT_MAX_SENTENCE_BYTES = 16_384
+DEFAULT_INPUT_SENTENCE_SIZE = 2_000_000
+DEFAULT_SEED = 0
+
+
+def read_texts(paths: Iterable[str | Path]) -> Iterator[str]:
+    """The non-empty `text` strings of JSONL files, in order; unreadable lines are skipped and counted."""
+    skipped = 0
+    for path in paths:
+        with open(path, "rb") as lines:
+            for raw in lines:
+                try:
+                    text = json.loads(raw.decode("utf-8"))["text"]
+                except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
+                    skipped += 1
+                    continue
+                if isinstance(text, str) and text:
+                    yield text
+                else:
+                    skipped += 1
+    if skipped:
+        logger.warning("skipped %d unreadable or empty lines while reading training text", skipped)
+
+
+def training_segments(text: str, max_bytes: int) -> Iterator[str]:
+    """Cut a document into pieces of at most `max_bytes` UTF-8 bytes, at line ends where possible.
+
+    SentencePiece silently drops training sentences longer than its `max_sentence_length`; cutting keeps long
+    documents in the statistics. Newlines stay inside segments so that `\\n` is learned like any character.
+    """
+    segment, size = [], 0
+    for line in text.splitlines(keepends=True):
+        encoded = len(line.encode("utf-8"))
+        if segment and size + encoded > max_bytes:
+            yield "".join(segment)
+            segment, size = [], 0
+        while encoded > max_bytes:  # one overlong line: hard cut on a character boundary
+            head = line.encode("utf-8")[:max_bytes].decode("utf-8", errors="ignore")
+            yield head
+            line = line[len(head) :]
+            encoded = len(line.encode("utf-8"))
+        if line:
+            segment.append(line)
+            size += encoded
+    if segment:
+        yield "".join(segment)
+
+
+def train_sentencepiece_model(
+    texts: Iterable[str],
+    vocab_size: int,
+    *,
+    character_coverage: float = 0.9995,
+    max_sentence_bytes: int = DEFAULT_MAX_SENTENCE_BYTES,
+    input_sentence_size: int = DEFAULT_INPUT_SENTENCE_SIZE,
+    seed: int = DEFAULT_SEED,
+) -> bytes:
+    """Train the SentencePiece BPE model and return its serialized proto."""
+    sentences = (segment for text in texts for segment in training_segments(text, max_sentence_bytes))
+    model = io.BytesIO()
+    spm.set_random_generator_seed(seed)
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=sentences,
+        model_writer=model,
+        model_type="bpe",
+        vocab_size=vocab_size,
+        byte_fallback=True,
+        split_digits=True,
+        add_dummy_prefix=False,
+        normalization_rule_name="identity",
+        remove_extra_whitespaces=False,
+        allow_whitespace_only_pieces=True,
+        character_coverage=character_coverage,
+        pad_id=SPECIAL_PIECES["pad"][0],
+        eos_id=SPECIAL_PIECES["eos"][0],
+        bos_id=SPECIAL_PIECES["bos"][0],
+        unk_id=SPECIAL_PIECES["unk"][0],
+        pad_piece=SPECIAL_PIECES["pad"][1],
+        eos_piece=SPECIAL_PIECES["eos"][1],
+        bos_piece=SPECIAL_PIECES["bos"][1],
+        unk_piece=SPECIAL_PIECES["unk"][1],
+        control_symbols=[MASK_PIECE],
+        num_threads=1,
+        shuffle_input_sentence=False,
+        input_sentence_size=input_sentence_size,
+        max_sentence_length=max_sentence_bytes,
+        minloglevel=2,
+    )
+    return model.getvalue()
+
+
+def hf_backend_from_sentencepiece(model_proto: bytes) -> Tokenizer:
+    """The `tokenizers` equivalent of a SentencePiece BPE model (Gemma's pipeline).
+
+    SentencePiece merges the adjacent pair whose concatenation is the best-scored piece (pieces are stored in
+    score order); ranking every (left, right) split of each piece by the piece's id reproduces that choice.
+    """
+    model = spm.SentencePieceProcessor(model_proto=model_proto)
+    pieces = [model.id_to_piece(i) for i in range(model.get_piece_size())]
+    vocab = {piece: index for index, piece in enumerate(pieces)}
+    special = [i for i in range(len(pieces)) if model.is_control(i) or model.is_unknown(i)]
+    not_mergeable = set(special) | {i for i in range(len(pieces)) if model.is_byte(i) or model.is_unused(i)}
+    normal = {piece for index, piece in enumerate(pieces) if index not in not_mergeable}
+    merges = []
+    for index, piece in enumerate(pieces):
+        if piece not in normal:
+            continue
+        for cut in range(1, len(piece)):
+            left, right = piece[:cut], piece[cut:]
+            if left in normal and right in normal:
+                merges.append((index, vocab[left], vocab[right], left, right))
+    merges.sort()
+
+    unk = SPECIAL_PIECES["unk"][1]
+    backend = Tokenizer(
+        BPE(
+            vocab=vocab,
+            merges=[(m[3], m[4]) for m in merges],
+            unk_token=unk,
+            fuse_unk=True,
+            byte_fallback=True,
+        )
+    )
+    backend.normalizer = normalizers.Replace(" ", WORD_START)
+    # Gemma's own pre-tokenizer: after the normalizer there is no space left, so the whole text is one word and
+    # merges follow SentencePiece exactly.
+    backend.pre_tokenizer = pre_tokenizers.Split(pattern=" ", behavior="merged_with_previous", invert=False)
+    backend.decoder = decoders.Sequence(
+        [decoders.Replace(WORD_START, " "), decoders.ByteFallback(), decoders.Fuse()]
+    )
+    bos = SPECIAL_PIECES["bos"]
+    backend.post_processor = processors.TemplateProcessing(
+        single=f"{bos[1]}:0 $A:0", pair=f"{bos[1]}:0 $A:0 {bos[1]}:1 $B:1", special_tokens=[(bos[1], bos[0])]
+    )
+    backend.add_special_tokens([AddedToken(pieces[i], special=True, normalized=False) for i in special])
+    return backend
+
+
+def tokenizer_config() -> dict:
+    names = {f"{role}_token": piece for role, (_, piece) in SPECIAL_PIECES.items()}
+    return {
+        "tokenizer_class": "GemmaTokenizer",
+        "add_bos_token": True,
+        "add_eos_token": False,
+        "clean_up_tokenization_spaces": False,
+        "spaces_between_special_tokens": False,
+        "model_max_length": 32768,
+        "padding_side": "left",
+        "mask_token": MASK_PIECE,
+        **names,
+    }
+
+
+def save_hf_folder(model_proto: bytes, out_dir: Path) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "tokenizer.model").write_bytes(model_proto)
+    hf_backend_from_sentencepiece(model_proto).save(str(out_dir / "tokenizer.json"))
+    config = tokenizer_config()
+    (out_dir / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    special = {key: value for key, value in config.items() if key.endswith("_token")}
+    (out_dir / "special_tokens_map.json").write_text(json.dumps(special, indent=2) + "\n", encoding="utf-8")
+
+
+def train_sentencepiece_tokenizer(
+    corpus_jsonl: str | Path | Iterable[str | Path],
+    out_dir: str | Path,
+    vocab_size: int,
+    *,
+    character_coverage: float = 0.9995,
+    max_sentence_bytes: int = DEFAULT_MAX_SENTENCE_BYTES,
+    input_sentence_size: int = DEFAULT_INPUT_SENTENCE_SIZE,
+    seed: int = DEFAULT_SEED,
+) -> Path:
+    """Train on the `text` of one or more JSONL files and write a Hugging Face tokenizer folder to `out_dir`.
+
+    `vocab_size` counts every piece (specials, 256 bytes, characters, merges); SentencePiece refuses a size
+    the corpus cannot fill. `input_sentence_size` caps how many training segments are read, in order.
+    """
+    paths = [corpus_jsonl] if isinstance(corpus_jsonl, str | Path) else list(corpus_jsonl)
+    model_proto = train_sentencepiece_model(
+        read_texts(paths),
+        vocab_size,
+        character_coverage=character_coverage,
+        max_sentence_bytes=max_sentence_bytes,
+        input_sentence_size=input_sentence_size,
+        seed=seed,
+    )
+    out = Path(out_dir)
+    save_hf_folder(model_proto, out)
+    return out
+
+
+def count_tokens(
+    corpus_jsonl: str | Path | Iterable[str | Path], tokenizer_dir: str | Path
+) -> tuple[int, int]:
+    """(documents, tokens without bos/eos) of JSONL corpora under the folder's SentencePiece model."""
+    paths = [corpus_jsonl] if isinstance(corpus_jsonl, str | Path) else list(corpus_jsonl)
+    model = spm.SentencePieceProcessor(model_file=str(Path(tokenizer_dir) / "tokenizer.model"))
+    documents = tokens = 0
+    for text in read_texts(paths):
+        documents += 1
+        tokens += len(model.encode(text))
+    return documents, tokens
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("corpus", nargs="+", type=Path, help="JSONL file(s) with a `text` field")
+    parser.add_argument("--out-dir", type=Path, required=True)
+    parser.add_argument("--vocab-size", type=int, required=True)
+    parser.add_argument("--character-coverage", type=float, default=0.9995)
+    parser.add_argument("--max-sentence-bytes", type=int, default=DEFAULT_MAX_SENTENCE_BYTES)
+    parser.add_argument("--input-sentence-size", type=int, default=DEFAULT_INPUT_SENTENCE_SIZE)
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO)
+    out = train_sentencepiece_tokenizer(
+        args.corpus,
+        args.out_dir,
+        args.vocab_size,
+        character_coverage=args.character_coverage,
+        max_sentence_bytes=args.max_sentence_bytes,
+        input_sentence_size=args.input_sentence_size,
+        seed=args.seed,
+    )
+    documents, tokens = count_tokens(args.corpus, out)
+    print(f"tokenizer written to {out}: {documents} training documents are {tokens} tokens")
+
+
+if __name__ == "__main__":
+    main()

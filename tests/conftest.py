@@ -1,0 +1,57 @@
+"""Shared test fixtures: the shipped sample tokenizer and corpus, and a tiny random Gemma 3 saved to disk.
+
+Tests never reach the network: the Hugging Face Hub is switched off for the whole session.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("WANDB_MODE", "disabled")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from morphcpt import paths  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def sample_tokenizer_dir() -> Path:
+    if not (paths.SAMPLE_TOKENIZER_DIR / "tokenizer_config.json").exists():
+        pytest.fail(f"shipped sample tokenizer missing at {paths.SAMPLE_TOKENIZER_DIR}")
+    return paths.SAMPLE_TOKENIZER_DIR
+
+
+@pytest.fixture(scope="session")
+def sample_corpus() -> Path:
+    if not paths.SAMPLE_CORPUS.exists():
+        pytest.fail(f"shipped sample corpus missing at {paths.SAMPLE_CORPUS}")
+    return paths.SAMPLE_CORPUS
+
+
+@pytest.fixture(scope="session")
+def vocab(sample_tokenizer_dir):
+    from morphcpt.tokenization.vocabulary import Vocabulary
+
+    return Vocabulary.load(sample_tokenizer_dir)
+
+
+@pytest.fixture(scope="session")
+def tiny_gemma3(tmp_path_factory, sample_tokenizer_dir) -> Path:
+    """A randomly initialised tiny Gemma 3 with the sample tokenizer, saved as a Hugging Face folder."""
+    from transformers import AutoTokenizer
+
+    from morphcpt.train.models import build_model, tiny_config
+
+    out = tmp_path_factory.mktemp("tiny_gemma3")
+    tokenizer = AutoTokenizer.from_pretrained(sample_tokenizer_dir)
+    from morphcpt.tokenization.vocabulary import Vocabulary
+
+    model = build_model(tiny_config(vocab_size=Vocabulary.load(sample_tokenizer_dir).size), seed=0)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
