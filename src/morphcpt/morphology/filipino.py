@@ -1,0 +1,540 @@
+"""Filipino (Tagalog) language pack: affix inventory, a lexicon-checked word analyser, and affix application.
+
+    >>> from morphcpt.morphology import get_language_pack
+    >>> [m.text for m in get_language_pack("fil").analyze("Naglalaro")]
+    ['Nag', 'la', 'laro']
+
+The analyser finds affixes only where Tagalog puts them — prefixes at the start, -um-/-in- after the first
+consonant (or before a vowel-initial root), suffixes at the end, CV reduplication before the root — and accepts
+a reading only if the remaining root is in the root lexicon, so "bansa" and "bayan" stay whole. Phonology it
+undoes: h-/n-insertion before -an/-in (basahin, tawanan), o -> u raising (inumin <- inom), common syncope
+(gawin <- gawa), nasal assimilation of mang-/pang- with deletion of the root's first consonant (mamili <- bili),
+the linker -ng (magandang). `apply_affix` runs the same rules forwards for the benchmark generators.
+
+Root lexicon, built lazily on first use (about 3 s with the shipped lexicon, then cached in
+`data/cache/morphology/`, keyed by the inputs and this analyser's source):
+- the curated roots in `morphology/data/tl_roots.txt`, plus any `*root*` file in `data/lexicon/` (one root per
+  line, first whitespace-separated field, "#" comments);
+- the dictionary headwords of `data/lexicon/tgl_words.txt` (tglstemmer's list, which mixes roots and derived
+  words such as "kumain") that have no affixed reading even when every headword may serve as a root: those are
+  roots ("bansa", "saka"); the rest are derived ("kumain" = k|um|ain). Curated roots always stay roots, which is
+  how look-alikes such as "kabayo" (not ka+bayo) are protected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from morphcpt.morphology.base import Analysis, LanguagePack, Morph
+from morphcpt.morphology.syllabify import VOWELS, base_letter, first_syllable_cv
+
+CURATED_ROOTS = Path(__file__).resolve().parent / "data" / "tl_roots.txt"
+HEADWORD_FILES = ("tgl_words.txt",)
+
+# Surface prefixes. Compound prefixes that behave as one unit (pinag-, ipinag-, nakapag-, napaka-) are listed
+# whole; the analyser may still stack up to three of these (pinaka- + ma- + ganda).
+PREFIXES: tuple[str, ...] = (
+    "i", "ika", "ikina", "ipa", "ipag", "ipang", "ipan", "ipam", "ipina", "ipinag",
+    "ka", "kasing", "kasin", "kasim",
+    "ma", "mag", "magka", "magpa", "magsi", "magsipag", "maka", "makapag", "maki", "makipag",
+    "mang", "man", "mam", "mapa", "mapag",
+    "na", "nag", "nagka", "nagpa", "nagsi", "nagsipag", "naka", "nakapag", "naki", "nakipag",
+    "nang", "nan", "nam", "napa", "napag", "napaka",
+    "pa", "pag", "pagka", "pagpa", "paka", "paki", "pakiki", "pakikipag",
+    "pang", "pan", "pam", "pina", "pinag", "pinaka", "pinang", "pinan", "pinam",
+    "sing", "sin", "sim", "tag", "taga", "tig",
+    "nakaka", "makaka",
+)  # fmt: skip
+# Compound prefixes whose second part is the CV reduplication of the ka- prefix (nakakatawa = naka|ka|tawa).
+PREFIX_PARTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "nakaka": (("naka", "prefix"), ("ka", "reduplicant")),
+    "makaka": (("maka", "prefix"), ("ka", "reduplicant")),
+}
+INFIXES: tuple[str, ...] = ("um", "in")
+# -han/-hin after vowel-final roots, -nan/-nin in a few (tawanan), plain -an/-in elsewhere (and after a glottal stop).
+SUFFIXES: tuple[str, ...] = ("an", "han", "nan", "in", "hin", "nin")
+CIRCUMFIXES: tuple[tuple[str, str], ...] = (
+    ("ka", "an"), ("ka", "han"), ("pag", "an"), ("pag", "han"), ("pang", "an"), ("pam", "an"), ("pan", "an"),
+    ("pa", "an"), ("pa", "han"), ("pa", "in"), ("pa", "hin"), ("ma", "an"), ("ma", "han"),
+    ("pinag", "an"), ("pinag", "han"), ("ipag", "an"), ("magka", "an"),
+)  # fmt: skip
+LINKER = "ng"
+
+# Nasal-final prefix families. The allomorph agrees with the root's first sound; mang-/nang-/pang- (and the
+# i-/pin- forms) may also swallow that sound, which the analyser restores.
+_NASAL_FAMILIES = {
+    "mang": ("mang", "man", "mam"),
+    "nang": ("nang", "nan", "nam"),
+    "pang": ("pang", "pan", "pam"),
+    "ipang": ("ipang", "ipan", "ipam"),
+    "pinang": ("pinang", "pinan", "pinam"),
+    "sing": ("sing", "sin", "sim"),
+    "kasing": ("kasing", "kasin", "kasim"),
+}
+_NASAL_OF = {allo: fam for fam, allos in _NASAL_FAMILIES.items() for allo in allos}
+_DELETING = frozenset(a for f in ("mang", "nang", "pang", "ipang", "pinang") for a in _NASAL_FAMILIES[f])
+_DELETED_BY_ENDING = {"ng": ("k",), "n": ("t", "s"), "m": ("b", "p")}
+_LABIAL = frozenset("bp")
+_CORONAL = frozenset("dlrst")
+
+# Roots that lose their last vowel (or change) before -in/-an; the surface stem maps to the dictionary root.
+SYNCOPE: dict[str, str] = {
+    "gaw": "gawa", "dal": "dala", "bil": "bili", "sund": "sunod", "kun": "kuha", "tamn": "tanim",
+    "saky": "sakay", "hing": "hingi", "tingn": "tingin",
+}  # fmt: skip
+
+_MAX_WORD = 40
+_MAX_PREFIXES = 3
+
+
+def fold(word: str) -> str:
+    """Lowercase, diacritics removed, one character per input character (offsets stay valid)."""
+    return "".join(base_letter(c) for c in word)
+
+
+def _is_vowel(ch: str) -> bool:
+    return ch in VOWELS
+
+
+def _onset_len(s: str) -> int:
+    """Length of the first consonant sound of `s` ("ng" counts as one); 0 if `s` starts with a vowel."""
+    if not s or _is_vowel(s[0]):
+        return 0
+    return 2 if s.startswith("ng") else 1
+
+
+def _syllable_ok(root: str) -> bool:
+    """Affixed readings need a root of two syllables or more: Tagalog content roots are, "an"/"bay" are not."""
+    return sum(c in VOWELS for c in root) >= 2 and len(root) >= 3
+
+
+def _read_words(path: Path) -> list[str]:
+    words = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        field = line.split("#", 1)[0].split()
+        if field and field[0].isalpha():
+            words.append(fold(field[0]))
+    return words
+
+
+def curated_roots(lexicon_dir: Path | None = None) -> frozenset[str]:
+    """The curated root list plus any `*root*` file of `lexicon_dir`: roots the analyser trusts most."""
+    roots = set(_read_words(CURATED_ROOTS))
+    if lexicon_dir is not None and Path(lexicon_dir).is_dir():
+        for path in sorted(Path(lexicon_dir).iterdir()):
+            if "root" in path.name.lower() and path.is_file():
+                roots.update(_read_words(path))
+    return frozenset(roots)
+
+
+def load_roots(lexicon_dir: Path | None = None, cache_dir: Path | None = None) -> frozenset[str]:
+    """Curated roots, `*root*` files and the underived headwords of `lexicon_dir` (see the module docstring).
+
+    The underived headwords are cached in `cache_dir` under a hash of every input, including the analyser's own
+    source, so a change to the rules or the lists recomputes them; an unwritable cache is skipped.
+    """
+    roots = set(curated_roots(lexicon_dir))
+    if lexicon_dir is None or not Path(lexicon_dir).is_dir():
+        return frozenset(roots)
+    headword_files = [Path(lexicon_dir) / n for n in HEADWORD_FILES if (Path(lexicon_dir) / n).is_file()]
+    if not headword_files:
+        return frozenset(roots)
+    digest = hashlib.sha256("\n".join(sorted(roots)).encode())
+    for path in [*headword_files, Path(__file__), Path(__file__).with_name("syllabify.py")]:
+        digest.update(path.read_bytes())
+    cache = Path(cache_dir) / f"tl_underived_{digest.hexdigest()[:20]}.txt" if cache_dir else None
+    if cache is not None and cache.is_file():
+        return frozenset(roots | set(cache.read_text(encoding="utf-8").split()))
+    headwords = {w for path in headword_files for w in _read_words(path)}
+    everything = FilipinoPack(roots=roots | headwords, cache_size=0)
+    underived = sorted(w for w in headwords - roots if not everything.has_affixed_reading(w))
+    if cache is not None:
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+            tmp.write_text("\n".join(underived) + "\n", encoding="utf-8")
+            os.replace(tmp, cache)
+        except OSError:
+            pass  # a read-only data folder: recompute next time
+    return frozenset(roots | set(underived))
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """One candidate reading of a folded word: spans (start, end, kind) and the linguistic labels."""
+
+    spans: tuple[tuple[int, int, str], ...]
+    root: str
+    prefixes: tuple[str, ...] = ()
+    infix: str = ""
+    suffix: str = ""
+    reduplicant: str = ""
+    linker: str = ""
+    restored: bool = False
+
+
+class FilipinoPack(LanguagePack):
+    """Tagalog/Filipino morphology. `roots` overrides the lexicon (tests); by default it loads lazily."""
+
+    code = "fil"
+    prefixes = PREFIXES
+    infixes = INFIXES
+    suffixes = SUFFIXES
+    circumfixes = CIRCUMFIXES
+
+    def __init__(self, roots: Iterable[str] | None = None, cache_size: int = 1 << 18):
+        self._roots = frozenset(fold(r) for r in roots) if roots is not None else None
+        self._trusted = self._roots
+        self._prefix_by_initial: dict[str, list[str]] = {}
+        for p in sorted(PREFIXES, key=len, reverse=True):
+            self._prefix_by_initial.setdefault(p[0], []).append(p)
+        self._best = lru_cache(maxsize=cache_size)(self._best_reading)
+        self._parse = lru_cache(maxsize=cache_size)(self._analysis)
+        self._bounds = lru_cache(maxsize=cache_size)(self._boundaries)
+
+    @property
+    def roots(self) -> frozenset[str]:
+        if self._roots is None:
+            from morphcpt.paths import DATA_DIR, LEXICON_DIR
+
+            self._roots = load_roots(LEXICON_DIR, DATA_DIR / "cache" / "morphology")
+            self._trusted = curated_roots(LEXICON_DIR)
+        return self._roots
+
+    def _score(self, f: str, r: _Reading) -> tuple[int, int, int]:
+        """Longest root first; then the least marked reading (a root only known from the headword list, a
+        restored nasal-deleted consonant, bare -an/-in after a vowel, which needs an unwritten glottal stop);
+        then the fewest morphs. kinain is k|in|ain (root kain), not kina|in."""
+        root_chars = sum(e - s for s, e, k in r.spans if k == "root")
+        marked = int(r.restored) + int(r.root not in self._trusted)
+        if r.suffix in ("an", "in"):
+            start = next(s for s, _, k in reversed(r.spans) if k == "suffix" and f[s : s + 2] == r.suffix)
+            marked += _is_vowel(f[start - 1])
+        return (-root_chars, marked, len(r.spans))
+
+    # ---------------------------------------------------------------- analysis
+    def parse(self, word: str) -> Analysis:
+        return self._parse(word)
+
+    def boundaries(self, word: str) -> list[int]:
+        return list(self._bounds(word))
+
+    def _boundaries(self, word: str) -> tuple[int, ...]:
+        return tuple(m.start for m in self._parse(word).morphs[1:])
+
+    def _analysis(self, word: str) -> Analysis:
+        reading = self._best(fold(word))
+        morphs = tuple(Morph(word[s:e], kind, s, e) for s, e, kind in reading.spans)
+        return Analysis(
+            word=word,
+            morphs=morphs,
+            root=reading.root,
+            prefixes=reading.prefixes,
+            infix=reading.infix,
+            suffix=reading.suffix,
+            reduplicant=reading.reduplicant,
+            linker=reading.linker,
+        )
+
+    def is_root(self, word: str) -> bool:
+        return fold(word) in self.roots
+
+    def has_affixed_reading(self, word: str) -> bool:
+        """Whether some reading other than "the whole word is a root" leaves a lexicon root."""
+        return any(len(r.spans) > 1 for r in self._readings(fold(word)))
+
+    def _best_reading(self, f: str) -> _Reading:
+        whole = _Reading(((0, len(f), "root"),), f) if f else _Reading((), "")
+        if not f or len(f) > _MAX_WORD or f in self.roots or not all(c.isalpha() or c == "-" for c in f):
+            return whole
+        candidates = list(self._readings(f))
+        if not candidates:
+            return whole
+        return min(candidates, key=lambda r: self._score(f, r))
+
+    def _readings(self, f: str) -> Iterable[_Reading]:
+        ends = [(len(f), "")]
+        if f.endswith(LINKER) and len(f) > 4 and _is_vowel(f[-3]):
+            ends.append((len(f) - 2, LINKER))
+        for end, linker in ends:
+            tail = ((end, len(f), "suffix"),) if linker else ()
+            g = f[:end]
+            if linker and g in self.roots:
+                yield _Reading(((0, end, "root"),) + tail, g, linker=linker)
+            yield from self._full_reduplication(g, tail, linker)
+            for stem_end, suffix in self._suffix_splits(g):
+                stail = (((stem_end, end, "suffix"),) if suffix else ()) + tail
+                for r in self._prefixed(g[:stem_end], 0, _MAX_PREFIXES, bool(suffix)):
+                    yield _Reading(
+                        r.spans + stail,
+                        r.root,
+                        r.prefixes,
+                        r.infix,
+                        suffix,
+                        r.reduplicant,
+                        linker,
+                        r.restored,
+                    )
+
+    def _full_reduplication(self, g: str, tail, linker: str) -> Iterable[_Reading]:
+        half, dash, rest = g.partition("-")
+        if dash and half == rest and half in self.roots:
+            n = len(half) + 1
+            yield _Reading(
+                ((0, n, "reduplicant"), (n, len(g), "root")) + tail, half, reduplicant=half, linker=linker
+            )
+
+    @staticmethod
+    def _suffix_splits(g: str) -> list[tuple[int, str]]:
+        splits = [(len(g), "")]
+        for sfx in SUFFIXES:
+            if g.endswith(sfx) and len(g) - len(sfx) >= 2:
+                stem = g[: -len(sfx)]
+                if sfx[0] in "hn" and not _is_vowel(stem[-1]) and stem not in SYNCOPE:
+                    continue  # -han/-hin/-nan/-nin follow a vowel, or a syncopated root (dal|hin)
+                splits.append((len(stem), sfx))
+        return splits
+
+    def _lemma(
+        self, surface: str, suffixed: bool, restore: tuple[str, ...] = ("",)
+    ) -> tuple[str, bool] | None:
+        """Dictionary root for a surface root, undoing raising/syncope (suffixed) or nasal deletion (restore)."""
+        for c in restore:
+            t = c + surface
+            options = [t]
+            if suffixed:
+                if t in SYNCOPE:
+                    options.append(SYNCOPE[t])
+                last_u = t.rfind("u")
+                if last_u >= 0 and not any(_is_vowel(ch) for ch in t[last_u + 1 :]):
+                    options.append(t[:last_u] + "o" + t[last_u + 1 :])
+            for o in options:
+                if o in self.roots and _syllable_ok(o):
+                    return o, bool(c)
+        return None
+
+    def _prefixed(self, s: str, pos: int, depth: int, suffixed: bool) -> Iterable[_Reading]:
+        yield from self._body(s, pos, suffixed)
+        if depth == 0 or not s:
+            return
+        for p in self._prefix_by_initial.get(s[0], ()):
+            if not s.startswith(p):
+                continue
+            n = len(p) + (1 if s[len(p) : len(p) + 1] == "-" and not _is_vowel(p[-1]) else 0)
+            rest = s[n:]
+            if len(rest) < 2 or rest[0] == "-":
+                continue
+            head = self._prefix_spans(p, pos, n)
+            labels = tuple(t for t, k in PREFIX_PARTS.get(p, ((p, "prefix"),)) if k == "prefix")
+            redup = "".join(t for t, k in PREFIX_PARTS.get(p, ()) if k == "reduplicant")
+            if p in _NASAL_OF:
+                for r in self._nasal_root(p, rest, pos + n, suffixed):
+                    yield _Reading(head + r.spans, r.root, labels, restored=r.restored)
+                continue
+            for r in self._prefixed(rest, pos + n, depth - 1, suffixed):
+                if redup and r.reduplicant:
+                    continue
+                yield _Reading(
+                    head + r.spans,
+                    r.root,
+                    labels + r.prefixes,
+                    r.infix,
+                    r.suffix,
+                    r.reduplicant or redup,
+                    restored=r.restored,
+                )
+
+    @staticmethod
+    def _prefix_spans(p: str, pos: int, n: int) -> tuple[tuple[int, int, str], ...]:
+        parts = PREFIX_PARTS.get(p)
+        if not parts:
+            return ((pos, pos + n, "prefix"),)
+        spans, at = [], pos
+        for text, kind in parts:
+            spans.append((at, at + len(text), kind))
+            at += len(text)
+        spans[-1] = (spans[-1][0], pos + n, spans[-1][2])
+        return tuple(spans)
+
+    def _nasal_root(self, p: str, rest: str, pos: int, suffixed: bool) -> Iterable[_Reading]:
+        ending = "ng" if p.endswith("ng") else p[-1]
+        restore = ("",) + (_DELETED_BY_ENDING[ending] if p in _DELETING else ())
+        for c in restore:
+            found = self._lemma(rest, suffixed, (c,))
+            if found is None:
+                continue
+            lemma = found[0]
+            initial = lemma[0]
+            agrees = (
+                (ending == "m" and initial in _LABIAL)
+                or (ending == "n" and initial in _CORONAL)
+                or (ending == "ng" and initial not in _LABIAL | _CORONAL)
+            )
+            if agrees:
+                yield _Reading(((pos, pos + len(rest), "root"),), lemma, restored=bool(c))
+
+    def _body(self, s: str, pos: int, suffixed: bool) -> Iterable[_Reading]:
+        """Readings of `s` as [reduplicant] [infix] root, with the infix inside the first syllable."""
+        end = pos + len(s)
+        found = self._lemma(s, suffixed)
+        if found:
+            yield _Reading(((pos, end, "root"),), found[0])
+        # CV reduplication: la|laro, a|alis
+        for k in (1, 2, 3):
+            red, root = s[:k], s[k:]
+            if len(root) >= 3 and first_syllable_cv(root) == red:
+                found = self._lemma(root, suffixed)
+                if found:
+                    yield _Reading(
+                        ((pos, pos + k, "reduplicant"), (pos + k, end, "root")), found[0], reduplicant=red
+                    )
+        for inf in INFIXES:
+            # vowel-initial root: um|alis, in|alis, um|a|alis
+            if s.startswith(inf) and len(s) > 3 and _is_vowel(s[2]):
+                rest = s[2:]
+                found = self._lemma(rest, suffixed)
+                if found:
+                    yield _Reading(((pos, pos + 2, "infix"), (pos + 2, end, "root")), found[0], infix=inf)
+                v = rest[0]
+                if rest[1:2] == v and (found := self._lemma(rest[1:], suffixed)):
+                    spans = (
+                        (pos, pos + 2, "infix"),
+                        (pos + 2, pos + 3, "reduplicant"),
+                        (pos + 3, end, "root"),
+                    )
+                    yield _Reading(spans, found[0], infix=inf, reduplicant=v)
+            # consonant-initial root: k|um|ain, s|um|u|sulat
+            c = _onset_len(s)
+            if c and s[c : c + 2] == inf and len(s) > c + 3:
+                onset, after = s[:c], s[c + 2 :]
+                found = self._lemma(onset + after, suffixed)
+                if found:
+                    spans = (
+                        (pos, pos + c, "root"),
+                        (pos + c, pos + c + 2, "infix"),
+                        (pos + c + 2, end, "root"),
+                    )
+                    yield _Reading(spans, found[0], infix=inf)
+                if _is_vowel(after[:1]) and len(after) > 3:
+                    root = after[1:]
+                    if first_syllable_cv(root) == onset + after[0] and (found := self._lemma(root, suffixed)):
+                        spans = (
+                            (pos, pos + c, "reduplicant"),
+                            (pos + c, pos + c + 2, "infix"),
+                            (pos + c + 2, pos + c + 3, "reduplicant"),
+                            (pos + c + 3, end, "root"),
+                        )
+                        yield _Reading(spans, found[0], infix=inf, reduplicant=onset + after[0])
+        # -in- before l/y surfaces as ni-: ni|luto, ni|lu|luto
+        if s.startswith("ni") and s[2:3] in ("l", "y"):
+            for r in self._body(s[2:], pos + 2, suffixed):
+                if not r.infix:
+                    yield _Reading(
+                        ((pos, pos + 2, "infix"),) + r.spans, r.root, infix="in", reduplicant=r.reduplicant
+                    )
+
+
+# ------------------------------------------------------------------- generation
+
+
+@dataclass(frozen=True)
+class AffixSpec:
+    """What to attach to a root. Prefixes apply outermost-last: ("pinaka", "ma") gives pinakamaganda."""
+
+    prefixes: tuple[str, ...] = ()
+    infix: str = ""
+    suffix: str = ""
+    reduplicate: bool = False
+
+    @classmethod
+    def parse(cls, spec: str) -> AffixSpec:
+        """Parse "mag-", "-um-", "-in", "ka-…-an" / "ka- -an", "nag- CV", "-um- CV" (CV = reduplication)."""
+        prefixes: list[str] = []
+        infix = suffix = ""
+        redup = False
+        for token in spec.replace("…", " ").replace("...", " ").split():
+            if token.upper() == "CV":
+                redup = True
+            elif token.startswith("-") and token.endswith("-") and len(token) > 2:
+                infix = token.strip("-")
+            elif token.endswith("-"):
+                prefixes.append(token[:-1])
+            elif token.startswith("-"):
+                suffix = token[1:]
+            else:
+                raise ValueError(f"bad affix token {token!r} in {spec!r}")
+        if infix and infix not in INFIXES:
+            raise ValueError(f"unknown infix {infix!r}")
+        return cls(tuple(prefixes), infix, suffix, redup)
+
+    def __str__(self) -> str:
+        """The spec in the notation `parse` reads: "nag- CV", "-in- -an"."""
+        parts = [p + "-" for p in self.prefixes] + ["CV"] * self.reduplicate
+        parts += [f"-{self.infix}-"] * bool(self.infix) + [f"-{self.suffix}"] * bool(self.suffix)
+        return " ".join(parts)
+
+
+def reduplicate(stem: str) -> str:
+    """CV reduplication: laro -> lalaro, alis -> aalis, trabaho -> tatrabaho."""
+    return first_syllable_cv(stem) + stem
+
+
+def raise_final_o(root: str) -> str:
+    """o -> u in the root's last syllable before a suffix: inom -> inum(in), tapos -> tapus(in)."""
+    i = root.rfind("o")
+    if i >= 0 and not any(_is_vowel(c) for c in root[i + 1 :]):
+        return root[:i] + "u" + root[i + 1 :]
+    return root
+
+
+def add_suffix(root: str, suffix: str, glottal: bool = False) -> str:
+    """-an/-in with h-insertion after a vowel (basa -> basahin) unless the root ends in a glottal stop."""
+    stem = raise_final_o(root)
+    if suffix in ("an", "in") and _is_vowel(stem[-1].lower()) and not glottal:
+        suffix = "h" + suffix
+    return stem + suffix
+
+
+def add_infix(stem: str, infix: str) -> str:
+    """-um-/-in- after the first consonant (s|um|ulat), before a vowel-initial stem (um|alis); -in- before l/y
+    surfaces as ni- (niluto)."""
+    if _is_vowel(stem[0].lower()):
+        return infix + stem
+    if infix == "in" and stem[0].lower() in "ly":
+        return "ni" + stem
+    c = _onset_len(stem.lower())
+    return stem[:c] + infix + stem[c:]
+
+
+def add_prefix(stem: str, prefix: str) -> str:
+    """Prefix with the nasal allomorph that agrees with the stem (pang- + bansa -> pambansa) and a hyphen
+    between a consonant-final, non-nasal prefix and a vowel-initial stem (mag-aral, but mangisda)."""
+    family = _NASAL_OF.get(prefix)
+    initial = stem[0].lower()
+    if family:
+        base = family[: -len("ng")]
+        prefix = base + ("m" if initial in _LABIAL else "n" if initial in _CORONAL else "ng")
+    if not family and not _is_vowel(prefix[-1]) and _is_vowel(initial):
+        return prefix + "-" + stem
+    return prefix + stem
+
+
+def apply_affix(root: str, spec: str | AffixSpec, glottal: bool = False) -> str:
+    """Inflect `root`: reduplicate, then infix, then suffix, then prefixes (innermost first)."""
+    s = AffixSpec.parse(spec) if isinstance(spec, str) else spec
+    stem = reduplicate(root) if s.reduplicate else root
+    if s.infix:
+        stem = add_infix(stem, s.infix)
+    if s.suffix:
+        stem = add_suffix(stem, s.suffix, glottal)
+    for p in reversed(s.prefixes):
+        stem = add_prefix(stem, p)
+    return stem
+
+
+FILIPINO = FilipinoPack()

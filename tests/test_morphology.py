@@ -1,0 +1,236 @@
+"""Tests for the Filipino language pack and the Tagalog syllabifier (run: pytest tests/test_morphology.py)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from morphcpt.morphology import LANGUAGE_PACKS, FilipinoPack, Morph, apply_affix, get_language_pack, syllabify
+from morphcpt.morphology.filipino import AffixSpec, load_roots, reduplicate
+
+FIL = get_language_pack("fil")
+
+
+def split(word: str) -> str:
+    return "|".join(m.text for m in FIL.analyze(word))
+
+
+@pytest.mark.parametrize(
+    ("word", "expected", "root"),
+    [
+        ("kumain", "k|um|ain", "kain"),
+        ("sumulat", "s|um|ulat", "sulat"),
+        ("umalis", "um|alis", "alis"),
+        ("inalis", "in|alis", "alis"),
+        ("kinain", "k|in|ain", "kain"),
+        ("nagluto", "nag|luto", "luto"),
+        ("magluto", "mag|luto", "luto"),
+        ("naglalaro", "nag|la|laro", "laro"),
+        ("sumusulat", "s|um|u|sulat", "sulat"),
+        ("kinakain", "k|in|a|kain", "kain"),
+        ("umaalis", "um|a|alis", "alis"),
+        ("gaganda", "ga|ganda", "ganda"),
+        ("kainan", "kain|an", "kain"),
+        ("basahin", "basa|hin", "basa"),
+        ("tawanan", "tawa|nan", "tawa"),
+        ("pagsulatan", "pag|sulat|an", "sulat"),
+        ("pinagsulatan", "pinag|sulat|an", "sulat"),
+        ("sinulatan", "s|in|ulat|an", "sulat"),
+        ("maganda", "ma|ganda", "ganda"),
+        ("napakaganda", "napaka|ganda", "ganda"),
+        ("pinakamaganda", "pinaka|ma|ganda", "ganda"),
+        ("inumin", "inum|in", "inom"),
+        ("tapusin", "tapus|in", "tapos"),
+        ("gawin", "gaw|in", "gawa"),
+        ("dalhin", "dal|hin", "dala"),
+        ("mamili", "mam|ili", "bili"),
+        ("manahi", "man|ahi", "tahi"),
+        ("mangisda", "mang|isda", "isda"),
+        ("pamilihan", "pam|ili|han", "bili"),
+        ("mag-aral", "mag-|aral", "aral"),
+        ("nag-aaral", "nag-|a|aral", "aral"),
+        ("ibinigay", "i|b|in|igay", "bigay"),
+        ("niluto", "ni|luto", "luto"),
+        ("ipinagluto", "ipinag|luto", "luto"),
+        ("nakakatawa", "naka|ka|tawa", "tawa"),
+        ("kaibigan", "ka|ibig|an", "ibig"),
+        ("magandang", "ma|ganda|ng", "ganda"),
+        ("araw-araw", "araw-|araw", "araw"),
+    ],
+)
+def test_affixed_words(word, expected, root):
+    assert split(word) == expected
+    assert FIL.parse(word).root == root
+
+
+@pytest.mark.parametrize(
+    "word", ["bansa", "bayan", "ganda", "kabayo", "umaga", "tinapay", "ulan", "halaman", "x"]
+)
+def test_words_without_affixes_stay_whole(word):
+    assert FIL.analyze(word) == [Morph(word, "root", 0, len(word))]
+    assert FIL.boundaries(word) == []
+
+
+def test_affix_substrings_inside_unknown_words_are_not_split():
+    # "an", "in", "um" appear inside these, but no reading leaves a lexicon root.
+    for word in ["bantay", "lindol", "bundok", "kumot", "sinulid", "mangga", "tulungan-xyz", "computer"]:
+        assert FIL.parse(word).is_affixed is False, word
+
+
+def test_labels_of_a_reading():
+    a = FIL.parse("sumusulat")
+    assert (a.infix, a.reduplicant, a.prefixes, a.suffix) == ("um", "su", (), "")
+    assert [m.kind for m in a.morphs] == ["reduplicant", "infix", "reduplicant", "root"]
+    b = FIL.parse("pagsulatan")
+    assert (b.prefixes, b.suffix, b.root) == (("pag",), "an", "sulat")
+    assert ("pag", "an") in FIL.circumfixes
+
+
+@pytest.mark.parametrize("word", ["NagLaLaro", "KUMAIN", "Mag-Aral", "kumáin", "Pinakamagandang"])
+def test_case_and_diacritics_keep_original_text(word):
+    morphs = FIL.analyze(word)
+    assert len(morphs) > 1
+    assert "".join(m.text for m in morphs) == word
+    assert all(word[m.start : m.end] == m.text for m in morphs)
+
+
+@pytest.mark.parametrize("word", ["", "a", "kumain", "pag-aaral", "ABC123", "hello-world", "ñ" * 50, "isang"])
+def test_morphs_cover_the_word_in_order(word):
+    morphs = FIL.analyze(word)
+    assert "".join(m.text for m in morphs) == word
+    assert all(a.end == b.start for a, b in zip(morphs, morphs[1:], strict=False))
+    bounds = FIL.boundaries(word)
+    assert bounds == sorted(bounds) and all(0 < b < len(word) for b in bounds)
+    assert all(m.kind in ("prefix", "infix", "suffix", "root", "reduplicant") for m in morphs)
+
+
+def test_pack_registry():
+    assert LANGUAGE_PACKS["tl"] is LANGUAGE_PACKS["fil"] is FIL
+    assert {"mag", "nag", "pag", "ma", "na", "pa", "ka", "i", "ipag", "ipina", "maka", "naka"} <= set(
+        FIL.prefixes
+    )
+    assert {
+        "makapag",
+        "nakapag",
+        "pinag",
+        "pina",
+        "mang",
+        "man",
+        "mam",
+        "pang",
+        "sing",
+        "kasing",
+        "tag",
+    } <= set(FIL.prefixes)
+    assert FIL.infixes == ("um", "in")
+    with pytest.raises(ValueError):
+        get_language_pack("xx")
+
+
+def test_custom_root_lexicon_controls_the_analysis():
+    pack = FilipinoPack(roots=["sulat"])
+    assert [m.text for m in pack.analyze("sumulat")] == ["s", "um", "ulat"]
+    assert pack.analyze("kumain") == [Morph("kumain", "root", 0, 6)]
+
+
+def test_analysis_is_fast_and_cached():
+    words = ["naglalaro", "kumain", "bansa", "pinagsulatan", "magandang", "computer"] * 2000
+    start = time.perf_counter()
+    for w in words:
+        FIL.boundaries(w)
+    assert time.perf_counter() - start < 2.0
+
+
+@pytest.mark.parametrize(
+    ("root", "spec", "word"),
+    [
+        ("laro", "nag- CV", "naglalaro"),
+        ("sulat", "-um- CV", "sumusulat"),
+        ("kain", "-in- CV", "kinakain"),
+        ("kain", "-um-", "kumain"),
+        ("alis", "-um-", "umalis"),
+        ("alis", "-in-", "inalis"),
+        ("ngiti", "-um-", "ngumiti"),
+        ("luto", "-in-", "niluto"),
+        ("bigay", "i- -in-", "ibinigay"),
+        ("basa", "-in", "basahin"),
+        ("kain", "-an", "kainan"),
+        ("inom", "-in", "inumin"),
+        ("sulat", "pag-…-an", "pagsulatan"),
+        ("sulat", "-in- -an", "sinulatan"),
+        ("ganda", "ka- -an", "kagandahan"),
+        ("aral", "mag-", "mag-aral"),
+        ("aral", "nag- CV", "nag-aaral"),
+        ("bansa", "pang-", "pambansa"),
+        ("laki", "kasing-", "kasinlaki"),
+        ("isda", "mang-", "mangisda"),
+        ("ganda", "pinaka- ma-", "pinakamaganda"),
+        ("ganda", "napaka-", "napakaganda"),
+    ],
+)
+def test_apply_affix(root, spec, word):
+    assert apply_affix(root, spec) == word
+
+
+def test_apply_affix_then_analyze_round_trips():
+    for root, spec in [
+        ("laro", "nag- CV"),
+        ("sulat", "-um- CV"),
+        ("kain", "-an"),
+        ("basa", "-in"),
+        ("alis", "-um-"),
+    ]:
+        word = apply_affix(root, spec)
+        assert FIL.parse(word).root == root
+    assert apply_affix("luto", "-in", glottal=True) == "lutuin"
+    assert reduplicate("trabaho") == "tatrabaho"
+    with pytest.raises(ValueError):
+        AffixSpec.parse("-xy-")
+
+
+@pytest.mark.parametrize(
+    ("word", "syllables"),
+    [
+        ("ngayon", ["nga", "yon"]),
+        ("sanggol", ["sang", "gol"]),
+        ("matanggal", ["ma", "tang", "gal"]),
+        ("mangga", ["mang", "ga"]),
+        ("pangalan", ["pa", "nga", "lan"]),
+        ("aalis", ["a", "a", "lis"]),
+        ("buo", ["bu", "o"]),
+        ("bahay", ["ba", "hay"]),
+        ("araw", ["a", "raw"]),
+        ("kutsara", ["kut", "sa", "ra"]),
+        ("kontra", ["kon", "tra"]),
+        ("angkla", ["ang", "kla"]),
+        ("eksperto", ["eks", "per", "to"]),
+        ("ekstra", ["eks", "tra"]),
+        ("tren", ["tren"]),
+        ("plato", ["pla", "to"]),
+        ("mag-aral", ["mag", "a", "ral"]),
+        ("Ngipin", ["Ngi", "pin"]),
+        ("kumáin", ["ku", "má", "in"]),
+    ],
+)
+def test_syllabify(word, syllables):
+    assert syllabify(word) == syllables
+
+
+def test_spec_notation_round_trips():
+    for spec in ["nag- CV", "-um- CV", "ka- -an", "i- -in-", "pinaka- ma-", "-hin"]:
+        assert AffixSpec.parse(str(AffixSpec.parse(spec))) == AffixSpec.parse(spec)
+    assert str(AffixSpec.parse("nag- CV")) == "nag- CV"
+    assert AffixSpec.parse("ka-…-an") == AffixSpec.parse("ka- -an")
+
+
+def test_headword_roots_are_derived_and_cached(tmp_path):
+    lexicon, cache = tmp_path / "lexicon", tmp_path / "cache"
+    lexicon.mkdir()
+    # "tulog" is a curated root, so "natulog" is derived; "saka" has no affixed reading, so it is a root.
+    (lexicon / "tgl_words.txt").write_text("natulog\nsaka\npagsasaka\n", encoding="utf-8")
+    roots = load_roots(lexicon, cache)
+    assert "saka" in roots and "natulog" not in roots and "pagsasaka" not in roots
+    assert len(list(cache.iterdir())) == 1
+    assert load_roots(lexicon, cache) == roots  # read back from the cache
+    assert [m.text for m in FilipinoPack(roots=roots).analyze("pagsasaka")] == ["pag", "sa", "saka"]
