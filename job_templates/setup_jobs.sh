@@ -1,0 +1,15 @@
+#!/bin/bash
+# Render every job template morphcpt knows (morphcpt/jobs.py: JOBS) into jobs/, from .env and the config tree.
+#   bash job_templates/setup_jobs.sh            then e.g.   qsub -J 1-20 jobs/preprocess_data_patok.pbs
+# Settings come from .env (see .env.example); secrets in it are never written into jobs/.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PYTHON="${PYTHON:-$ROOT/.venv/bin/python}"
+[[ -x "$PYTHON" ]] || PYTHON=python3
+cd "$ROOT"
+PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON" -m morphcpt.jobs render \
+    --env "${ENV_FILE:-$ROOT/.env}" --templates "$ROOT/job_templates" --out "${JOBS_DIR:-$ROOT/jobs}"
+for script in "${JOBS_DIR:-$ROOT/jobs}"/*.pbs; do
+    bash -n "$script"
+done
+echo "rendered job scripts pass bash -n; submit with: qsub -J 1-<num chunks> jobs/preprocess_data_<scheme>.pbs"

@@ -1,0 +1,153 @@
+"""Compare the schemes' preprocessed datasets side by side (stage 5 of the data pipeline).
+
+    python -m morphcpt.audit data/processed [--max-documents 2000] [--json audit.json]
+
+For every scheme folder under the output folder (not `validation/`) and the chunks every scheme has completed:
+documents, tokens, tokens per document, expansion relative to vanilla (tokens / vanilla tokens - 1), the share of
+documents whose ids differ from vanilla's, and how well token boundaries fall on morpheme boundaries inside
+words (precision: share of in-word token boundaries that are morpheme boundaries; recall: share of morpheme
+boundaries that are token boundaries; see `morphcpt.tokenization.alignment`). Documents are compared by index,
+so every scheme must hold the same documents as vanilla (same chunks, same counts), which preprocessing
+guarantees for the same input. Alignment is measured on the first `max_documents` documents of each chunk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from morphcpt import indexed
+from morphcpt.preprocess import VALIDATION_DIR
+
+BASELINE = "vanilla"
+_ORDER = {"vanilla": 0, "stochastok": 1, "patok": 2}
+
+
+def completed_chunks(folder: Path) -> dict[str, dict]:
+    """Completion markers of a scheme folder, by chunk name."""
+    return {
+        marker.name.removesuffix(".done.json"): json.loads(marker.read_text())
+        for marker in sorted(folder.glob("*.done.json"))
+    }
+
+
+def audit(
+    output_dir: str | Path,
+    tokenizer: str | None = None,
+    language: str = "fil",
+    max_documents: int | None = 2000,
+) -> dict:
+    """Per-scheme statistics over the chunks all schemes completed: {"chunks": [...], "rows": [{...}, ...]}."""
+    from morphcpt.morphology import get_language_pack
+    from morphcpt.tokenization.alignment import Alignment, morpheme_boundary_alignment
+    from morphcpt.tokenization.vocabulary import Vocabulary
+
+    output_dir = Path(output_dir)
+    folders = {
+        path.name: completed_chunks(path)
+        for path in output_dir.iterdir()
+        if path.is_dir() and path.name != VALIDATION_DIR and list(path.glob("*.done.json"))
+    }
+    if BASELINE not in folders:
+        raise FileNotFoundError(
+            f"{output_dir} has no completed {BASELINE} chunks; the audit compares against them"
+        )
+    schemes = sorted(folders, key=lambda name: (_ORDER.get(name, len(_ORDER)), name))
+    chunks = sorted(set.intersection(*(set(folders[s]) for s in schemes)))
+    fingerprints = {folders[s][c]["key"]["tokenizer_fingerprint"] for s in schemes for c in chunks}
+    if len(fingerprints) > 1:
+        raise ValueError(f"the schemes under {output_dir} were tokenized with different tokenizers")
+    vocab = Vocabulary.load(tokenizer or folders[BASELINE][chunks[0]]["config"]["tokenizer"])
+    pack = get_language_pack(language)
+
+    totals = {s: {"documents": 0, "tokens": 0, "changed": 0, "alignment": Alignment()} for s in schemes}
+    for chunk in chunks:
+        baseline_prefix = output_dir / BASELINE / folders[BASELINE][chunk]["prefix"]
+        readers = {s: indexed.iter_documents(output_dir / s / folders[s][chunk]["prefix"]) for s in schemes}
+        counts = {s: folders[s][chunk]["documents"] for s in schemes}
+        if len(set(counts.values())) > 1:
+            raise ValueError(
+                f"{chunk}: schemes hold different numbers of documents {counts}; rerun preprocessing"
+            )
+        for index, baseline in enumerate(indexed.iter_documents(baseline_prefix)):
+            for scheme in schemes:
+                ids = baseline if scheme == BASELINE else next(readers[scheme])
+                row = totals[scheme]
+                row["documents"] += 1
+                row["tokens"] += len(ids)
+                row["changed"] += not np.array_equal(ids, baseline)
+                if max_documents is None or index < max_documents:
+                    row["alignment"] += morpheme_boundary_alignment(vocab, ids.tolist(), pack)
+
+    vanilla_tokens = totals[BASELINE]["tokens"]
+    rows = []
+    for scheme in schemes:
+        row = totals[scheme]
+        alignment = row["alignment"]
+        rows.append(
+            {
+                "scheme": scheme,
+                "documents": row["documents"],
+                "tokens": row["tokens"],
+                "tokens_per_doc": row["tokens"] / max(row["documents"], 1),
+                "expansion": row["tokens"] / max(vanilla_tokens, 1) - 1.0,
+                "changed_share": row["changed"] / max(row["documents"], 1),
+                "boundary_precision": alignment.precision,
+                "boundary_recall": alignment.recall,
+            }
+        )
+    skipped = sorted(set().union(*(set(folders[s]) for s in schemes)) - set(chunks))
+    return {"output_dir": str(output_dir), "chunks": chunks, "skipped_chunks": skipped, "rows": rows}
+
+
+def format_table(result: dict) -> str:
+    """The audit as a fixed-width text table, one row per scheme."""
+    columns = [
+        ("scheme", "scheme", "{}"),
+        ("documents", "docs", "{:,}"),
+        ("tokens", "tokens", "{:,}"),
+        ("tokens_per_doc", "tok/doc", "{:.1f}"),
+        ("expansion", "vs vanilla", "{:+.2%}"),
+        ("changed_share", "docs changed", "{:.1%}"),
+        ("boundary_precision", "morph-bound prec", "{:.1%}"),
+        ("boundary_recall", "morph-bound recall", "{:.1%}"),
+    ]
+    cells = [[title for _, title, _ in columns]]
+    cells += [[fmt.format(row[key]) for key, _, fmt in columns] for row in result["rows"]]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    lines = [
+        "  ".join(
+            cell.ljust(w) if i == 0 else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(line, widths, strict=True))
+        )
+        for line in cells
+    ]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    note = f"{len(result['chunks'])} chunk(s) compared: {', '.join(result['chunks'])}"
+    if result["skipped_chunks"]:
+        note += f"; not in every scheme (skipped): {', '.join(result['skipped_chunks'])}"
+    return "\n".join([note, *lines])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "output_dir", help="preprocessing output folder (holds vanilla/, stochastok/, patok/ ...)"
+    )
+    parser.add_argument("--tokenizer", default=None, help="default: the one recorded in vanilla's markers")
+    parser.add_argument("--language", default="fil", help="language pack for morpheme boundaries")
+    parser.add_argument("--max-documents", type=int, default=2000, help="per chunk, for the boundary measure")
+    parser.add_argument("--json", default=None, help="also write the audit as JSON here")
+    args = parser.parse_args(argv)
+    result = audit(args.output_dir, args.tokenizer, args.language, args.max_documents)
+    print(format_table(result))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,11 @@
+"""Corpus handling: robust JSONL reading, byte-balanced splitting into chunks, and the SEA-PILE v2 download.
+
+`reader` turns a JSONL file into documents without ever crashing on a bad line (every skipped line is counted
+with its reason); `split` cuts a large JSONL file into chunks for PBS array jobs; `download` streams SEA-PILE v2
+(or a local folder of its parquet shards) to JSONL. Run `python -m morphcpt.corpus.split --help` or
+`python -m morphcpt.corpus.download --help`.
+"""
+
+from morphcpt.corpus.reader import BadLineError, ReadReport, Record, iter_documents, split_long_text
+
+__all__ = ["BadLineError", "ReadReport", "Record", "iter_documents", "split_long_text"]

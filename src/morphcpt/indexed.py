@@ -1,0 +1,173 @@
+"""Megatron indexed datasets (`<prefix>.bin` + `<prefix>.idx`): token dtype, atomic writing, reading.
+
+Writing goes through megatron-core's `IndexedDatasetBuilder`, so the files are exactly what `IndexedDataset` and
+`GPTDataset` expect; this module adds what the builder lacks: a dtype chosen from the vocabulary size, a range
+check so that no id can wrap (numpy casts int64 262143 to uint16 65535 without a word), and atomic finalisation.
+`megatron.core` is imported only when a dataset is written or opened (the import takes seconds).
+
+    with IndexedWriter("out/vanilla/chunk_01_text_document", vocab_size=262144) as writer:
+        writer.add([2, 651, 1])
+    dataset = open_dataset("out/vanilla/chunk_01_text_document")   # megatron-core IndexedDataset
+    for ids in iter_documents("out/vanilla/chunk_01_text_document"): ...   # numpy only, no megatron import
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+# The .idx layout megatron-core 0.16 writes and reads (all little-endian):
+#   9 bytes  magic b"MMIDIDX\x00\x00"
+#   <Q       version, always 1
+#   <B       dtype code of the .bin tokens: 1 uint8, 2 int8, 3 int16, 4 int32, 5 int64, 6 float64, 7 float32, 8 uint16
+#   <Q       S, the number of sequences
+#   <Q       D, the number of document indices (documents + 1)
+#   S  x int32  sequence lengths, in tokens
+#   S  x int64  byte offset of each sequence in the .bin
+#   D  x int64  document indices: document i is sequences [doc[i], doc[i+1]); doc[0] == 0
+#   (S x int8 sequence modes, only for multimodal datasets; never written here)
+# The .bin is the tokens of all sequences back to back, in the dtype above. We write one sequence per document.
+IDX_MAGIC = b"MMIDIDX\x00\x00"
+_DTYPE_CODES = {
+    1: np.uint8,
+    2: np.int8,
+    3: np.int16,
+    4: np.int32,
+    5: np.int64,
+    6: np.float64,
+    7: np.float32,
+    8: np.uint16,
+}
+# Megatron's own threshold: below it uint16 (half the disk), above it int32 (Gemma 3 has 262,144 pieces).
+UINT16_VOCAB_LIMIT = 65500
+
+
+def dtype_for_vocab(size: int) -> np.dtype:
+    """Token dtype for a vocabulary of `size` ids: uint16 under 65,500 ids, int32 otherwise."""
+    if size < 1:
+        raise ValueError(f"vocabulary size must be positive, got {size}")
+    return np.dtype(np.uint16 if size < UINT16_VOCAB_LIMIT else np.int32)
+
+
+def bin_path(prefix: str | Path) -> Path:
+    return Path(f"{prefix}.bin")
+
+
+def idx_path(prefix: str | Path) -> Path:
+    return Path(f"{prefix}.idx")
+
+
+def dataset_exists(prefix: str | Path) -> bool:
+    return bin_path(prefix).exists() and idx_path(prefix).exists()
+
+
+def remove_dataset(prefix: str | Path) -> None:
+    """Delete a dataset and any temporary files an interrupted writer left."""
+    for path in (bin_path(prefix), idx_path(prefix), _tmp(bin_path(prefix)), _tmp(idx_path(prefix))):
+        path.unlink(missing_ok=True)
+
+
+def _tmp(path: Path) -> Path:
+    return path.with_name(path.name + ".tmp")
+
+
+class IndexedWriter:
+    """Write documents to `<prefix>.{bin,idx}`; the files appear only when `close()` succeeds.
+
+    Both files are written under `.tmp` names; on success the `.bin` is renamed first and the `.idx` last, so a
+    visible `.idx` always has its complete `.bin`. On an exception inside `with`, the temporary files are removed.
+    """
+
+    def __init__(self, prefix: str | Path, vocab_size: int) -> None:
+        from megatron.core.datasets.indexed_dataset import IndexedDatasetBuilder
+
+        self.prefix = Path(prefix)
+        self.vocab_size = vocab_size
+        self.dtype = dtype_for_vocab(vocab_size)
+        self.prefix.parent.mkdir(parents=True, exist_ok=True)
+        remove_dataset(self.prefix)
+        self._builder = IndexedDatasetBuilder(str(_tmp(bin_path(self.prefix))), dtype=self.dtype.type)
+        self.documents = 0
+        self.tokens = 0
+
+    def add(self, ids: Sequence[int] | np.ndarray) -> None:
+        """Append one document (a sequence of token ids, bos/eos included by the caller)."""
+        array = np.asarray(ids)
+        if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
+            raise ValueError(f"a document must be a 1-D integer sequence, got {array.dtype} {array.shape}")
+        if array.size and (array.min() < 0 or array.max() >= self.vocab_size):
+            raise ValueError(
+                f"token id out of range [0, {self.vocab_size}): min {array.min()}, max {array.max()}"
+            )
+        self._builder.add_document(array.astype(self.dtype, copy=False), [array.size])
+        self.documents += 1
+        self.tokens += array.size
+
+    def close(self) -> None:
+        tmp_idx = _tmp(idx_path(self.prefix))
+        self._builder.finalize(str(tmp_idx))
+        os.replace(_tmp(bin_path(self.prefix)), bin_path(self.prefix))
+        os.replace(tmp_idx, idx_path(self.prefix))
+
+    def abort(self) -> None:
+        self._builder.data_file.close()
+        remove_dataset(self.prefix)
+
+    def __enter__(self) -> IndexedWriter:
+        return self
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+def open_dataset(prefix: str | Path):
+    """megatron-core's `IndexedDataset` over `<prefix>.{bin,idx}` (memory-mapped)."""
+    from megatron.core.datasets.indexed_dataset import IndexedDataset
+
+    return IndexedDataset(str(prefix), mmap=True)
+
+
+def read_index(prefix: str | Path) -> dict:
+    """Parse a `.idx` file (layout above) with numpy only: dtype, sequence lengths/offsets, document indices."""
+    raw = np.memmap(idx_path(prefix), dtype=np.uint8, mode="r")
+    if bytes(raw[:9]) != IDX_MAGIC:
+        raise ValueError(f"{idx_path(prefix)} is not a Megatron index (bad magic)")
+    (version,) = struct.unpack("<Q", bytes(raw[9:17]))
+    (code,) = struct.unpack("<B", bytes(raw[17:18]))
+    sequences, doc_count = struct.unpack("<QQ", bytes(raw[18:34]))
+    if version != 1 or code not in _DTYPE_CODES:
+        raise ValueError(f"{idx_path(prefix)}: unsupported version {version} or dtype code {code}")
+    offset = 34
+    lengths = np.frombuffer(raw, dtype=np.int32, count=sequences, offset=offset)
+    offset += 4 * sequences
+    pointers = np.frombuffer(raw, dtype=np.int64, count=sequences, offset=offset)
+    offset += 8 * sequences
+    documents = np.frombuffer(raw, dtype=np.int64, count=doc_count, offset=offset)
+    return {
+        "dtype": np.dtype(_DTYPE_CODES[code]),
+        "lengths": lengths,
+        "pointers": pointers,
+        "documents": documents,
+    }
+
+
+def iter_documents(prefix: str | Path) -> Iterator[np.ndarray]:
+    """Each document's token ids, in order (memory-mapped, numpy only)."""
+    index = read_index(prefix)
+    tokens = np.memmap(bin_path(prefix), dtype=index["dtype"], mode="r") if index["lengths"].size else None
+    lengths, pointers, docs = index["lengths"], index["pointers"], index["documents"]
+    itemsize = index["dtype"].itemsize
+    for first, last in zip(docs[:-1], docs[1:], strict=True):
+        if first == last:
+            yield np.empty(0, dtype=index["dtype"])
+            continue
+        start = pointers[first] // itemsize
+        end = pointers[last - 1] // itemsize + lengths[last - 1]
+        yield tokens[start:end]

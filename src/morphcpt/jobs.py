@@ -1,0 +1,236 @@
+"""Render PBS Pro job scripts from `job_templates/` and `.env`, and run a rendered script on a workstation.
+
+    python -m morphcpt.jobs render [--env .env] [--templates job_templates] [--out jobs]   (setup_jobs.sh calls this)
+    python -m morphcpt.jobs run jobs/preprocess_data_vanilla.pbs --array 1-3 [--parallel 2] [--no-enroot]
+
+Templates are bash scripts with `${NAME}` placeholders; `$$` writes a literal `$`, so a shell variable that needs
+braces is written `$${VAR}` and a plain `$VAR` passes through untouched. A placeholder that is neither a setting
+nor a variable of the job is an error, and so is one that names a secret (secrets stay in `.env` and are read
+when the job runs, never written into `jobs/`). Settings are `SETTINGS` below, overridden by `.env`, plus values
+derived from them (`derived_settings`). `JOBS` declares, in one place, which scripts each template renders to and
+with which per-script variables: add a `JobSpec` there for a new template.
+
+The local runner executes a rendered script with bash once per array index, with `PBS_ARRAY_INDEX`,
+`PBS_O_WORKDIR`, `PBS_JOBID`, `PBS_JOBNAME` and `PBS_NODEFILE` set as PBS Pro would; `--no-enroot` sets
+`MORPHCPT_NO_ENROOT=1` so `run_in_enroot.sh` runs commands directly when enroot is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from morphcpt import paths
+
+# Every setting a template may use, with the default used when `.env` does not set it. Paths default to the
+# checkout, so `jobs/` renders and runs on a workstation without any `.env`.
+SETTINGS: dict[str, str] = {
+    "PROJECT_DIR": str(paths.REPO_ROOT),
+    "DATA_ROOT": "",  # default: $PROJECT_DIR/data
+    "LOG_DIR": "",  # default: $PROJECT_DIR/logs
+    "PBS_QUEUE": "workq",
+    "PBS_PROJECT": "morphcpt",
+    "CONTAINER_IMAGE": "nvcr.io#nvidia/nemo:25.09",
+    "CONTAINER_SQSH": "",  # default: $PROJECT_DIR/containers/nemo.sqsh
+    "CONTAINER_NAME": "morphcpt-nemo",
+    "TOKENIZER": "google/gemma-3-1b-pt",
+    "SEED": "1234",
+    "NUM_CHUNKS": "20",
+    "CHUNK_DIR": "",  # default: $DATA_ROOT/chunks
+    "PROCESSED_DIR": "",  # default: $DATA_ROOT/processed
+    "PREPROCESS_NCPUS": "16",
+    "PREPROCESS_MEM": "64gb",
+    "PREPROCESS_WALLTIME": "04:00:00",
+}
+_SECRET = re.compile(r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|KEY)$")  # HF_TOKEN, WANDB_API_KEY; not TOKENIZER
+_PLACEHOLDER = re.compile(r"\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)\})")
+
+
+def derived_settings(settings: dict[str, str]) -> dict[str, str]:
+    """Fill the path defaults that depend on other settings, and values computed from settings."""
+    out = dict(settings)
+    project = out["PROJECT_DIR"]
+    out["DATA_ROOT"] = out["DATA_ROOT"] or f"{project}/data"
+    out["LOG_DIR"] = out["LOG_DIR"] or f"{project}/logs"
+    out["CONTAINER_SQSH"] = out["CONTAINER_SQSH"] or f"{project}/containers/nemo.sqsh"
+    out["CHUNK_DIR"] = out["CHUNK_DIR"] or f"{out['DATA_ROOT']}/chunks"
+    out["PROCESSED_DIR"] = out["PROCESSED_DIR"] or f"{out['DATA_ROOT']}/processed"
+    # Chunk files are chunk_01 … chunk_20: the job pads $PBS_ARRAY_INDEX to the same width as the splitter.
+    out["CHUNK_DIGITS"] = str(max(2, len(out["NUM_CHUNKS"])))
+    return out
+
+
+def scheme_names() -> list[str]:
+    """The schemes the config tree defines (`conf/scheme/*.yaml`), in name order."""
+    return sorted(path.stem for path in (paths.CONF_DIR / "scheme").glob("*.yaml"))
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One template and the scripts it renders to: `output` is formatted with each variant's variables."""
+
+    template: str
+    output: str
+    variants: Callable[[dict[str, str]], list[dict[str, str]]]
+
+
+def _one_per_scheme(settings: dict[str, str]) -> list[dict[str, str]]:
+    return [{"SCHEME": scheme} for scheme in scheme_names()]
+
+
+JOBS: list[JobSpec] = [
+    JobSpec("preprocess_data.pbs", "preprocess_data_{SCHEME}.pbs", _one_per_scheme),
+]
+
+
+def read_env(path: str | Path) -> dict[str, str]:
+    """`KEY=VALUE` lines of a `.env` file (comments, blank lines, `export ` and surrounding quotes allowed)."""
+    values: dict[str, str] = {}
+    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.removeprefix("export ").partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+            raise ValueError(f"{path}:{number}: expected KEY=VALUE, got {line!r}")
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        else:
+            value = re.split(r"\s+#", value, maxsplit=1)[0]
+        values[key] = value
+    return values
+
+
+def render_template(text: str, variables: dict[str, str], source: str = "template") -> str:
+    """Substitute `${NAME}` placeholders and `$$`; unknown or secret names raise `KeyError`."""
+
+    def substitute(match: re.Match) -> str:
+        name = match.group(1)
+        if name is None:
+            return "$"
+        if _SECRET.search(name):
+            raise KeyError(f"{source}: ${{{name}}} names a secret; read it from .env when the job runs")
+        if name not in variables:
+            raise KeyError(
+                f"{source}: unknown placeholder ${{{name}}} (known: {', '.join(sorted(variables))})"
+            )
+        return variables[name]
+
+    return _PLACEHOLDER.sub(substitute, text)
+
+
+def render_jobs(
+    templates_dir: str | Path, output_dir: str | Path, env: dict[str, str] | None = None
+) -> list[Path]:
+    """Render every `JOBS` template into `output_dir`; return the scripts written."""
+    templates_dir, output_dir = Path(templates_dir), Path(output_dir)
+    settings = derived_settings({**SETTINGS, **(env or {})})
+    output_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for spec in JOBS:
+        template = templates_dir / spec.template
+        text = template.read_text()
+        for variant in spec.variants(settings):
+            target = output_dir / spec.output.format(**variant)
+            header = f"# Rendered from job_templates/{spec.template} by job_templates/setup_jobs.sh: edit the template.\n"
+            body = render_template(text, {**settings, **variant}, source=str(template))
+            shebang, _, rest = body.partition("\n")
+            target.write_text(f"{shebang}\n{header}{rest}")
+            target.chmod(0o755)
+            written.append(target)
+    return written
+
+
+def parse_array(spec: str) -> list[int]:
+    """PBS array indices: `1-20`, `1-20:4` (step) or `1,3,7`."""
+    indices: list[int] = []
+    for part in spec.split(","):
+        match = re.fullmatch(r"(\d+)(?:-(\d+)(?::(\d+))?)?", part.strip())
+        if not match:
+            raise ValueError(f"bad array spec {spec!r}")
+        first, last, step = match.groups()
+        indices.extend(range(int(first), int(last or first) + 1, int(step or 1)))
+    return indices
+
+
+def run_local(
+    script: str | Path,
+    indices: list[int],
+    parallel: int = 1,
+    no_enroot: bool = False,
+    log_dir: str | Path | None = None,
+) -> dict[int, int]:
+    """Run a rendered job script with bash once per array index (as PBS would); return exit codes by index.
+
+    Output of index i goes to `<log_dir>/<script>_<i>.log` (default `./logs`).
+    """
+    script = Path(script).resolve()
+    workdir = Path.cwd()
+    log_dir = Path(log_dir or workdir / "logs")
+    log_dir.mkdir(parents=True, exist_ok=True)
+    job = f"{os.getpid()}"
+    nodefile = Path(tempfile.mkstemp(prefix="pbs_nodefile_")[1])
+    nodefile.write_text(socket.gethostname() + "\n")
+    base_env = {
+        **os.environ,
+        # The job's `python` must be this interpreter (the one with morphcpt installed) when no container is used.
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PBS_O_WORKDIR": str(workdir),
+        "PBS_JOBNAME": script.stem,
+        "PBS_ARRAY_ID": f"{job}[].local",
+        "PBS_NODEFILE": str(nodefile),
+    }
+    if no_enroot:
+        base_env["MORPHCPT_NO_ENROOT"] = "1"
+
+    def one(index: int) -> int:
+        env = {**base_env, "PBS_ARRAY_INDEX": str(index), "PBS_JOBID": f"{job}[{index}].local"}
+        with open(log_dir / f"{script.stem}_{index}.log", "w") as log:
+            return subprocess.run(
+                ["bash", str(script)], env=env, cwd=workdir, stdout=log, stderr=subprocess.STDOUT
+            ).returncode
+
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+            return dict(zip(indices, pool.map(one, indices), strict=True))
+    finally:
+        nodefile.unlink(missing_ok=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    render = commands.add_parser("render", help="render job_templates/ into jobs/")
+    render.add_argument("--env", default=".env", help="settings file (skipped when missing)")
+    render.add_argument("--templates", default=str(paths.REPO_ROOT / "job_templates"))
+    render.add_argument("--out", default="jobs")
+    run = commands.add_parser("run", help="run a rendered job script locally")
+    run.add_argument("script")
+    run.add_argument("--array", default="1", help="array indices, e.g. 1-3 or 1,4")
+    run.add_argument("--parallel", type=int, default=1, help="indices run at the same time")
+    run.add_argument("--no-enroot", action="store_true", help="run commands directly (MORPHCPT_NO_ENROOT=1)")
+    run.add_argument("--log-dir", default=None)
+    args = parser.parse_args(argv)
+    if args.command == "render":
+        env = read_env(args.env) if Path(args.env).exists() else {}
+        for path in render_jobs(args.templates, args.out, env):
+            print(path)
+        return 0
+    codes = run_local(args.script, parse_array(args.array), args.parallel, args.no_enroot, args.log_dir)
+    for index, code in codes.items():
+        print(f"{Path(args.script).name}[{index}]: {'ok' if code == 0 else f'exit {code}'}")
+    return max(codes.values(), default=0) and 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

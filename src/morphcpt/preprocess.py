@@ -1,0 +1,288 @@
+"""Tokenize one JSONL chunk with one scheme into a Megatron indexed dataset (stage 3 of the data pipeline).
+
+    python -m morphcpt.preprocess scheme=patok input=data/chunks/chunk_07.jsonl output_dir=data/processed \
+        tokenizer=google/gemma-3-1b-pt workers=8
+    python -m morphcpt.preprocess validation=true input=data/chunks/validation.jsonl output_dir=data/processed
+
+Writes `<output_dir>/<scheme>/<chunk>_text_document.{bin,idx}` and `<output_dir>/<scheme>/<chunk>.done.json`.
+Every document is `[bos] + scheme.transform(vocab.encode(text), document_rng(seed, scheme, i)) + [eos]`: the
+transformed ids are written as they are, never decoded and re-tokenized. `i` is the document's line index in the
+whole corpus (the chunk's `first_line` from the split manifest beside it, plus its line in the chunk), so every
+random choice depends on (seed, scheme, document) only: the bytes are identical for any `workers` and on rerun.
+A text longer than `max_chars` becomes several documents (its parts share that document's generator).
+
+Bad lines never stop a run unless `strict=true`; they are counted by reason in the marker. Output is written under
+temporary names and renamed; the marker (statistics, bad-line report, config, tokenizer fingerprint, timings) is
+written last. A rerun skips a chunk whose marker matches the settings that determine the bytes, and redoes one
+that was interrupted or whose settings changed (`force=true` always redoes).
+
+The canonical validation set: `validation=true` writes `<output_dir>/validation/<name>_text_document.{bin,idx}`
+with vanilla ids whatever `scheme` says, so every scheme's run validates on the same tokens and validation losses
+compare across schemes. Make its input with `split_jsonl --holdout-lines K` (the corpus' last K lines, kept out of
+every chunk) or give any JSONL file. Training finds its data with `dataset_prefixes(output_dir, scheme)` and
+`dataset_prefixes(output_dir, "validation")`: the prefixes of completed, non-empty outputs, in name order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import multiprocessing
+import os
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from omegaconf import MISSING, DictConfig, OmegaConf
+
+from morphcpt import paths
+from morphcpt.corpus.reader import DEFAULT_MAX_CHARS, ReadReport, iter_documents
+from morphcpt.corpus.split import manifest_entry
+
+log = logging.getLogger(__name__)
+
+VALIDATION_DIR = "validation"
+MARKER_FORMAT = 1
+# Settings that do not change the output bytes, and so do not invalidate a completed chunk.
+_NON_DETERMINING = ("workers", "batch_size", "progress", "force", "output_dir", "input")
+
+
+@dataclass
+class PreprocessConfig:
+    scheme: Any = MISSING  # a node of the `scheme/` config group (vanilla, stochastok, patok)
+    input: str = MISSING  # one JSONL chunk
+    output_dir: str = "data/processed"
+    tokenizer: str = str(paths.SAMPLE_TOKENIZER_DIR)  # a local folder or a Hugging Face id
+    seed: int = 1234
+    workers: int = 1
+    batch_size: int = 64  # documents per task sent to a worker
+    strict: bool = False  # fail on the first bad line instead of counting it
+    max_chars: int = DEFAULT_MAX_CHARS  # longer texts are cut into parts at whitespace
+    text_key: str = "text"
+    validation: bool = False  # build the canonical (vanilla) validation set instead of a training chunk
+    name: str | None = None  # output name; default: the input's file name without .jsonl
+    # Corpus index of the input's first line (seeds per-document randomness); default: from the split manifest.
+    index_offset: int | None = None
+    progress: bool = True
+    force: bool = False  # redo even when a matching completion marker exists
+
+
+def register_configs() -> None:
+    from hydra.core.config_store import ConfigStore
+
+    ConfigStore.instance().store(name="preprocess_schema", node=PreprocessConfig)
+
+
+def compose_config(overrides: Iterable[str] = ()) -> DictConfig:
+    """The preprocessing config from `conf/preprocess.yaml` plus `key=value` overrides (for code and tests)."""
+    from hydra import compose, initialize_config_dir
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(paths.CONF_DIR), version_base="1.3"):
+        return compose(config_name="preprocess", overrides=list(overrides))
+
+
+def output_paths(output_dir: str | Path, folder: str, name: str) -> tuple[Path, Path]:
+    """(dataset prefix, completion marker) of one chunk: `<dir>/<folder>/<name>_text_document`, `<name>.done.json`."""
+    out = Path(output_dir) / folder
+    return out / f"{name}_text_document", out / f"{name}.done.json"
+
+
+def dataset_prefixes(output_dir: str | Path, folder: str) -> list[str]:
+    """Prefixes of the completed, non-empty datasets in `<output_dir>/<folder>` (a scheme or "validation")."""
+    prefixes = []
+    for marker in sorted((Path(output_dir) / folder).glob("*.done.json")):
+        stats = json.loads(marker.read_text())
+        if stats["documents"] > 0:
+            prefixes.append(str(marker.parent / stats["prefix"]))
+    return prefixes
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _write_json(path: Path, data: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+
+
+# --- work done in each worker process -------------------------------------------------------------------------
+
+_worker: dict[str, Any] = {}
+
+
+def _init_worker(vocab, scheme, scheme_name: str, seed: int) -> None:
+    _worker.update(vocab=vocab, scheme=scheme, scheme_name=scheme_name, seed=seed)
+
+
+def _encode_batch(batch: list[tuple[int, tuple[str, ...]]]) -> list[tuple[np.ndarray, int, bool]]:
+    """(corpus index, parts) per record → per part, in order: (bos+ids+eos, canonical length, ids changed?)."""
+    from morphcpt.tokenization.schemes import document_rng
+
+    vocab, scheme = _worker["vocab"], _worker["scheme"]
+    canonical = iter(vocab.encode_batch([part for _, parts in batch for part in parts]))
+    out = []
+    for index, parts in batch:
+        rng = document_rng(_worker["seed"], _worker["scheme_name"], index)
+        for _ in parts:
+            ids = list(next(canonical))
+            transformed = scheme.transform(ids, rng)
+            document = np.array([vocab.bos_id, *transformed, vocab.eos_id], dtype=np.int64)
+            out.append((document, len(ids) + 2, list(transformed) != ids))
+    return out
+
+
+def _ordered_results(batches: Iterator, workers: int, init_args: tuple) -> Iterator[list]:
+    """Results of `_encode_batch` in input order, with a bounded number of batches in flight.
+
+    `Pool.imap` would read the whole input ahead into its task queue; a window of 4 batches per worker keeps
+    memory constant whatever the chunk size.
+    """
+    if workers <= 1:
+        _init_worker(*init_args)
+        yield from map(_encode_batch, batches)
+        return
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    with multiprocessing.get_context(method).Pool(
+        workers, initializer=_init_worker, initargs=init_args
+    ) as pool:
+        pending: deque = deque()
+        for batch in batches:
+            pending.append(pool.apply_async(_encode_batch, (batch,)))
+            if len(pending) >= 4 * workers:
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()
+
+
+def _batches(records, index_offset: int, size: int) -> Iterator[list[tuple[int, tuple[str, ...]]]]:
+    batch = []
+    for record in records:
+        batch.append((index_offset + record.line - 1, record.parts))
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+# --- one chunk x one scheme ------------------------------------------------------------------------------------
+
+
+def _scheme_config(node: Any):
+    """The scheme's typed `SchemeConfig` from its config-group node (unknown keys are an error there)."""
+    from morphcpt.tokenization.schemes import SchemeConfig
+
+    return SchemeConfig.from_mapping(
+        OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else node
+    )
+
+
+def run(cfg: DictConfig | PreprocessConfig) -> dict:
+    """Preprocess one chunk with one scheme (or the validation set); return the statistics in its marker."""
+    from tqdm import tqdm
+
+    from morphcpt.indexed import IndexedWriter, dataset_exists
+    from morphcpt.tokenization.schemes import build_scheme
+    from morphcpt.tokenization.vocabulary import Vocabulary
+
+    started = time.perf_counter()
+    cfg = OmegaConf.structured(cfg) if not OmegaConf.is_config(cfg) else cfg
+    input_path = Path(cfg.input)
+    name = cfg.name or input_path.name.removesuffix(".jsonl")
+    scheme_cfg = _scheme_config({"name": "vanilla"} if cfg.validation else cfg.scheme)
+    folder = VALIDATION_DIR if cfg.validation else scheme_cfg.name
+    prefix, marker = output_paths(cfg.output_dir, folder, name)
+    entry = manifest_entry(input_path)
+    index_offset = cfg.index_offset if cfg.index_offset is not None else (entry["first_line"] if entry else 0)
+
+    vocab = Vocabulary.load(cfg.tokenizer)
+    resolved = OmegaConf.to_container(OmegaConf.create(cfg), resolve=True)
+    key = {
+        "format": MARKER_FORMAT,
+        "input_sha256": _sha256(input_path),
+        "tokenizer_fingerprint": vocab.fingerprint,
+        "scheme": OmegaConf.to_container(OmegaConf.structured(scheme_cfg), resolve=True),
+        "index_offset": index_offset,
+        **{k: v for k, v in resolved.items() if k not in (*_NON_DETERMINING, "scheme")},
+    }
+    if marker.exists() and dataset_exists(prefix) and not cfg.force:
+        done = json.loads(marker.read_text())
+        if done.get("key") == key:
+            log.info("%s: already done (%s), skipping", prefix, marker)
+            return {**done, "skipped": True}
+        log.info("%s: marker does not match the settings, redoing", prefix)
+    marker.unlink(missing_ok=True)
+
+    if cfg.workers > 1:  # processes, not the tokenizer's threads, do the parallel work
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    scheme = build_scheme(scheme_cfg, vocab)
+    report = ReadReport()
+    records = iter_documents(
+        input_path, text_key=cfg.text_key, max_chars=cfg.max_chars, strict=cfg.strict, report=report
+    )
+    canonical_tokens = changed = 0
+    progress = tqdm(
+        total=entry["lines"] if entry else None,
+        unit="line",
+        desc=f"{folder}/{name}",
+        disable=not cfg.progress,
+    )
+    with IndexedWriter(prefix, vocab.size) as writer:
+        loaded = time.perf_counter()
+        init_args = (vocab, scheme, scheme_cfg.name, cfg.seed)
+        for results in _ordered_results(
+            _batches(records, index_offset, cfg.batch_size), cfg.workers, init_args
+        ):
+            for document, canonical_length, ids_changed in results:
+                writer.add(document)
+                canonical_tokens += canonical_length
+                changed += ids_changed
+            progress.n = report.lines
+            progress.update(0)
+    progress.close()
+    finished = time.perf_counter()
+    stats = {
+        "prefix": prefix.name,
+        "documents": writer.documents,
+        "tokens": writer.tokens,
+        "canonical_tokens": canonical_tokens,
+        "changed_documents": changed,
+        "dtype": writer.dtype.name,
+        "vocab_size": vocab.size,
+        "read_report": report.as_dict(),
+        "timings": {
+            "load_s": round(loaded - started, 3),
+            "process_s": round(finished - loaded, 3),
+            "tokens_per_s": round(writer.tokens / max(finished - loaded, 1e-9), 1),
+        },
+        "config": resolved,
+        "key": key,
+    }
+    _write_json(marker, stats)
+    log.info(
+        "%s: %d documents, %d tokens, %d bad lines", prefix, writer.documents, writer.tokens, report.bad_total
+    )
+    return stats
+
+
+def main() -> None:
+    import hydra
+
+    register_configs()
+    hydra.main(config_path=str(paths.CONF_DIR), config_name="preprocess", version_base="1.3")(run)()
+
+
+if __name__ == "__main__":
+    main()

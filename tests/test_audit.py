@@ -1,0 +1,59 @@
+"""The scheme audit: same documents compared by index, expected differences between the schemes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from morphcpt import audit
+from morphcpt.preprocess import compose_config, run
+
+
+def preprocess(input_path, output_dir, scheme, *overrides):
+    base = [f"scheme={scheme}", f"input={input_path}", f"output_dir={output_dir}", "progress=false"]
+    return run(compose_config([*base, *overrides]))
+
+
+@pytest.fixture(scope="module")
+def output_dir(tmp_path_factory, sample_corpus):
+    root = tmp_path_factory.mktemp("audit")
+    corpus = root / "sample.jsonl"
+    corpus.write_bytes(b"".join(sample_corpus.read_bytes().splitlines(keepends=True)[:150]))
+    for scheme in ("vanilla", "stochastok", "patok"):
+        preprocess(corpus, root / "processed", scheme)
+    return root / "processed"
+
+
+def test_schemes_differ_from_vanilla_as_expected(output_dir):
+    result = audit.audit(output_dir, max_documents=None)
+    rows = {row["scheme"]: row for row in result["rows"]}
+    assert [row["scheme"] for row in result["rows"]] == ["vanilla", "stochastok", "patok"]
+    assert len({row["documents"] for row in rows.values()}) == 1
+    assert rows["vanilla"]["expansion"] == 0 and rows["vanilla"]["changed_share"] == 0
+    for scheme in ("stochastok", "patok"):
+        assert rows[scheme]["expansion"] > 0 and rows[scheme]["changed_share"] > 0.5
+    # Patok is built to put token boundaries on morpheme boundaries far more often than the others.
+    assert rows["patok"]["boundary_precision"] > rows["vanilla"]["boundary_precision"] + 0.05
+    assert rows["patok"]["boundary_precision"] > rows["stochastok"]["boundary_precision"] + 0.05
+    markers = audit.completed_chunks(output_dir / "patok")
+    assert rows["patok"]["tokens"] == sum(m["tokens"] for m in markers.values())
+
+
+def test_table_and_cli(output_dir, tmp_path, capsys):
+    assert audit.main([str(output_dir), "--max-documents", "20", "--json", str(tmp_path / "a.json")]) == 0
+    printed = capsys.readouterr().out
+    assert printed.index("vanilla") < printed.index("stochastok") < printed.index("patok")
+    assert json.loads((tmp_path / "a.json").read_text())["chunks"] == ["sample"]
+
+
+def test_schemes_must_hold_the_same_documents(tmp_path, sample_corpus):
+    lines = sample_corpus.read_bytes().splitlines(keepends=True)
+    (tmp_path / "a.jsonl").write_bytes(b"".join(lines[:5]))
+    (tmp_path / "b.jsonl").write_bytes(b"".join(lines[:4]))
+    preprocess(tmp_path / "a.jsonl", tmp_path / "out", "vanilla", "name=c")
+    with pytest.raises(FileNotFoundError, match="vanilla"):
+        audit.audit(tmp_path / "out" / "vanilla")
+    preprocess(tmp_path / "b.jsonl", tmp_path / "out", "stochastok", "name=c")
+    with pytest.raises(ValueError, match="different numbers of documents"):
+        audit.audit(tmp_path / "out")

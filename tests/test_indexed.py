@@ -1,0 +1,72 @@
+"""Megatron indexed datasets: dtype from the vocabulary size, no wrapping ids, atomic files, documented layout."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+from morphcpt import indexed
+
+DOCS = [[2, 5, 6, 1], [2, 1], [2, 262143, 70000, 65535, 1]]
+
+
+def test_dtype_follows_megatrons_threshold():
+    assert indexed.dtype_for_vocab(1000) == np.uint16
+    assert indexed.dtype_for_vocab(65499) == np.uint16
+    assert indexed.dtype_for_vocab(65500) == np.int32
+    assert indexed.dtype_for_vocab(262144) == np.int32
+
+
+def test_gemma_sized_ids_survive_a_round_trip_without_wrapping(tmp_path):
+    prefix = tmp_path / "gemma_text_document"
+    with indexed.IndexedWriter(prefix, vocab_size=262144) as writer:
+        for doc in DOCS:
+            writer.add(np.asarray(doc, dtype=np.int64))
+    assert [d.tolist() for d in indexed.iter_documents(prefix)] == DOCS
+    dataset = indexed.open_dataset(prefix)
+    assert len(dataset) == len(DOCS)
+    assert [dataset[i].tolist() for i in range(len(DOCS))] == DOCS
+    assert dataset[2].dtype == np.int32
+    assert writer.documents == 3 and writer.tokens == sum(map(len, DOCS))
+
+
+def test_ids_outside_the_vocabulary_are_refused_and_leave_nothing(tmp_path):
+    prefix = tmp_path / "small_text_document"
+    for bad in ([2, 65535, 1], [2, -1, 1]):  # 65535 fits uint16 but not a 1000-piece vocabulary
+        with pytest.raises(ValueError, match="out of range"), indexed.IndexedWriter(prefix, 1000) as writer:
+            writer.add(bad)
+        assert not list(tmp_path.iterdir())
+
+
+def test_files_appear_only_when_complete(tmp_path):
+    prefix = tmp_path / "atomic_text_document"
+    writer = indexed.IndexedWriter(prefix, 1000)
+    writer.add([2, 7, 1])
+    assert not indexed.dataset_exists(prefix)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["atomic_text_document.bin.tmp"]
+    writer.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "atomic_text_document.bin",
+        "atomic_text_document.idx",
+    ]
+
+
+def test_idx_layout_matches_the_comment_and_megatron(tmp_path):
+    prefix = tmp_path / "layout_text_document"
+    docs = [[2, 9, 8, 7, 1], [2, 3, 1]]
+    with indexed.IndexedWriter(prefix, 1000) as writer:
+        for doc in docs:
+            writer.add(doc)
+    raw = indexed.idx_path(prefix).read_bytes()
+    assert raw[:9] == indexed.IDX_MAGIC
+    assert struct.unpack("<QBQQ", raw[9:34]) == (1, 8, 2, 3)  # version, uint16 code, sequences, doc indices
+    index = indexed.read_index(prefix)
+    assert index["lengths"].tolist() == [5, 3]
+    assert index["pointers"].tolist() == [0, 10]
+    assert index["documents"].tolist() == [0, 1, 2]
+    dataset = indexed.open_dataset(prefix)
+    assert dataset.sequence_lengths.tolist() == [5, 3]
+    assert dataset.document_indices.tolist() == [0, 1, 2]
+    assert len(raw) == 34 + 2 * 4 + 2 * 8 + 3 * 8

@@ -1,0 +1,123 @@
+"""PBS job scripts: strict template rendering, valid bash, and a local array run of the preprocessing job."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from morphcpt import jobs, paths
+from morphcpt.corpus.split import split_jsonl
+
+TEMPLATES = paths.REPO_ROOT / "job_templates"
+
+
+def test_placeholders_are_strict_and_shell_variables_pass_through():
+    text = 'echo ${NAME} $HOME $${PBS_ARRAY_INDEX:-} "$(date)" $$'
+    assert jobs.render_template(text, {"NAME": "x"}) == 'echo x $HOME ${PBS_ARRAY_INDEX:-} "$(date)" $'
+    with pytest.raises(KeyError, match="unknown placeholder"):
+        jobs.render_template("${MISSING}", {"NAME": "x"})
+    for secret in ("HF_TOKEN", "WANDB_API_KEY"):
+        with pytest.raises(KeyError, match="secret"):
+            jobs.render_template(f"${{{secret}}}", {secret: "abc"})
+    assert (
+        jobs.render_template("${TOKENIZER}", {"TOKENIZER": "google/gemma-3-1b-pt"}) == "google/gemma-3-1b-pt"
+    )
+
+
+def test_env_file_parsing(tmp_path):
+    env = tmp_path / ".env"
+    env.write_text('# comment\n\nexport A=1\nB="two words"\nC=nvcr.io#nvidia/nemo:25.09 # trailing\nD=\n')
+    assert jobs.read_env(env) == {"A": "1", "B": "two words", "C": "nvcr.io#nvidia/nemo:25.09", "D": ""}
+    env.write_text("not a setting\n")
+    with pytest.raises(ValueError, match=":1:"):
+        jobs.read_env(env)
+
+
+def test_array_specs():
+    assert jobs.parse_array("1-3") == [1, 2, 3]
+    assert jobs.parse_array("1-10:4") == [1, 5, 9]
+    assert jobs.parse_array("2,7") == [2, 7]
+    with pytest.raises(ValueError):
+        jobs.parse_array("a-b")
+
+
+@pytest.fixture
+def rendered(tmp_path):
+    env = {
+        "PROJECT_DIR": str(paths.REPO_ROOT),
+        "DATA_ROOT": str(tmp_path / "data"),
+        "LOG_DIR": str(tmp_path / "logs"),
+        "TOKENIZER": str(paths.SAMPLE_TOKENIZER_DIR),
+        "NUM_CHUNKS": "2",
+        "PREPROCESS_NCPUS": "1",
+        "HF_TOKEN": "hf_secret_value",
+    }
+    return tmp_path, jobs.render_jobs(TEMPLATES, tmp_path / "jobs", env)
+
+
+def test_every_rendered_script_is_valid_bash_with_one_script_per_scheme(rendered):
+    _, scripts = rendered
+    assert sorted(p.name for p in scripts) >= [f"preprocess_data_{s}.pbs" for s in jobs.scheme_names()]
+    assert set(jobs.scheme_names()) >= {"vanilla", "stochastok", "patok"}
+    for script in scripts:
+        subprocess.run(["bash", "-n", str(script)], check=True)
+        text = script.read_text()
+        assert "hf_secret_value" not in text and "${SCHEME}" not in text
+    patok = next(p for p in scripts if p.name == "preprocess_data_patok.pbs").read_text()
+    assert "#PBS -J 1-2" in patok and 'SCHEME="patok"' in patok and "chunk_%02d" in patok
+
+
+def test_setup_jobs_renders_into_jobs_dir(tmp_path):
+    env_file = tmp_path / "env"
+    env_file.write_text(f"PROJECT_DIR={paths.REPO_ROOT}\nNUM_CHUNKS=120\n")
+    result = subprocess.run(
+        ["bash", str(TEMPLATES / "setup_jobs.sh")],
+        env={**os.environ, "ENV_FILE": str(env_file), "JOBS_DIR": str(tmp_path / "jobs")},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "chunk_%03d" in (tmp_path / "jobs" / "preprocess_data_vanilla.pbs").read_text()
+
+
+def test_job_refuses_to_run_outside_an_array(rendered):
+    _, scripts = rendered
+    env = {k: v for k, v in os.environ.items() if k != "PBS_ARRAY_INDEX"}
+    result = subprocess.run(["bash", str(scripts[0])], env=env, capture_output=True, text=True)
+    assert result.returncode == 2 and "qsub -J" in result.stderr
+
+
+@pytest.mark.skipif(shutil.which("enroot") is not None, reason="enroot is installed here")
+def test_run_in_enroot_without_enroot_needs_the_switch(tmp_path):
+    script = paths.REPO_ROOT / "training" / "nemo" / "run_in_enroot.sh"
+    env = {k: v for k, v in os.environ.items() if k != "MORPHCPT_NO_ENROOT"}
+    result = subprocess.run(["bash", str(script), "true"], env=env, capture_output=True, text=True)
+    assert result.returncode == 127 and "MORPHCPT_NO_ENROOT=1" in result.stderr
+    env["MORPHCPT_NO_ENROOT"] = "1"
+    result = subprocess.run(["bash", str(script), "pwd"], env=env, capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.strip() == str(paths.REPO_ROOT)
+
+
+@pytest.mark.slow
+def test_local_array_run_preprocesses_each_chunk(rendered, sample_corpus, monkeypatch):
+    tmp_path, _ = rendered
+    corpus = tmp_path / "small.jsonl"
+    corpus.write_text("".join(sample_corpus.read_text(encoding="utf-8").splitlines(keepends=True)[:40]))
+    split_jsonl(corpus, tmp_path / "data" / "chunks", 2, holdout_lines=5)
+    monkeypatch.chdir(tmp_path)
+    codes = jobs.run_local(
+        tmp_path / "jobs" / "preprocess_data_vanilla.pbs", [1, 2], parallel=2, no_enroot=True
+    )
+    logs = {i: (tmp_path / "logs" / f"preprocess_data_vanilla_{i}.log").read_text() for i in (1, 2)}
+    assert codes == {1: 0, 2: 0}, logs
+    for index in (1, 2):
+        marker = tmp_path / "data" / "processed" / "vanilla" / f"chunk_0{index}.done.json"
+        assert json.loads(marker.read_text())["documents"] > 0
+        assert f"chunk_0{index}" in logs[index]
+    # The vanilla array's first task also built the shared validation set from the held-out lines.
+    validation = tmp_path / "data" / "processed" / "validation" / "validation.done.json"
+    assert json.loads(validation.read_text())["documents"] == 5

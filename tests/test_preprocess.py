@@ -1,0 +1,193 @@
+"""Preprocessing one chunk x one scheme: lossless, transformed ids on disk, deterministic, resumable, accounted."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from morphcpt import indexed, paths
+from morphcpt.corpus.reader import BadLineError, ReadReport, iter_documents
+from morphcpt.corpus.split import split_jsonl
+from morphcpt.preprocess import compose_config, dataset_prefixes, output_paths, run
+
+SCHEMES = ("vanilla", "stochastok", "patok")
+BAD_SAMPLE = paths.DATA_DIR / "sample" / "tl_sample_bad.jsonl"
+
+
+def preprocess(input_path, output_dir, *overrides, scheme="vanilla"):
+    # max_chars well below the 200 kB bad-sample document keeps every scheme fast on it.
+    base = [
+        f"scheme={scheme}",
+        f"input={input_path}",
+        f"output_dir={output_dir}",
+        "progress=false",
+        "max_chars=20000",
+    ]
+    return run(compose_config([*base, *overrides]))
+
+
+def documents(output_dir, folder, name):
+    prefix, _ = output_paths(output_dir, folder, name)
+    return [doc.tolist() for doc in indexed.iter_documents(prefix)]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory, sample_corpus):
+    """80 sample documents, the shipped bad lines (with a 200 kB document) in the middle, 40 more documents."""
+    lines = sample_corpus.read_bytes().splitlines(keepends=True)
+    path = tmp_path_factory.mktemp("corpus") / "small.jsonl"
+    path.write_bytes(
+        b"".join(lines[:80]) + BAD_SAMPLE.read_bytes().rstrip(b"\n") + b"\n" + b"".join(lines[80:120])
+    )
+    return path
+
+
+@pytest.fixture(scope="module")
+def processed(tmp_path_factory, corpus):
+    out = tmp_path_factory.mktemp("processed")
+    stats = {scheme: preprocess(corpus, out, scheme=scheme) for scheme in SCHEMES}
+    return out, stats
+
+
+def test_every_document_is_bos_transformed_ids_eos_and_decodes_to_its_text(processed, corpus, vocab):
+    out, stats = processed
+    texts = [part for record in iter_documents(corpus, max_chars=20000) for part in record.parts]
+    vanilla = documents(out, "vanilla", "small")
+    for scheme in SCHEMES:
+        docs = documents(out, scheme, "small")
+        assert len(docs) == len(texts) == stats[scheme]["documents"]
+        assert all(doc[0] == vocab.bos_id and doc[-1] == vocab.eos_id for doc in docs)
+        assert [vocab.decode(doc) for doc in docs] == texts
+        assert stats[scheme]["tokens"] == sum(map(len, docs))
+        if scheme != "vanilla":
+            # The transformed ids reach the .bin: most documents differ from canonical, and the file grows.
+            changed = sum(doc != base for doc, base in zip(docs, vanilla, strict=True))
+            assert changed == stats[scheme]["changed_documents"] > len(docs) // 2
+            assert stats[scheme]["tokens"] > stats["vanilla"]["tokens"]
+    assert vanilla == [[vocab.bos_id, *vocab.encode(text), vocab.eos_id] for text in texts]
+
+
+def test_bad_lines_and_long_documents_are_in_the_report(processed, corpus):
+    _, stats = processed
+    expected = ReadReport()
+    list(iter_documents(corpus, max_chars=20000, report=expected))
+    report = stats["patok"]["read_report"]
+    assert report == expected.as_dict()
+    assert report["bad_total"] > 0 and report["split_lines"] == 1 and report["split_parts"] >= 10
+    assert report["lines"] == 80 + 11 + 40
+
+
+def test_strict_mode_fails_and_writes_nothing(tmp_path, corpus):
+    with pytest.raises(BadLineError, match=r"small\.jsonl:\d+: "):
+        preprocess(corpus, tmp_path, "strict=true")
+    assert not list(tmp_path.rglob("*.bin")) and not list(tmp_path.rglob("*.done.json"))
+
+
+@pytest.mark.slow
+def test_bytes_do_not_depend_on_workers_or_batch_size(tmp_path, processed, corpus):
+    out, _ = processed
+    for scheme in ("stochastok", "patok"):
+        preprocess(corpus, tmp_path, "workers=2", "batch_size=7", scheme=scheme)
+        for suffix in (".bin", ".idx"):
+            ours = (tmp_path / scheme / f"small_text_document{suffix}").read_bytes()
+            assert ours == (out / scheme / f"small_text_document{suffix}").read_bytes()
+
+
+def test_chunks_get_the_same_random_choices_as_the_whole_corpus(tmp_path, processed, corpus):
+    out, _ = processed
+    split_jsonl(corpus, tmp_path / "chunks", 3)
+    chunked, non_empty = [], []
+    for name in ("chunk_01", "chunk_02", "chunk_03"):
+        stats = preprocess(tmp_path / "chunks" / f"{name}.jsonl", tmp_path / "out", scheme="stochastok")
+        chunked += documents(tmp_path / "out", "stochastok", name)
+        non_empty += (
+            [str(output_paths(tmp_path / "out", "stochastok", name)[0])] if stats["documents"] else []
+        )
+    assert chunked == documents(out, "stochastok", "small")
+    # Training reads the completed chunks that hold documents (megatron-core cannot open an empty one).
+    assert dataset_prefixes(tmp_path / "out", "stochastok") == non_empty
+
+
+def test_rerun_skips_a_completed_chunk_and_redoes_a_changed_or_interrupted_one(tmp_path, processed, corpus):
+    out, _ = processed
+    first = preprocess(corpus, tmp_path, scheme="stochastok")
+    prefix, marker = output_paths(tmp_path, "stochastok", "small")
+    again = preprocess(corpus, tmp_path, "workers=2", scheme="stochastok")  # workers do not change the bytes
+    assert again["skipped"] and again["key"] == first["key"]
+    reseeded = preprocess(corpus, tmp_path, "seed=7", scheme="stochastok")
+    assert "skipped" not in reseeded and documents(tmp_path, "stochastok", "small") != documents(
+        out, "stochastok", "small"
+    )
+    # An interrupted run: marker gone, a half-written temporary .bin and a stale .idx left behind.
+    marker.unlink()
+    indexed.bin_path(prefix).with_suffix(".bin.tmp").write_bytes(b"\x00" * 13)
+    redone = preprocess(corpus, tmp_path, scheme="stochastok")
+    assert "skipped" not in redone
+    assert (
+        indexed.bin_path(prefix).read_bytes() == (out / "stochastok" / "small_text_document.bin").read_bytes()
+    )
+    assert not list(tmp_path.rglob("*.tmp"))
+    assert json.loads(marker.read_text())["documents"] == first["documents"]
+
+
+def test_validation_set_is_vanilla_whatever_the_scheme(tmp_path, processed, corpus):
+    out, _ = processed
+    stats = preprocess(corpus, tmp_path, "validation=true", "name=validation", scheme="patok")
+    prefix, marker = output_paths(tmp_path, "validation", "validation")
+    assert marker.exists() and stats["key"]["scheme"]["name"] == "vanilla"
+    assert indexed.bin_path(prefix).read_bytes() == (out / "vanilla" / "small_text_document.bin").read_bytes()
+    assert dataset_prefixes(tmp_path, "validation") == [str(prefix)]
+
+
+def test_sample_vocabulary_uses_uint16_and_megatron_reads_the_files(processed, vocab):
+    out, stats = processed
+    prefix, _ = output_paths(out, "patok", "small")
+    assert stats["patok"]["dtype"] == "uint16" == indexed.dtype_for_vocab(vocab.size).name
+    dataset = indexed.open_dataset(prefix)
+    assert len(dataset) == stats["patok"]["documents"]
+    assert [dataset[i].tolist() for i in range(len(dataset))] == documents(out, "patok", "small")
+
+
+class _TokenizerFacts:
+    """What GPTDataset needs from a tokenizer: vocabulary size, end-of-document and pad ids."""
+
+    def __init__(self, vocab):
+        self.vocab_size, self.eod, self.pad = vocab.size, vocab.eos_id, vocab.pad_id
+        # GPTDataset serialises its config, tokenizer included, into the cache key through this attribute.
+        self.unique_identifiers = {"vocab": vocab.fingerprint, "eod": self.eod, "pad": self.pad}
+
+
+@pytest.mark.slow
+def test_gpt_dataset_samples_from_the_output(tmp_path, processed, vocab):
+    import torch.distributed as dist
+    from megatron.core.datasets.blended_megatron_dataset_builder import BlendedMegatronDatasetBuilder
+    from megatron.core.datasets.gpt_dataset import GPTDataset, GPTDatasetConfig
+
+    out, _ = processed
+    prefixes = dataset_prefixes(out, "patok")
+    created = not dist.is_initialized()
+    if created:
+        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        config = GPTDatasetConfig(
+            random_seed=1,
+            sequence_length=16,
+            blend=(prefixes, None),
+            split="1,0,0",
+            path_to_cache=str(tmp_path / "cache"),
+            tokenizer=_TokenizerFacts(vocab),
+            reset_position_ids=False,
+            reset_attention_mask=False,
+            eod_mask_loss=False,
+            create_attention_mask=False,
+        )
+        train, _, _ = BlendedMegatronDatasetBuilder(GPTDataset, [8, None, None], lambda: True, config).build()
+        sample = train[0]
+        assert sample["tokens"].shape[0] == 16 and sample["labels"].shape[0] == 16
+        ids = np.asarray(sample["tokens"])
+        assert ids.min() >= 0 and ids.max() < vocab.size
+    finally:
+        if created:
+            dist.destroy_process_group()
