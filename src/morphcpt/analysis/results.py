@@ -1,0 +1,123 @@
+"""Read an evaluation results folder (`runner.py` layout) into per-model, per-task item scores.
+
+`results/<model>/<task>_<mode>[_<language>].json` -> `TaskResult`s; unfinished `.partial.jsonl` logs are ignored.
+Models are given a role in the research question — base, baseline (vanilla CPT), stochastok, patok — from the
+`scheme` their export recorded, or failing that from their name.
+
+    results = load_results("results")
+    roles = assign_roles(results)     # {"baseline": "vanilla-step2000", "patok": ..., ...}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from morphcpt.evaluate.gen import GEN_METRICS
+from morphcpt.evaluate.mcq import MCQ_METRICS
+from morphcpt.evaluate.runner import RESULT_FORMAT
+
+METRICS = {"mcq": MCQ_METRICS, "gen": GEN_METRICS}
+PRIMARY_METRIC = {"mcq": "acc_norm", "gen": "exact"}  # acc_norm does not depend on how options are tokenized
+ROLES = ("base", "baseline", "stochastok", "patok")
+_SCHEME_ROLE = {
+    "base": "base",
+    "none": "base",
+    "vanilla": "baseline",
+    "baseline": "baseline",
+    "stochastok": "stochastok",
+    "patok": "patok",
+}
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    scheme: str | None
+    step: int | None
+    path: str | None
+
+    @property
+    def label(self) -> str:
+        details = ", ".join(
+            str(x) for x in (self.scheme, f"step {self.step}" if self.step is not None else None) if x
+        )
+        return f"{self.name} ({details})" if details else self.name
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    model: ModelInfo
+    task: str  # pacute-affixation, hierarchical-level2, ...
+    benchmark: str
+    mode: str
+    language: str
+    predictions: tuple[dict, ...]
+    path: Path
+
+    def scores(self, metric: str) -> dict[str, tuple[str, float]]:
+        """item id -> (fingerprint, 1.0 right / 0.0 wrong)."""
+        return {p["id"]: (p["fingerprint"], float(p[metric])) for p in self.predictions}
+
+
+def load_results(results_dir: Path | str) -> list[TaskResult]:
+    results_dir = Path(results_dir)
+    if not results_dir.is_dir():
+        raise FileNotFoundError(f"results folder {results_dir} does not exist")
+    found = []
+    for path in sorted(results_dir.glob("*/*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != RESULT_FORMAT:
+            continue  # another tool's JSON in the same folder
+        model = data["model"]
+        found.append(
+            TaskResult(
+                model=ModelInfo(
+                    name=model["name"],
+                    scheme=model.get("scheme"),
+                    step=model.get("step"),
+                    path=model.get("path"),
+                ),
+                task=data["task"],
+                benchmark=data["benchmark"],
+                mode=data["mode"],
+                language=data.get("language", "en"),
+                predictions=tuple(data["predictions"]),
+                path=path,
+            )
+        )
+    if not found:
+        raise FileNotFoundError(f"no evaluation results (<model>/<task>_<mode>.json) under {results_dir}")
+    return found
+
+
+def role_of(model: ModelInfo) -> str | None:
+    """A model named `base` (`base-…`, `…_base`) is the starting point whatever scheme its export recorded;
+    otherwise the recorded scheme decides, and without one the name."""
+    name = model.name.lower()
+    if re.search(r"(^|[-_.])base($|[-_.])", name):
+        return "base"
+    if model.scheme:
+        return _SCHEME_ROLE.get(model.scheme.lower())
+    return next(
+        (_SCHEME_ROLE[key] for key in ("stochastok", "patok", "vanilla", "baseline") if key in name), None
+    )
+
+
+def models_in_order(results: list[TaskResult]) -> list[ModelInfo]:
+    """Base, baseline, stochastok, patok, then any other model; later steps after earlier ones."""
+    models = {r.model.name: r.model for r in results}
+    rank = {role: i for i, role in enumerate(ROLES)}
+    return sorted(models.values(), key=lambda m: (rank.get(role_of(m), len(ROLES)), m.step or 0, m.name))
+
+
+def assign_roles(results: list[TaskResult]) -> dict[str, ModelInfo]:
+    """Role -> model; where several models share a role the one with the highest step speaks for it."""
+    chosen: dict[str, ModelInfo] = {}
+    for model in models_in_order(results):
+        role = role_of(model)
+        if role is not None:
+            chosen[role] = model  # later (higher step) overrides
+    return chosen

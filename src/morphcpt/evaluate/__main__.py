@@ -1,0 +1,7 @@
+"""`python -m morphcpt.evaluate …`: the same as `scripts/run_evaluation.py`."""
+
+import sys
+
+from morphcpt.evaluate import main
+
+sys.exit(main())

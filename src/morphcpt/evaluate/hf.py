@@ -1,0 +1,170 @@
+"""A Hugging Face causal LM behind the scorers' protocols: batched log-likelihoods and batched greedy decoding.
+
+Every sequence starts with exactly one `<bos>` (Gemma scores badly without it): texts are encoded without
+special tokens, whatever the tokenizer's own post-processor would add, and the prefix is prepended here. Literal
+special-token text inside a prompt ("<eos>") stays text. Context and continuation are encoded separately, so the
+scored tokens are exactly the continuation's own tokens and every option of an item shares the same prompt ids.
+
+    lm = HFCausalLM.load("outputs/export/patok", device="auto", batch_size=32)
+    lm.loglikelihood([("Ano ang salitang-ugat ng 'kumain'?", " kain")])
+    lm.generate(["Baybayin ang salitang \\"sila\\"."], max_new_tokens=50)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteria, StoppingCriteriaList
+
+from morphcpt.evaluate.gen import first_line
+
+
+def resolve_device(device: str | torch.device = "auto") -> torch.device:
+    if str(device) == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+class _LineComplete(StoppingCriteria):
+    """Stops a row once its new text holds a finished first line (see `gen.first_line`)."""
+
+    def __init__(self, tokenizer, prompt_length: int):
+        self.tokenizer = tokenizer
+        self.prompt_length = prompt_length
+
+    def __call__(self, input_ids: torch.LongTensor, scores, **kwargs) -> torch.BoolTensor:
+        texts = self.tokenizer.batch_decode(input_ids[:, self.prompt_length :], skip_special_tokens=True)
+        return torch.tensor([first_line(t)[1] for t in texts], dtype=torch.bool, device=input_ids.device)
+
+
+class HFCausalLM:
+    """Implements `mcq.LogLikelihoodModel` and `gen.GenerativeModel` for any causal LM."""
+
+    def __init__(self, model, tokenizer, *, batch_size: int = 32):
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.batch_size = batch_size
+        self.device = next(model.parameters()).device
+        start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+        self.prefix = [start] if start is not None else []
+        self.pad_id = next(i for i in (tokenizer.pad_token_id, tokenizer.eos_token_id, 0) if i is not None)
+        self.max_length = getattr(model.config, "max_position_embeddings", None)
+
+    @classmethod
+    def load(
+        cls,
+        name_or_path: str | Path,
+        *,
+        device: str = "auto",
+        batch_size: int = 32,
+        dtype: torch.dtype | None = None,
+    ) -> HFCausalLM:
+        """bf16 on a GPU, fp32 on CPU unless `dtype` says otherwise."""
+        target = resolve_device(device)
+        dtype = dtype or (torch.bfloat16 if target.type == "cuda" else torch.float32)
+        tokenizer = AutoTokenizer.from_pretrained(name_or_path)
+        model = AutoModelForCausalLM.from_pretrained(name_or_path, dtype=dtype).to(target)
+        return cls(model, tokenizer, batch_size=batch_size)
+
+    def encode(self, texts: Sequence[str]) -> list[list[int]]:
+        if not texts:
+            return []
+        encoded = self.tokenizer(list(texts), add_special_tokens=False, split_special_tokens=True)
+        return [list(ids) for ids in encoded["input_ids"]]
+
+    # ---------------------------------------------------------------------------------------- log-likelihood
+
+    def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[float]:
+        """Summed log-probability of each continuation given `<bos>` + its context."""
+        contexts = sorted({c for c, _ in requests})
+        context_ids = dict(zip(contexts, self.encode(contexts), strict=True))
+        continuation_ids = self.encode([k for _, k in requests])
+        rows: list[tuple[list[int], int]] = []  # (token ids, index where the continuation starts)
+        for (context, continuation), target in zip(requests, continuation_ids, strict=True):
+            if not target:
+                raise ValueError(f"continuation {continuation!r} encodes to no tokens")
+            ids = self.prefix + context_ids[context] + target
+            if self.max_length and len(ids) > self.max_length:
+                ids = ids[-self.max_length :]  # keep the continuation; drop the oldest context
+            start = len(ids) - len(target)
+            if start < 1:
+                raise ValueError("a continuation needs at least one token before it to be scored")
+            rows.append((ids, start))
+        scores = [0.0] * len(rows)
+        # Longest first: rows of a batch have similar lengths, so little is spent on padding.
+        order = sorted(range(len(rows)), key=lambda i: -len(rows[i][0]))
+        for offset in range(0, len(order), self.batch_size):
+            batch = order[offset : offset + self.batch_size]
+            for index, value in zip(batch, self._score_batch([rows[i] for i in batch]), strict=True):
+                scores[index] = value
+        return scores
+
+    @torch.inference_mode()
+    def _score_batch(self, rows: list[tuple[list[int], int]]) -> list[float]:
+        width = max(len(ids) for ids, _ in rows)
+        input_ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for r, (ids, _) in enumerate(rows):
+            # Right padding: under a causal mask no real token can see the pads after it, and positions stay
+            # 0..n-1, so a row scores the same whatever else shares its batch.
+            input_ids[r, : len(ids)] = torch.tensor(ids)
+            mask[r, : len(ids)] = 1
+        first_needed = min(start for _, start in rows) - 1  # logits at position p predict token p + 1
+        keep = width - first_needed
+        logits = self.model(
+            input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device), logits_to_keep=keep
+        ).logits
+        row_index, position, target = [], [], []
+        for r, (ids, start) in enumerate(rows):
+            for p in range(start - 1, len(ids) - 1):
+                row_index.append(r)
+                position.append(p - first_needed)
+                target.append(ids[p + 1])
+        rows_at = torch.tensor(row_index, device=logits.device)
+        picked = logits[rows_at, torch.tensor(position, device=logits.device)].float().log_softmax(dim=-1)
+        token_logprobs = picked.gather(1, torch.tensor(target, device=logits.device).unsqueeze(1)).squeeze(1)
+        sums = torch.zeros(len(rows), dtype=torch.float64, device=logits.device)
+        sums.index_add_(0, rows_at, token_logprobs.double())
+        return sums.tolist()
+
+    # ------------------------------------------------------------------------------------------- generation
+
+    def generate(self, prompts: Sequence[str], max_new_tokens: int = 50) -> list[str]:
+        """Greedy continuation of each prompt, raw (the caller cuts it at the stop rule)."""
+        encoded = [self.prefix + ids for ids in self.encode(prompts)]
+        if self.max_length:
+            encoded = [ids[-(self.max_length - max_new_tokens) :] for ids in encoded]
+        outputs = [""] * len(encoded)
+        order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]))
+        for offset in range(0, len(order), self.batch_size):
+            batch = order[offset : offset + self.batch_size]
+            for index, text in zip(
+                batch, self._generate_batch([encoded[i] for i in batch], max_new_tokens), strict=True
+            ):
+                outputs[index] = text
+        return outputs
+
+    @torch.inference_mode()
+    def _generate_batch(self, rows: list[list[int]], max_new_tokens: int) -> list[str]:
+        width = max(len(ids) for ids in rows)
+        input_ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for r, ids in enumerate(rows):
+            # Left padding, so every row's next token comes from its last real token.
+            input_ids[r, width - len(ids) :] = torch.tensor(ids)
+            mask[r, width - len(ids) :] = 1
+        output = self.model.generate(
+            input_ids=input_ids.to(self.device),
+            attention_mask=mask.to(self.device),
+            max_new_tokens=max_new_tokens,
+            do_sample=False,
+            temperature=None,
+            top_p=None,
+            top_k=None,
+            eos_token_id=self.tokenizer.eos_token_id,
+            pad_token_id=self.pad_id,
+            stopping_criteria=StoppingCriteriaList([_LineComplete(self.tokenizer, width)]),
+        )
+        return self.tokenizer.batch_decode(output[:, width:], skip_special_tokens=True)

@@ -1,0 +1,111 @@
+"""MCQ scoring by log-likelihood: the option the model finds most probable after the prompt is its answer.
+
+Each option is scored as the continuation `" " + option` of the prompt (trailing spaces of the prompt dropped so
+the separator is never doubled). Two predictions per item:
+
+* `acc`: the option with the highest summed log-probability;
+* `acc_norm`: the highest log-probability per character of the option — independent of how finely the
+  tokenizer cuts the option, which matters when comparing tokenization schemes.
+
+Correctness is always the predicted option's text against the item's recorded answer, never a position. Exact
+ties (an indifferent model; duplicated options) are broken by a pseudo-random choice seeded by the item id, so
+no position is favoured and reruns agree; tied items are flagged in the predictions.
+
+The scorer talks to a `LogLikelihoodModel`, so an oracle, a constant model and `hf.HFCausalLM` share it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Protocol
+
+from morphcpt.evaluate.items import Item
+
+MCQ_METRICS = ("acc", "acc_norm")
+
+
+class LogLikelihoodModel(Protocol):
+    def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[float]:
+        """Summed log-probability of each `(context, continuation)`'s continuation given its context."""
+        ...
+
+
+def mcq_requests(item: Item, language: str = "en") -> list[tuple[str, str]]:
+    context = item.prompt(language).rstrip(" \t")
+    return [(context, " " + option) for option in item.options]
+
+
+def choose(scores: Sequence[float], key: str) -> tuple[int, bool]:
+    """(index of the best score, whether it was tied); NaN never wins, ties go to a seeded random pick."""
+    clean = [-math.inf if math.isnan(s) else s for s in scores]
+    best = max(clean)
+    winners = [i for i, s in enumerate(clean) if s == best]
+    if len(winners) == 1:
+        return winners[0], False
+    seed = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
+    return random.Random(seed).choice(winners), True
+
+
+@dataclass(frozen=True)
+class McqPrediction:
+    id: str
+    task: str
+    category: str
+    subcategory: str
+    level: int | None
+    fingerprint: str
+    options: list[str]
+    answer: str
+    correct_index: int
+    logprobs: list[float]
+    pred: int
+    pred_norm: int
+    acc: bool
+    acc_norm: bool
+    tied: bool
+    tied_norm: bool
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def score_mcq(
+    model: LogLikelihoodModel, items: Sequence[Item], *, language: str = "en"
+) -> list[McqPrediction]:
+    """Score every option of every item with one call to the model (which batches as it likes)."""
+    requests = [request for item in items for request in mcq_requests(item, language)]
+    logprobs = model.loglikelihood(requests)
+    if len(logprobs) != len(requests):
+        raise RuntimeError(f"model returned {len(logprobs)} scores for {len(requests)} requests")
+    predictions, offset = [], 0
+    for item in items:
+        scores = [float(s) for s in logprobs[offset : offset + len(item.options)]]
+        offset += len(item.options)
+        per_char = [s / len(option) for s, option in zip(scores, item.options, strict=True)]
+        pred, tied = choose(scores, item.id)
+        pred_norm, tied_norm = choose(per_char, item.id)
+        predictions.append(
+            McqPrediction(
+                id=item.id,
+                task=item.task,
+                category=item.category,
+                subcategory=item.subcategory,
+                level=item.level,
+                fingerprint=item.fingerprint,
+                options=list(item.options),
+                answer=item.answer,
+                correct_index=item.correct_index,
+                logprobs=scores,
+                pred=pred,
+                pred_norm=pred_norm,
+                acc=item.options[pred] == item.answer,
+                acc_norm=item.options[pred_norm] == item.answer,
+                tied=tied,
+                tied_norm=tied_norm,
+            )
+        )
+    return predictions

@@ -1,0 +1,337 @@
+"""Evaluate models x benchmarks x modes and write one result JSON per model, task and mode. Resumable.
+
+    python scripts/run_evaluation.py --models outputs/export/vanilla outputs/export/patok \\
+        --benchmarks pacute hierarchical --eval-mode both [--benchmark-dir data/benchmarks] [--output-dir results]
+
+Layout: `<output-dir>/<model>/<task>_<mode>.json` (task `pacute-affixation`, `hierarchical-level2`, ...; a
+`_tl` suffix when prompts are Tagalog), holding the model's metadata (scheme and step from the export's
+`morphcpt_metadata.json`), the run settings, a summary (overall, by category, by subcategory) and every item's
+prediction. While a task runs, finished items are appended to `<same name>.partial.jsonl`; a rerun reuses them and
+the predictions of an earlier result file (same model, settings and item fingerprint), scores only what is
+missing, and skips a task whose result is complete without loading the model at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import logging
+import os
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from morphcpt import paths
+from morphcpt.evaluate.gen import GEN_METRICS, score_gen
+from morphcpt.evaluate.items import BENCHMARK_DIR, LANGUAGES, Item, load_benchmark
+from morphcpt.evaluate.mcq import MCQ_METRICS, score_mcq
+
+log = logging.getLogger(__name__)
+RESULTS_DIR = paths.REPO_ROOT / "results"
+METADATA_FILE = "morphcpt_metadata.json"
+RESULT_FORMAT = "morphcpt-eval/1"
+
+
+@dataclass
+class EvalConfig:
+    models: list[str] = field(default_factory=list)
+    benchmarks: list[str] = field(default_factory=lambda: ["pacute", "hierarchical"])
+    eval_mode: str = "both"  # "mcq" | "gen" | "both"
+    benchmark_dir: Path = BENCHMARK_DIR
+    output_dir: Path = RESULTS_DIR
+    model_names: list[str] | None = None
+    limit: int | None = None  # first N items of every task
+    batch_size: int = 32
+    device: str = "auto"
+    language: str = "en"
+    max_new_tokens: int = 50
+    export_lm_eval: Path | None = None
+
+    @property
+    def modes(self) -> list[str]:
+        return ["mcq", "gen"] if self.eval_mode == "both" else [self.eval_mode]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    path: str
+    metadata: dict
+
+    @property
+    def identity(self) -> dict:
+        """What must match for cached predictions to be reused."""
+        keep = ("scheme", "step", "config_hash", "created")
+        return {"path": self.path, **{k: self.metadata.get(k) for k in keep if k in self.metadata}}
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "path": self.path,
+            "scheme": self.metadata.get("scheme"),
+            "step": self.metadata.get("step"),
+            "metadata": self.metadata,
+        }
+
+
+def model_specs(models: Sequence[str], names: Sequence[str] | None = None) -> list[ModelSpec]:
+    """A folder is named after itself, a hub id `org/name` becomes `org__name`; names must not collide."""
+    if names is not None and len(names) != len(models):
+        raise ValueError(f"{len(names)} --model-names for {len(models)} --models")
+    specs = []
+    for i, model in enumerate(models):
+        folder = Path(model)
+        is_dir = folder.is_dir()
+        metadata_file = folder / METADATA_FILE
+        metadata = json.loads(metadata_file.read_text()) if is_dir and metadata_file.is_file() else {}
+        default = folder.resolve().name if is_dir else model.replace("/", "__")
+        path = str(folder.resolve()) if is_dir else model
+        specs.append(ModelSpec(name=names[i] if names else default, path=path, metadata=metadata))
+    seen = defaultdict(list)
+    for spec in specs:
+        seen[spec.name].append(spec.path)
+    clashes = {name: found for name, found in seen.items() if len(found) > 1}
+    if clashes:
+        raise ValueError(f"models share a name {clashes}; tell them apart with --model-names")
+    return specs
+
+
+def result_path(output_dir: Path, model: str, task: str, mode: str, language: str) -> Path:
+    suffix = "" if language == "en" else f"_{language}"
+    return Path(output_dir) / model / f"{task}_{mode}{suffix}.json"
+
+
+def load_tasks(cfg: EvalConfig) -> dict[tuple[str, str], list[Item]]:
+    """(task, mode) -> items, for every benchmark and mode asked for, cut to `limit`."""
+    tasks: dict[tuple[str, str], list[Item]] = {}
+    for mode in cfg.modes:
+        for name in cfg.benchmarks:
+            for task, items in load_benchmark(name, mode, cfg.benchmark_dir).items():
+                tasks[(task, mode)] = items[: cfg.limit] if cfg.limit else items
+    return tasks
+
+
+# -------------------------------------------------------------------------------------------- resumable cache
+
+
+def _settings(spec: ModelSpec, task: str, mode: str, cfg: EvalConfig) -> dict:
+    settings = {"model": spec.identity, "task": task, "mode": mode, "language": cfg.language}
+    if mode == "gen":
+        settings["max_new_tokens"] = cfg.max_new_tokens
+    return settings
+
+
+def _cached_predictions(final: Path, partial: Path, settings: dict) -> dict[str, dict]:
+    """Predictions already made under the same settings: from an earlier result file and the partial log."""
+    cached: dict[str, dict] = {}
+    if final.is_file():
+        result = json.loads(final.read_text())
+        if result.get("settings") == settings:
+            cached.update((p["id"], p) for p in result["predictions"])
+        else:
+            log.warning("%s was made with other settings; scoring again", final)
+    if partial.is_file():
+        rows = []
+        for line in partial.read_text(encoding="utf-8").splitlines():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:  # the line being written when the run was killed
+                continue
+        if rows and rows[0] == {"settings": settings}:
+            cached.update((prediction["id"], prediction) for prediction in rows[1:])
+        else:
+            log.warning("%s was made with other settings; discarding it", partial)
+            partial.unlink()
+    return cached
+
+
+def summarise(predictions: Sequence[dict], mode: str) -> dict:
+    metrics = MCQ_METRICS if mode == "mcq" else GEN_METRICS
+
+    def block(rows: Sequence[dict]) -> dict:
+        summary = {"n": len(rows), **{m: sum(r[m] for r in rows) / len(rows) for m in metrics}}
+        if mode == "mcq":
+            guesses = [r["options"].count(r["answer"]) / len(r["options"]) for r in rows]
+            summary["chance"] = sum(guesses) / len(rows)
+            summary["tied"] = sum(r["tied"] for r in rows)
+        return summary
+
+    groups: dict[str, dict[str, list[dict]]] = {
+        "by_category": defaultdict(list),
+        "by_subcategory": defaultdict(list),
+    }
+    for row in predictions:
+        groups["by_category"][row["category"]].append(row)
+        groups["by_subcategory"][f"{row['category']}/{row['subcategory']}"].append(row)
+    return {
+        "overall": block(predictions) if predictions else {"n": 0},
+        **{name: {key: block(rows) for key, rows in sorted(group.items())} for name, group in groups.items()},
+    }
+
+
+def _write_json_atomic(path: Path, payload: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(payload, ensure_ascii=False, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def is_complete(path: Path, settings: dict, items: Sequence[Item]) -> bool:
+    if not path.is_file():
+        return False
+    result = json.loads(path.read_text())
+    if result.get("settings") != settings:
+        return False
+    done = {p["id"]: p["fingerprint"] for p in result["predictions"]}
+    return all(done.get(item.id) == item.fingerprint for item in items) and len(done) == len(items)
+
+
+def evaluate_task(
+    model, spec: ModelSpec, task: str, mode: str, items: Sequence[Item], cfg: EvalConfig
+) -> Path:
+    """Score the items still missing, then write the complete result file and drop the partial log."""
+    final = result_path(cfg.output_dir, spec.name, task, mode, cfg.language)
+    partial = final.with_name(final.stem + ".partial.jsonl")
+    final.parent.mkdir(parents=True, exist_ok=True)
+    settings = _settings(spec, task, mode, cfg)
+    cached = _cached_predictions(final, partial, settings)
+    wanted = {item.id: item for item in items}
+    cached = {i: p for i, p in cached.items() if i in wanted and p["fingerprint"] == wanted[i].fingerprint}
+    todo = [item for item in items if item.id not in cached]
+    started = time.perf_counter()
+    if todo:
+        if not partial.is_file():
+            partial.write_text(json.dumps({"settings": settings}) + "\n", encoding="utf-8")
+        with (
+            partial.open("a", encoding="utf-8") as log_file,
+            tqdm(total=len(todo), desc=f"{spec.name} {task} {mode}", unit="item", leave=False) as bar,
+        ):
+            for offset in range(0, len(todo), cfg.batch_size):
+                chunk = todo[offset : offset + cfg.batch_size]
+                if mode == "mcq":
+                    scored = score_mcq(model, chunk, language=cfg.language)
+                else:
+                    scored = score_gen(model, chunk, language=cfg.language, max_new_tokens=cfg.max_new_tokens)
+                for prediction in scored:
+                    row = prediction.to_json()
+                    cached[row["id"]] = row
+                    log_file.write(json.dumps(row, ensure_ascii=False) + "\n")
+                log_file.flush()
+                bar.update(len(chunk))
+    predictions = [cached[item.id] for item in items]
+    benchmark, _, subset = task.partition("-")
+    _write_json_atomic(
+        final,
+        {
+            "format": RESULT_FORMAT,
+            "model": spec.to_json(),
+            "task": task,
+            "benchmark": benchmark,
+            "subset": subset,
+            "mode": mode,
+            "language": cfg.language,
+            "settings": settings,
+            "benchmark_dir": str(Path(cfg.benchmark_dir).resolve()),
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "scored_now": len(todo),
+            "seconds": round(time.perf_counter() - started, 3),
+            "summary": summarise(predictions, mode),
+            "predictions": predictions,
+        },
+    )
+    partial.unlink(missing_ok=True)
+    overall = summarise(predictions, mode)["overall"]
+    shown = ", ".join(f"{m}={overall[m]:.3f}" for m in (MCQ_METRICS if mode == "mcq" else GEN_METRICS))
+    log.info("%s %s %s: n=%d %s", spec.name, task, mode, len(predictions), shown)
+    return final
+
+
+ModelFactory = Callable[[ModelSpec, EvalConfig], object]
+
+
+def load_hf_model(spec: ModelSpec, cfg: EvalConfig):
+    from morphcpt.evaluate.hf import HFCausalLM
+
+    return HFCausalLM.load(spec.path, device=cfg.device, batch_size=cfg.batch_size)
+
+
+def run_evaluation(cfg: EvalConfig, model_factory: ModelFactory = load_hf_model) -> list[Path]:
+    """Every model on every task; a model is loaded only if one of its tasks is unfinished."""
+    if cfg.language not in LANGUAGES:
+        raise ValueError(f"--language must be one of {LANGUAGES}")
+    tasks = load_tasks(cfg)
+    for (task, mode), items in tasks.items():
+        log.info("%s %s: %d items", task, mode, len(items))
+    if cfg.export_lm_eval:
+        from morphcpt.evaluate.lm_eval import export_lm_eval
+
+        written = export_lm_eval(tasks, cfg.export_lm_eval, language=cfg.language)
+        log.info("wrote %d lm-eval task files under %s", len(written), cfg.export_lm_eval)
+    outputs = []
+    for spec in model_specs(cfg.models, cfg.model_names):
+        pending = [
+            key
+            for key, items in tasks.items()
+            if not is_complete(
+                result_path(cfg.output_dir, spec.name, *key, cfg.language), _settings(spec, *key, cfg), items
+            )
+        ]
+        outputs += [
+            result_path(cfg.output_dir, spec.name, *key, cfg.language) for key in tasks if key not in pending
+        ]
+        if not pending:
+            log.info("%s: every task already done", spec.name)
+            continue
+        model = model_factory(spec, cfg)
+        for task, mode in pending:
+            outputs.append(evaluate_task(model, spec, task, mode, tasks[(task, mode)], cfg))
+        del model
+        gc.collect()
+    return outputs
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--models", nargs="*", default=[], help="exported model folders or hub ids")
+    parser.add_argument(
+        "--model-names", nargs="*", help="result folder names, one per model (default: folder name)"
+    )
+    parser.add_argument(
+        "--benchmarks",
+        nargs="+",
+        default=["pacute", "hierarchical"],
+        help="pacute, pacute-<subset>, hierarchical, hierarchical-level<N>",
+    )
+    parser.add_argument("--eval-mode", choices=["mcq", "gen", "both"], default="both")
+    parser.add_argument("--benchmark-dir", type=Path, default=BENCHMARK_DIR)
+    parser.add_argument("--output-dir", type=Path, default=RESULTS_DIR)
+    parser.add_argument("--limit", type=int, help="only the first N items of every task")
+    parser.add_argument("--batch-size", type=int, default=32, help="rows per forward pass")
+    parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
+    parser.add_argument("--language", choices=LANGUAGES, default="en", help="prompt language")
+    parser.add_argument("--max-new-tokens", type=int, default=50)
+    parser.add_argument(
+        "--export-lm-eval", type=Path, metavar="DIR", help="also write lm-eval task YAMLs here"
+    )
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> EvalConfig:
+    if not args.models and not args.export_lm_eval:
+        raise SystemExit("nothing to do: give --models and/or --export-lm-eval")
+    return EvalConfig(**{k: v for k, v in vars(args).items()})
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    written = run_evaluation(config_from_args(build_parser().parse_args(argv)))
+    for path in written:
+        print(path)
+    return 0

@@ -1,0 +1,325 @@
+"""Analysis: bootstrap intervals, paired tests that find a real difference and not a fake one, and the tables,
+plots and report built from a synthetic results folder written by the real runner with fake models of known
+accuracy."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from morphcpt.analysis.report import build_report
+from morphcpt.analysis.results import ModelInfo, assign_roles, load_results, role_of
+from morphcpt.analysis.stats import bootstrap_ci, holm, mcnemar_exact, paired_bootstrap
+from morphcpt.evaluate.items import load_benchmark
+from morphcpt.evaluate.runner import EvalConfig, run_evaluation
+
+# ----------------------------------------------------------------------------------------------- statistics
+
+
+def test_bootstrap_interval_brackets_the_mean_and_narrows_with_more_items():
+    rng = np.random.default_rng(0)
+    small, large = rng.random(100) < 0.6, rng.random(1600) < 0.6
+    mean, low, high = bootstrap_ci(small)
+    assert low < mean < high and mean == pytest.approx(small.mean())
+    _, low_l, high_l = bootstrap_ci(large)
+    assert (high_l - low_l) < (high - low) / 3
+    assert 0.04 < high_l - low_l < 0.06  # ~ 2 x 1.96 x sqrt(.24 / 1600)
+    assert bootstrap_ci(small, seed=3) == bootstrap_ci(small, seed=3)
+
+
+def test_bootstrap_by_counts_matches_resampling_items():
+    values = np.random.default_rng(1).normal(size=60)
+    _, low, high = bootstrap_ci(values, n_boot=20_000)
+    rng = np.random.default_rng(2)
+    brute = values[rng.integers(0, values.size, size=(20_000, values.size))].mean(axis=1)
+    assert low == pytest.approx(np.quantile(brute, 0.025), abs=0.03)
+    assert high == pytest.approx(np.quantile(brute, 0.975), abs=0.03)
+
+
+def test_mcnemar_exact_values():
+    a = np.array([1] * 10 + [0] * 5 + [1] * 20, dtype=bool)
+    b = np.array([0] * 10 + [0] * 5 + [1] * 20, dtype=bool)
+    test = mcnemar_exact(a, b)
+    assert (test.a_only, test.b_only) == (10, 0)
+    assert test.p_value == pytest.approx(2 * 0.5**10)
+    assert mcnemar_exact(a, a).p_value == 1.0
+    assert mcnemar_exact(b, a).p_value == test.p_value
+
+
+def test_paired_tests_detect_a_real_difference():
+    rng = np.random.default_rng(3)
+    baseline = rng.random(400) < 0.5
+    improved = baseline | (rng.random(400) < 0.2)  # right wherever the baseline is, and on ~10% more
+    assert mcnemar_exact(improved, baseline).p_value < 0.001
+    difference = paired_bootstrap(improved, baseline)
+    assert difference.p_value < 0.001 and difference.low > 0
+    assert difference.diff == pytest.approx(improved.mean() - baseline.mean())
+
+
+def test_paired_tests_do_not_find_a_fake_difference():
+    """Two models of equal skill on the same items: false alarms stay near the 5% level."""
+    rng = np.random.default_rng(4)
+    mcnemar_hits = bootstrap_hits = 0
+    trials = 200
+    for _ in range(trials):
+        skill = rng.random(300)  # item difficulty, shared: the outcomes are correlated as real ones are
+        a, b = rng.random(300) < skill, rng.random(300) < skill
+        mcnemar_hits += mcnemar_exact(a, b).p_value < 0.05
+        bootstrap_hits += paired_bootstrap(a, b, n_boot=2000, seed=int(rng.integers(1 << 30))).p_value < 0.05
+    assert mcnemar_hits / trials <= 0.09
+    assert bootstrap_hits / trials <= 0.10
+
+
+def test_holm_adjustment():
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.02, 0.9]) == pytest.approx([0.04, 0.9])
+    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])  # adjusted p-values never decrease with rank
+
+
+@pytest.mark.parametrize(
+    ("name", "scheme", "role"),
+    [
+        ("patok-step100", "patok", "patok"),
+        ("run7", "vanilla", "baseline"),
+        ("base", "vanilla", "base"),
+        ("pretrained", "base", "base"),
+        ("stochastok_cpt", None, "stochastok"),
+        ("baseline", None, "baseline"),
+        ("gemma-3-1b-pt", None, None),
+    ],
+)
+def test_roles_come_from_the_scheme_or_the_name(name, scheme, role):
+    assert role_of(ModelInfo(name=name, scheme=scheme, step=None, path=None)) == role
+
+
+# ----------------------------------------------------------------------------------------- synthetic results
+
+
+def write_benchmarks(root: Path, scale: float = 1.0) -> None:
+    """Hierarchical levels 0 and 2 (MCQ and GEN) and PACUTE affixation (MCQ and GEN), in our layout."""
+    rng = random.Random(0)
+    (root / "hierarchical").mkdir(parents=True)
+    (root / "pacute").mkdir()
+    sizes = {("level0", "mcq"): 200, ("level2", "mcq"): 400, ("level2", "gen"): 200}
+    for (level, mode), size in sizes.items():
+        size = int(size * scale)
+        with (root / "hierarchical" / f"{level}_{mode}.jsonl").open("w") as handle:
+            for i in range(size):
+                options = [f"{level}{mode}{i}opt{j}" for j in range(4)]
+                answer = options[rng.randrange(4)]
+                row = {
+                    "id": f"{level}-{mode}-{i}",
+                    "level": int(level[-1]),
+                    "category": "decomposition",
+                    "subcategory": "root_extraction" if i % 2 else "prefix_identification",
+                    "prompt_en": f"Q {level} {mode} {i}?",
+                    "prompt_tl": f"T {level} {i}?",
+                    "answer": answer,
+                }
+                if mode == "mcq":
+                    row["options"] = options
+                handle.write(json.dumps(row) + "\n")
+    with (root / "pacute" / "affixation_mcq.jsonl").open("w") as handle:
+        for i in range(int(200 * scale)):
+            options = [f"aff{i}x{j}" for j in range(4)]
+            label = rng.randrange(4)
+            prompt = {"text_en": f"Affix question {i}?", "text_tl": f"Tanong {i}?"}
+            prompt.update({f"choice{j + 1}": option for j, option in enumerate(options)})
+            row = {
+                "category": "affixation",
+                "subcategory": ["prefix", "infix"][i % 2],
+                "prompts": [prompt],
+                "label": "ABCD"[label],
+            }
+            handle.write(json.dumps(row) + "\n")
+    with (root / "pacute" / "affixation_gen.jsonl").open("w") as handle:
+        for i in range(50):
+            prompt = {"text_en": f"Inflect {i}.", "text_tl": f"Ibanghay {i}."}
+            row = {"category": "affixation", "subcategory": "infix", "prompts": [prompt], "label": f"anyo{i}"}
+            handle.write(json.dumps(row) + "\n")
+
+
+class SkilledModel:
+    """Right on an item with probability `skill[task]`, decided per (seed, item); otherwise picks a fixed wrong
+    option. Implements both scorer protocols."""
+
+    def __init__(self, items, skill: dict[str, float], seed: int):
+        self.items = {item.prompt().rstrip(): item for item in items}
+        self.skill, self.seed = skill, seed
+
+    def right(self, item) -> bool:
+        return random.Random(f"{self.seed}|{item.id}").random() < self.skill.get(item.task, 0.5)
+
+    def loglikelihood(self, requests):
+        scores = []
+        for context, continuation in requests:
+            item = self.items[context]
+            wrong = next(o for o in item.options if o != item.answer)
+            chosen = item.answer if self.right(item) else wrong
+            scores.append(-1.0 if continuation[1:] == chosen else -9.0 - len(continuation))
+        return scores
+
+    def generate(self, prompts, max_new_tokens=50):
+        return [f" {self.items[p].answer if self.right(self.items[p]) else 'mali'}" for p in prompts]
+
+
+class IndifferentModel:
+    def loglikelihood(self, requests):
+        return [0.0] * len(requests)
+
+    def generate(self, prompts, max_new_tokens=50):
+        return ["hindi ko alam"] * len(prompts)
+
+
+def evaluate(root: Path, out: Path, models: dict[str, tuple[dict, object]]) -> None:
+    """Run the real runner with fake models; `models` maps a name to (export metadata, model)."""
+    for name, (metadata, model) in models.items():
+        folder = root / "models" / name
+        folder.mkdir(parents=True)
+        (folder / "morphcpt_metadata.json").write_text(json.dumps(metadata))
+        cfg = EvalConfig(
+            models=[str(folder)],
+            benchmarks=["pacute", "hierarchical"],
+            eval_mode="both",
+            benchmark_dir=root / "benchmarks",
+            output_dir=out,
+            batch_size=64,
+        )
+        run_evaluation(cfg, lambda spec, cfg, model=model: model)
+
+
+def all_items(root: Path) -> list:
+    return [
+        item
+        for name in ("pacute", "hierarchical")
+        for mode in ("mcq", "gen")
+        for items in load_benchmark(name, mode, root).values()
+        for item in items
+    ]
+
+
+@pytest.fixture(scope="module")
+def analysed(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("analysis")
+    write_benchmarks(root / "benchmarks")
+    items = all_items(root / "benchmarks")
+    evaluate(
+        root,
+        root / "results",
+        {
+            "vanilla": ({"scheme": "vanilla", "step": 100}, SkilledModel(items, {}, seed=1)),
+            "stochastok": ({"scheme": "stochastok", "step": 100}, SkilledModel(items, {}, seed=2)),
+            "patok": (
+                {"scheme": "patok", "step": 100},
+                SkilledModel(items, {"hierarchical-level2": 0.75}, seed=3),
+            ),
+        },
+    )
+    build_report(root / "results", root / "analysis", n_boot=2000)
+    return root
+
+
+def read_csv(path: Path) -> list[dict]:
+    with path.open() as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_the_report_and_its_tables_and_plots_exist(analysed):
+    out = analysed / "analysis"
+    for name in ("report.md", "scores.md", "scores.csv", "comparisons.md", "comparisons.csv"):
+        assert (out / name).stat().st_size > 0
+    for name in ("levels.png", "categories.png", "heatmap.png"):
+        assert (out / "plots" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    report = (out / "report.md").read_text()
+    for link in (
+        "plots/levels.png",
+        "plots/categories.png",
+        "plots/heatmap.png",
+        "scores.md",
+        "comparisons.csv",
+    ):
+        assert link in report
+
+
+def test_score_table_has_intervals_per_model_benchmark_level_and_category(analysed):
+    rows = read_csv(analysed / "analysis" / "scores.csv")
+    models = {r["model"] for r in rows}
+    assert models == {"vanilla", "stochastok", "patok"}
+    groups = {(r["kind"], r["group"]) for r in rows}
+    assert {
+        ("benchmark", "hierarchical"),
+        ("task", "hierarchical-level2"),
+        ("task", "pacute-affixation"),
+    } <= groups
+    assert ("subcategory", "pacute-affixation/infix") in groups
+    for row in rows:
+        assert float(row["low"]) <= float(row["mean"]) <= float(row["high"])
+    patok = next(
+        r for r in rows if (r["model"], r["group"], r["metric"]) == ("patok", "hierarchical-level2", "acc")
+    )
+    assert float(patok["mean"]) == pytest.approx(0.75, abs=0.06)
+    assert float(patok["chance"]) == pytest.approx(0.25)
+
+
+def test_comparisons_find_the_real_difference_and_not_the_fake_one(analysed):
+    rows = read_csv(analysed / "analysis" / "comparisons.csv")
+
+    def find(a, b, group, mode="mcq"):
+        return next(
+            r for r in rows if (r["model_a"], r["model_b"], r["group"], r["mode"]) == (a, b, group, mode)
+        )
+
+    real = find("patok", "vanilla", "hierarchical-level2")
+    assert float(real["diff"]) > 0.15 and float(real["p_mcnemar"]) < 0.001 and float(real["low"]) > 0
+    fake = find("stochastok", "vanilla", "hierarchical-level2")
+    assert float(fake["p_mcnemar"]) > 0.05 and float(fake["low"]) < 0 < float(fake["high"])
+    assert int(real["n"]) == 400
+
+
+def test_the_report_answers_the_research_question_from_the_numbers(analysed):
+    report = (analysed / "analysis" / "report.md").read_text()
+    answer = report.split("## Answer to the research question", 1)[1].split("Headline comparisons", 1)[0]
+    assert "hierarchical Level 2 (morpheme decomposition)" in answer
+    assert "Patok CPT is significantly better than baseline (vanilla CPT)" in answer
+    assert "No significant difference between StochasTok CPT and baseline (vanilla CPT)" in answer
+    assert "**Answer: yes**" in answer  # patok also beats stochastok on level 2
+    assert "McNemar p < 0.001" in answer and "95% CI" in answer
+    assert "GEN exact" in answer  # Level 2 is reported for both modes
+    assert "Elsewhere, significant: hierarchical MCQ" in answer  # pooled levels carry the Level 2 gain
+
+
+def test_results_of_indifferent_models_are_reported_as_chance(tmp_path):
+    write_benchmarks(tmp_path / "benchmarks", scale=0.25)
+    evaluate(
+        tmp_path,
+        tmp_path / "results",
+        {
+            scheme: ({"scheme": scheme, "step": 1}, IndifferentModel())
+            for scheme in ("vanilla", "stochastok", "patok")
+        },
+    )
+    report = build_report(tmp_path / "results", n_boot=500, plots=False).read_text()
+    assert "includes guessing" in report
+    assert "**Answer: not shown**" in report
+    assert (tmp_path / "results" / "analysis" / "report.md").is_file()
+
+
+def test_without_scheme_roles_the_report_says_it_cannot_answer(tmp_path):
+    write_benchmarks(tmp_path / "benchmarks", scale=0.1)
+    items = all_items(tmp_path / "benchmarks")
+    evaluate(tmp_path, tmp_path / "results", {"gemma-3-1b-pt": ({}, SkilledModel(items, {}, seed=5))})
+    results = load_results(tmp_path / "results")
+    assert assign_roles(results) == {}
+    report = build_report(tmp_path / "results", n_boot=500, plots=False).read_text()
+    assert "cannot answer the research question" in report
+    assert "Plots not drawn" in report and not (tmp_path / "results" / "analysis" / "plots").exists()
+
+
+def test_an_empty_results_folder_is_an_error(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        load_results(tmp_path)

@@ -1,0 +1,613 @@
+"""Evaluation: benchmark loaders (both formats), MCQ and GEN scoring sanity checks, the HF scorer, the resumable
+runner and the lm-eval export. Models are an oracle, indifferent or position-biased fakes behind the scorer
+protocols, and a tiny random Gemma 3 built on the fly (never downloaded)."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from morphcpt import paths
+from morphcpt.evaluate.gen import first_line, match, normalise, score_gen
+from morphcpt.evaluate.items import (
+    BenchmarkFormatError,
+    Item,
+    expand_benchmark,
+    load_benchmark,
+    load_file,
+)
+from morphcpt.evaluate.mcq import choose, mcq_requests, score_mcq
+from morphcpt.evaluate.runner import EvalConfig, model_specs, result_path, run_evaluation
+
+DATA = Path(__file__).parent / "data"
+PACUTE_OFFICIAL = DATA / "pacute_official"
+HIERARCHICAL_OFFICIAL = DATA / "hierarchical_official"
+
+
+# ------------------------------------------------------------------------------------------------ fixtures
+
+
+def synthetic_items(
+    n: int, *, correct_at: int | None = None, n_options: int = 4, seed: int = 0
+) -> list[Item]:
+    """MCQ items with distinct options; the answer sits at `correct_at`, or anywhere when None."""
+    rng = random.Random(seed)
+    syllables = ["ka", "ma", "pa", "ta", "la", "ng", "si", "bu", "ha", "yo", "in", "um", "an"]
+    items = []
+    for i in range(n):
+        options: list[str] = []
+        while len(options) < n_options:
+            word = "".join(rng.choice(syllables) for _ in range(rng.randint(1, 4)))
+            if word not in options:
+                options.append(word)
+        index = rng.randrange(n_options) if correct_at is None else correct_at
+        items.append(
+            Item(
+                id=f"syn-{seed}-{i}",
+                benchmark="hierarchical",
+                subset="level2",
+                mode="mcq",
+                category="decomposition",
+                subcategory="root_extraction",
+                prompt_en=f"What is the root of item {i} ({options[index]}-form)?",
+                prompt_tl=f"Ano ang salitang-ugat ng aytem {i}?",
+                answer=options[index],
+                options=tuple(options),
+                correct_index=index,
+                level=2,
+            )
+        )
+    return items
+
+
+def shuffled(item: Item, rng: random.Random) -> Item:
+    options = list(item.options)
+    rng.shuffle(options)
+    return Item(**{**item.__dict__, "options": tuple(options), "correct_index": options.index(item.answer)})
+
+
+class OracleModel:
+    """Prefers the recorded answer of whatever item a prompt belongs to; never ties."""
+
+    def __init__(self, items, language: str = "en"):
+        self.answers: dict[str, set[str]] = {}
+        for item in items:
+            self.answers.setdefault(item.prompt(language).rstrip(), set()).add(item.answer)
+        self.calls = 0
+
+    def loglikelihood(self, requests):
+        self.calls += len(requests)
+        return [
+            -1.0 if continuation[1:] in self.answers[context] else -20.0 - len(continuation)
+            for context, continuation in requests
+        ]
+
+    def generate(self, prompts, max_new_tokens=50):
+        return [f" {sorted(self.answers[p.rstrip()])[0]}\nnext line" for p in prompts]
+
+
+class ConstantModel:
+    """Indifferent to the options: every continuation is equally likely."""
+
+    def loglikelihood(self, requests):
+        return [0.0] * len(requests)
+
+
+class FirstOptionModel:
+    """Always prefers whichever option it is shown first (position A)."""
+
+    def __init__(self, items, language: str = "en"):
+        self.first = {item.prompt(language).rstrip(): item.options[0] for item in items}
+
+    def loglikelihood(self, requests):
+        return [0.0 if k[1:] == self.first[c] else -5.0 for c, k in requests]
+
+
+class ContentModel:
+    """Scores a continuation by its text alone (a fixed pseudo-random value), whatever its position."""
+
+    def loglikelihood(self, requests):
+        return [-random.Random(f"{c}|{k}").random() * 10 for c, k in requests]
+
+
+@pytest.fixture(scope="session")
+def benchmark_dir(tmp_path_factory) -> Path:
+    """Our own layout (pacute/<subset>_<mode>.jsonl, hierarchical/level<N>_<mode>.jsonl) built from the
+    hand-written official-format files, hierarchical rows given ids."""
+    root = tmp_path_factory.mktemp("benchmarks")
+    (root / "pacute").mkdir()
+    for path in PACUTE_OFFICIAL.glob("*.jsonl"):
+        shutil.copy(path, root / "pacute" / path.name)
+    (root / "hierarchical").mkdir()
+    for mode in ("mcq", "gen"):
+        rows = [json.loads(line) for line in (HIERARCHICAL_OFFICIAL / f"hierarchical_{mode}.jsonl").open()]
+        for level in sorted({r["level"] for r in rows}):
+            with (root / "hierarchical" / f"level{level}_{mode}.jsonl").open("w") as handle:
+                for i, row in enumerate(r for r in rows if r["level"] == level):
+                    handle.write(json.dumps({**row, "id": f"h{level}-{mode}-{i}"}) + "\n")
+    return root
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory) -> Path:
+    """A tiny random Gemma 3: the shipped sample tokenizer when it exists, else one trained here on the
+    benchmark texts (SentencePiece BPE, byte fallback, Gemma special ids)."""
+    from morphcpt.evaluate.tiny import build_tiny_gemma3, train_tiny_tokenizer
+
+    work = tmp_path_factory.mktemp("tiny")
+    tokenizer_dir = paths.SAMPLE_TOKENIZER_DIR
+    if not any((tokenizer_dir / f).is_file() for f in ("tokenizer.json", "tokenizer.model")):
+        texts = [
+            line for path in sorted(DATA.glob("*_official/*.jsonl")) for line in path.read_text().splitlines()
+        ]
+        tokenizer_dir = train_tiny_tokenizer(texts * 3, work / "tokenizer")
+    model_dir = build_tiny_gemma3(tokenizer_dir, work / "model", seed=0)
+    (model_dir / "morphcpt_metadata.json").write_text(json.dumps({"scheme": "patok", "step": 7}))
+    return model_dir
+
+
+@pytest.fixture(scope="session")
+def tiny_lm(tiny_model_dir):
+    from morphcpt.evaluate.hf import HFCausalLM
+
+    return HFCausalLM.load(tiny_model_dir, device="cpu", batch_size=4)
+
+
+def all_items(root: Path, name: str, mode: str) -> list[Item]:
+    return [item for items in load_benchmark(name, mode, root).values() for item in items]
+
+
+# ------------------------------------------------------------------------------------------------- loaders
+
+
+def test_official_pacute_mcq_rows_normalise_to_the_recorded_correct_option():
+    items = load_file(PACUTE_OFFICIAL / "affixation_mcq.jsonl", "pacute", "mcq", subset="affixation")
+    raw = [json.loads(line) for line in (PACUTE_OFFICIAL / "affixation_mcq.jsonl").open()]
+    assert len(items) == len(raw) == 6
+    for item, row in zip(items, raw, strict=True):
+        assert item.options[item.correct_index] == item.answer == row["prompts"][0]["mcq_options"]["correct"]
+        assert item.prompt("tl") == row["prompts"][0]["text_tl"]
+    # labels "B", "C", "d", "A", "(B)", and a row with only mcq_options (answer listed first)
+    assert [item.correct_index for item in items] == [1, 2, 3, 0, 1, 0]
+    assert len({item.id for item in items}) == len(items)
+
+
+def test_official_gen_rows_take_the_answer_from_label_or_answer():
+    items = load_benchmark("pacute", "gen", PACUTE_OFFICIAL)
+    affixation = {i.id: i for i in items["pacute-affixation"]}
+    assert [i.answer for i in affixation.values()] == ["kumain", "hugasan", "nag"]
+    assert "aff-gen-custom-id" in affixation
+    assert items["pacute-syllabification"][0].answer == "3"  # a numeric label
+    assert all(not i.options and i.correct_index is None for v in items.values() for i in v)
+
+
+def test_hierarchical_combined_file_splits_by_level_and_answers_are_not_always_first():
+    tasks = load_benchmark("hierarchical", "mcq", HIERARCHICAL_OFFICIAL)
+    assert {t: len(v) for t, v in tasks.items()} == {
+        "hierarchical-level0": 2,
+        "hierarchical-level2": 3,
+        "hierarchical-level3": 1,
+    }
+    items = [i for v in tasks.values() for i in v]
+    assert all(i.options[i.correct_index] == i.answer for i in items)
+    assert any(i.correct_index != 0 for i in items)
+    assert any(i.has_duplicate_options for i in items)  # tolerated: the official file has them
+    assert load_benchmark("hierarchical-2", "mcq", HIERARCHICAL_OFFICIAL) == {
+        "hierarchical-level2": tasks["hierarchical-level2"]
+    }
+    gen = load_benchmark("hierarchical", "gen", HIERARCHICAL_OFFICIAL)
+    assert sorted(gen) == ["hierarchical-level0", "hierarchical-level2", "hierarchical-level4"]
+
+
+def test_our_layout_and_the_official_layout_hold_the_same_questions(benchmark_dir):
+    for name, official in (("pacute", PACUTE_OFFICIAL), ("hierarchical", HIERARCHICAL_OFFICIAL)):
+        for mode in ("mcq", "gen"):
+            ours = {i.fingerprint for i in all_items(benchmark_dir, name, mode)}
+            theirs = {i.fingerprint for i in all_items(official, name, mode)}
+            assert ours == theirs
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("pacute", ("pacute", ["affixation", "composition", "manipulation", "syllabification"])),
+        ("pacute-affixation", ("pacute", ["affixation"])),
+        ("Hierarchical-Level2", ("hierarchical", ["level2"])),
+        ("hierarchical-l5", ("hierarchical", ["level5"])),
+        ("hierarchical", ("hierarchical", [f"level{n}" for n in range(6)])),
+    ],
+)
+def test_benchmark_names(name, expected):
+    assert expand_benchmark(name) == expected
+
+
+@pytest.mark.parametrize("name", ["cute", "pacute-spelling", "hierarchical-level9"])
+def test_unknown_benchmark_names_are_rejected(name):
+    with pytest.raises(ValueError):
+        expand_benchmark(name)
+
+
+def test_a_missing_subset_says_where_it_looked(tmp_path):
+    with pytest.raises(FileNotFoundError, match="affixation_mcq.jsonl"):
+        load_benchmark("pacute-affixation", "mcq", tmp_path)
+
+
+PACUTE_ROW = {
+    "category": "affixation",
+    "subcategory": "infix",
+    "prompts": [
+        {
+            "text_en": "q",
+            "text_tl": "t",
+            "mcq_options": {"correct": "a", "incorrect1": "b", "incorrect2": "c", "incorrect3": "d"},
+            "choice1": "b",
+            "choice2": "a",
+            "choice3": "c",
+            "choice4": "d",
+        }
+    ],
+    "label": "B",
+}
+HIER_ROW = {
+    "level": 2,
+    "category": "c",
+    "prompt_en": "q",
+    "prompt_tl": "t",
+    "options": ["x", "y"],
+    "answer": "y",
+}
+
+
+@pytest.mark.parametrize(
+    ("lines", "mode", "message"),
+    [
+        ([{**PACUTE_ROW, "label": "C"}], "mcq", "mcq_options.correct"),
+        ([{**PACUTE_ROW, "label": "F"}], "mcq", "points past"),
+        ([{**HIER_ROW, "answer": "z"}], "mcq", "not among the options"),
+        ([{**HIER_ROW, "id": "1"}, {**HIER_ROW, "id": "1"}], "mcq", "already used on line 1"),
+        ([{**HIER_ROW, "options": []}], "mcq", "GEN row in a file read as MCQ"),
+        ([{**HIER_ROW, "prompt_en": None, "prompt_tl": None}], "mcq", "no prompt"),
+        ([{**HIER_ROW, "level": "two"}], "mcq", "level"),
+        ([{**HIER_ROW, "options": ["y", " "]}], "mcq", "empty answer or option"),
+        (["{not json"], "mcq", "not valid JSON"),
+    ],
+)
+def test_invalid_rows_fail_with_file_and_line(tmp_path, lines, mode, message):
+    path = tmp_path / "bad_mcq.jsonl"
+    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
+    with pytest.raises(BenchmarkFormatError, match=message) as error:
+        load_file(path, "hierarchical", mode)
+    assert f"{path}:" in str(error.value)
+
+
+# ------------------------------------------------------------------------------------- MCQ sanity checks
+
+
+def test_an_oracle_scores_100_percent_wherever_the_answer_sits():
+    items = all_items(PACUTE_OFFICIAL, "pacute", "mcq") + all_items(
+        HIERARCHICAL_OFFICIAL, "hierarchical", "mcq"
+    )
+    items += synthetic_items(200, seed=1)
+    predictions = score_mcq(OracleModel(items), items)
+    assert all(p.acc and p.acc_norm for p in predictions)
+    assert {p.correct_index for p in predictions} == {0, 1, 2, 3}
+
+
+def test_shuffling_options_changes_no_per_item_result():
+    items = synthetic_items(300, seed=2)
+    rng = random.Random(0)
+    moved = [shuffled(item, rng) for item in items]
+    assert sum(a.correct_index != b.correct_index for a, b in zip(items, moved, strict=True)) > 150
+    oracle_before, oracle_after = score_mcq(OracleModel(items), items), score_mcq(OracleModel(moved), moved)
+    assert [p.acc for p in oracle_before] == [p.acc for p in oracle_after] == [True] * len(items)
+    # A model that judges options by their text alone picks the same text whatever the order.
+    before, after = score_mcq(ContentModel(), items), score_mcq(ContentModel(), moved)
+    assert [b.options[b.pred] for b in before] == [a.options[a.pred] for a in after]
+    assert [(b.acc, b.acc_norm) for b in before] == [(a.acc, a.acc_norm) for a in after]
+
+
+@pytest.mark.parametrize("correct_at", [0, 3, None])
+def test_an_indifferent_model_scores_near_chance_without_favouring_a_position(correct_at):
+    items = synthetic_items(2000, correct_at=correct_at, seed=3)
+    predictions = score_mcq(ConstantModel(), items)
+    accuracy = sum(p.acc for p in predictions) / len(items)
+    assert abs(accuracy - 0.25) < 0.035  # ~3.6 binomial standard deviations
+    assert all(p.tied for p in predictions)
+    for position in range(4):
+        assert abs(sum(p.pred == position for p in predictions) / len(items) - 0.25) < 0.035
+    assert score_mcq(ConstantModel(), items) == predictions  # the tie-break is reproducible
+
+
+def test_answers_not_in_first_position_are_scored_against_the_recorded_answer():
+    items = synthetic_items(40, correct_at=0, seed=4) + synthetic_items(120, seed=5)
+    predictions = score_mcq(FirstOptionModel(items), items)
+    for item, prediction in zip(items, predictions, strict=True):
+        assert prediction.pred == 0
+        assert prediction.acc is (item.correct_index == 0)
+
+
+def test_acc_sums_log_probabilities_and_acc_norm_divides_by_characters():
+    item = Item(
+        id="n1",
+        benchmark="pacute",
+        subset="affixation",
+        mode="mcq",
+        category="affixation",
+        subcategory="x",
+        prompt_en="Q?",
+        prompt_tl="T?",
+        answer="pinagsamasama",
+        options=("ka", "pinagsamasama"),
+        correct_index=1,
+    )
+
+    class LengthModel:
+        def loglikelihood(self, requests):  # long right answer: low total, high per character
+            return [{" ka": -4.0, " pinagsamasama": -6.5}[k] for _, k in requests]
+
+    (prediction,) = score_mcq(LengthModel(), [item])
+    assert (prediction.acc, prediction.acc_norm) == (False, True)
+    assert prediction.logprobs == [-4.0, -6.5]
+
+
+def test_requests_join_prompt_and_option_with_one_space():
+    item = synthetic_items(1)[0]
+    spaced = Item(**{**item.__dict__, "prompt_en": item.prompt_en + "  "})
+    assert mcq_requests(spaced) == mcq_requests(item)
+    assert all(k == " " + option for (_, k), option in zip(mcq_requests(item), item.options, strict=True))
+
+
+def test_nan_scores_never_win():
+    assert choose([float("nan"), -3.0, -2.0], "k") == (2, False)
+
+
+# ------------------------------------------------------------------------------------------------ GEN
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("\n\n s i l a\nNext", ("s i l a", True)), ("kumain", ("kumain", False)), ("  \r\n", ("", False))],
+)
+def test_the_answer_is_the_first_line_after_leading_whitespace(text, expected):
+    assert first_line(text) == expected
+
+
+def test_normalisation_keeps_case_diacritics_and_inner_spaces():
+    assert normalise('  "Kumáin."  ') == "Kumáin"
+    assert normalise("s  i\tl a") == "s i l a"
+    assert match("kumain", "Kumain")["exact"] is False  # case tasks need case
+    assert match("Kumáin", "Kumain")["exact"] is False  # diacritic tasks need diacritics
+    assert match("'", "'") == {"exact": True, "prefix": True, "contains": True}
+
+
+def test_exact_prefix_and_contains():
+    assert match("kumain siya", "kumain") == {"exact": False, "prefix": True, "contains": True}
+    assert match("ang sagot ay kain", "kain") == {"exact": False, "prefix": False, "contains": True}
+    assert match("“kain”.", "kain") == {"exact": True, "prefix": True, "contains": True}
+
+
+def test_an_oracle_generator_is_exact_on_every_item():
+    items = all_items(PACUTE_OFFICIAL, "pacute", "gen") + all_items(
+        HIERARCHICAL_OFFICIAL, "hierarchical", "gen"
+    )
+    predictions = score_gen(OracleModel(items), items)
+    assert all(p.exact and p.prefix and p.contains for p in predictions)
+    assert all("\n" not in p.prediction for p in predictions)
+
+
+# ------------------------------------------------------------------------------------------ the HF scorer
+
+
+def reference_loglikelihood(lm, context: str, continuation: str) -> float:
+    """One unpadded sequence at a time, straight from the model's logits."""
+    import torch
+
+    bos = lm.tokenizer.bos_token_id
+    ctx = lm.tokenizer(context, add_special_tokens=False)["input_ids"]
+    cont = lm.tokenizer(continuation, add_special_tokens=False)["input_ids"]
+    ids = torch.tensor([[bos, *ctx, *cont]])
+    with torch.no_grad():
+        logprobs = lm.model(input_ids=ids).logits[0].float().log_softmax(-1)
+    return sum(logprobs[len(ctx) + j, token].item() for j, token in enumerate(cont))
+
+
+def test_batched_log_likelihoods_equal_an_unbatched_reference(tiny_lm, benchmark_dir):
+    items = all_items(benchmark_dir, "pacute", "mcq") + all_items(benchmark_dir, "hierarchical", "mcq")
+    requests = [r for item in items for r in mcq_requests(item)][::2] + [("Oo", " at"), ("Q", " a")]
+    lengths = {len(tiny_lm.encode([c + k])[0]) for c, k in requests}
+    assert min(lengths) < 8 < max(lengths)  # padded batches, and rows past the sliding window (8)
+    batched = tiny_lm.loglikelihood(requests)
+    for (context, continuation), value in zip(requests, batched, strict=True):
+        assert value == pytest.approx(reference_loglikelihood(tiny_lm, context, continuation), abs=1e-4)
+
+
+@pytest.mark.parametrize("add_bos_token", [True, False])
+def test_every_scored_and_generated_sequence_starts_with_exactly_one_bos(tiny_model_dir, add_bos_token):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from morphcpt.evaluate.hf import HFCausalLM
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir, add_bos_token=add_bos_token)
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+    seen = []
+    model.register_forward_pre_hook(
+        lambda _, args, kwargs: seen.append(kwargs["input_ids"]), with_kwargs=True
+    )
+    lm = HFCausalLM(model, tokenizer, batch_size=3)
+    lm.loglikelihood(
+        [("Ano ang ugat ng <bos> kumain?", " kain"), ("Q", " a b"), ("Mahabang tanong dito", " x")]
+    )
+    lm.generate(["Baybayin ang salitang sila.", "Q"], max_new_tokens=3)
+    bos, pad = tokenizer.bos_token_id, lm.pad_id
+    first_calls = [
+        ids for ids in seen if ids.shape[1] > 1
+    ]  # scoring and generation prefill, not decode steps
+    assert first_calls
+    for batch in first_calls:
+        for row in batch.tolist():
+            real = row[next(i for i, t in enumerate(row) if t != pad or i == len(row) - 1) :]
+            assert real[0] == bos and real.count(bos) == 1
+
+
+def test_hf_predictions_do_not_depend_on_option_order(tiny_lm):
+    items = synthetic_items(12, seed=6)
+    rng = random.Random(1)
+    moved = [shuffled(item, rng) for item in items]
+    before, after = score_mcq(tiny_lm, items), score_mcq(tiny_lm, moved)
+    assert [b.options[b.pred_norm] for b in before] == [a.options[a.pred_norm] for a in after]
+    assert [b.acc for b in before] == [a.acc for a in after]
+
+
+def test_batched_greedy_generation_equals_one_prompt_at_a_time(tiny_lm, benchmark_dir):
+    prompts = [i.prompt() for i in all_items(benchmark_dir, "pacute", "gen")]
+    tiny_lm.batch_size = 1
+    single = tiny_lm.generate(prompts, max_new_tokens=8)
+    tiny_lm.batch_size = 4
+    batched = tiny_lm.generate(prompts, max_new_tokens=8)
+    assert batched == single
+    assert all(len(tiny_lm.encode([text])[0]) <= 8 for text in batched)
+
+
+# ------------------------------------------------------------------------------------------------ runner
+
+
+def test_runner_writes_per_item_results_with_model_metadata(tiny_model_dir, benchmark_dir, tmp_path):
+    cfg = EvalConfig(
+        models=[str(tiny_model_dir)],
+        benchmarks=["pacute-affixation", "hierarchical"],
+        eval_mode="both",
+        benchmark_dir=benchmark_dir,
+        output_dir=tmp_path / "results",
+        batch_size=4,
+        device="cpu",
+        max_new_tokens=5,
+    )
+    written = run_evaluation(cfg)
+    assert len(written) == 2 + 3 + 3  # affixation x 2 modes, hierarchical MCQ levels 0/2/3, GEN levels 0/2/4
+    result = json.loads(result_path(cfg.output_dir, "model", "hierarchical-level2", "mcq", "en").read_text())
+    assert result["model"]["scheme"] == "patok" and result["model"]["step"] == 7
+    assert result["summary"]["overall"]["n"] == len(result["predictions"]) == 3
+    for prediction in result["predictions"]:
+        assert prediction["options"][prediction["correct_index"]] == prediction["answer"]
+        assert prediction["acc"] == (prediction["options"][prediction["pred"]] == prediction["answer"])
+    gen = json.loads(result_path(cfg.output_dir, "model", "pacute-affixation", "gen", "en").read_text())
+    assert {"exact", "prefix", "contains"} <= set(gen["summary"]["overall"])
+    assert not list(cfg.output_dir.rglob("*.partial.jsonl"))
+
+
+class CrashingModel(OracleModel):
+    def __init__(self, items, crash_after: int):
+        super().__init__(items)
+        self.crash_after = crash_after
+
+    def loglikelihood(self, requests):
+        if self.calls >= self.crash_after:
+            raise KeyboardInterrupt
+        return super().loglikelihood(requests)
+
+
+def test_an_interrupted_run_resumes_and_matches_an_uninterrupted_one(benchmark_dir, tmp_path):
+    items = load_benchmark("hierarchical-level2", "mcq", benchmark_dir)["hierarchical-level2"]
+    base = dict(models=["fake-org/fake"], benchmarks=["hierarchical-level2"], eval_mode="mcq")
+    base.update(benchmark_dir=benchmark_dir, batch_size=1)
+    crashing = CrashingModel(items, crash_after=2 * len(items[0].options))
+    with pytest.raises(KeyboardInterrupt):
+        run_evaluation(EvalConfig(**base, output_dir=tmp_path / "a"), lambda spec, cfg: crashing)
+    final = result_path(tmp_path / "a", "fake-org__fake", "hierarchical-level2", "mcq", "en")
+    partial = final.with_name(final.stem + ".partial.jsonl")
+    assert not final.exists() and len(partial.read_text().splitlines()) == 1 + 2  # header + two items
+    resumed = OracleModel(items)
+    run_evaluation(EvalConfig(**base, output_dir=tmp_path / "a"), lambda spec, cfg: resumed)
+    assert resumed.calls == sum(len(i.options) for i in items[2:])  # only the missing item
+    run_evaluation(EvalConfig(**base, output_dir=tmp_path / "b"), lambda spec, cfg: OracleModel(items))
+    clean = result_path(tmp_path / "b", "fake-org__fake", "hierarchical-level2", "mcq", "en")
+    assert json.loads(final.read_text())["predictions"] == json.loads(clean.read_text())["predictions"]
+
+    def must_not_load(spec, cfg):
+        raise AssertionError("a finished task loaded its model again")
+
+    run_evaluation(EvalConfig(**base, output_dir=tmp_path / "a"), must_not_load)
+
+
+def test_a_larger_limit_scores_only_the_new_items(benchmark_dir, tmp_path):
+    items = all_items(benchmark_dir, "pacute", "mcq")
+    base = dict(models=["m"], benchmarks=["pacute"], eval_mode="mcq", benchmark_dir=benchmark_dir)
+    base.update(output_dir=tmp_path)
+    run_evaluation(EvalConfig(**base, limit=1), lambda spec, cfg: OracleModel(items))
+    second = OracleModel(items)
+    run_evaluation(EvalConfig(**base), lambda spec, cfg: second)
+    assert second.calls == sum(len(i.options) for i in items) - 2 * 4  # first item of both subsets reused
+
+
+def test_tagalog_prompts_and_changed_settings_get_their_own_results(benchmark_dir, tmp_path):
+    items = all_items(benchmark_dir, "hierarchical", "gen")
+    base = dict(models=["m"], benchmarks=["hierarchical"], eval_mode="gen", benchmark_dir=benchmark_dir)
+    base.update(output_dir=tmp_path)
+    tagalog = OracleModel(items, language="tl")  # knows only the Tagalog prompts
+    written = run_evaluation(EvalConfig(**base, language="tl"), lambda spec, cfg: tagalog)
+    assert all(path.name.endswith("_gen_tl.json") for path in written)
+    assert all(json.loads(path.read_text())["summary"]["overall"]["exact"] == 1.0 for path in written)
+    calls = []
+
+    class Recording(OracleModel):
+        def generate(self, prompts, max_new_tokens=50):
+            calls.append(max_new_tokens)
+            return super().generate(prompts, max_new_tokens)
+
+    for max_new_tokens in (5, 5, 6):  # the repeat is skipped; a new limit scores again
+        run_evaluation(EvalConfig(**base, max_new_tokens=max_new_tokens), lambda spec, cfg: Recording(items))
+    assert calls == [5] * len(written) + [6] * len(written)
+
+
+def test_models_must_have_distinct_names(tmp_path):
+    (tmp_path / "a" / "step_10").mkdir(parents=True)
+    (tmp_path / "b" / "step_10").mkdir(parents=True)
+    with pytest.raises(ValueError, match="--model-names"):
+        model_specs([str(tmp_path / "a" / "step_10"), str(tmp_path / "b" / "step_10")])
+    assert [s.name for s in model_specs(["google/gemma-3-1b-pt"])] == ["google__gemma-3-1b-pt"]
+
+
+def test_the_command_line_runs_end_to_end(tiny_model_dir, benchmark_dir, tmp_path):
+    from morphcpt.evaluate.runner import main
+
+    out = tmp_path / "results"
+    argv = ["--models", str(tiny_model_dir), "--benchmarks", "pacute-syllabification", "--eval-mode", "both"]
+    argv += ["--benchmark-dir", str(benchmark_dir), "--output-dir", str(out), "--device", "cpu"]
+    argv += ["--max-new-tokens", "4", "--export-lm-eval", str(tmp_path / "lm_eval")]
+    assert main(argv) == 0
+    assert sorted(p.name for p in (out / "model").iterdir()) == [
+        "pacute-syllabification_gen.json",
+        "pacute-syllabification_mcq.json",
+    ]
+    assert (tmp_path / "lm_eval" / "morphcpt_pacute_syllabification_mcq.yaml").is_file()
+
+
+# ----------------------------------------------------------------------------------------- lm-eval export
+
+
+def test_lm_eval_export_writes_tasks_groups_and_their_data(benchmark_dir, tmp_path):
+    from morphcpt.evaluate.lm_eval import export_lm_eval
+    from morphcpt.evaluate.runner import load_tasks
+
+    cfg = EvalConfig(benchmarks=["pacute", "hierarchical"], benchmark_dir=benchmark_dir)
+    tasks = load_tasks(cfg)
+    written = export_lm_eval(tasks, tmp_path)
+    configs = {p.stem: yaml.safe_load(p.read_text()) for p in written}
+    assert len(configs) == len(tasks) + 4  # one group per benchmark and mode
+    mcq = configs["morphcpt_hierarchical_level2_mcq"]
+    assert mcq["output_type"] == "multiple_choice"
+    assert (mcq["doc_to_choice"], mcq["doc_to_target"], mcq["target_delimiter"]) == ("options", "gold", " ")
+    data_file = Path(mcq["dataset_kwargs"]["data_files"]["test"])
+    rows = [json.loads(line) for line in data_file.read_text().splitlines()]
+    assert len(rows) == len(tasks[("hierarchical-level2", "mcq")])
+    assert all(row["options"][row["gold"]] == row["answer"] for row in rows)
+    gen = configs["morphcpt_pacute_affixation_gen"]
+    assert gen["output_type"] == "generate_until" and gen["generation_kwargs"]["until"] == ["\n"]
+    assert configs["morphcpt_hierarchical_mcq"]["task"] == [
+        f"morphcpt_hierarchical_level{n}_mcq" for n in (0, 2, 3)
+    ]
