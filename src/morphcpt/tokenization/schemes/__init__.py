@@ -1,0 +1,31 @@
+"""The tokenization schemes, one file each behind one interface, chosen by name from `SCHEMES`.
+
+scheme = build_scheme(SchemeConfig(name="stochastok"), vocab)
+out = scheme.transform(canonical_ids, document_rng(seed, scheme.name, doc_index))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from morphcpt.tokenization.schemes.base import Scheme, SchemeConfig, document_rng
+from morphcpt.tokenization.schemes.patok import PatokScheme
+from morphcpt.tokenization.schemes.stochastok import StochastokScheme
+from morphcpt.tokenization.schemes.vanilla import VanillaScheme
+from morphcpt.tokenization.vocabulary import Vocabulary
+
+SCHEMES: dict[str, type] = {"vanilla": VanillaScheme, "stochastok": StochastokScheme, "patok": PatokScheme}
+
+
+def build_scheme(cfg: SchemeConfig | Mapping[str, Any], vocab: Vocabulary) -> Scheme:
+    """The scheme `cfg.name` for `vocab`; `cfg` may be a SchemeConfig, a dict or an OmegaConf node."""
+    cfg = SchemeConfig.from_mapping(cfg)
+    try:
+        cls = SCHEMES[cfg.name]
+    except KeyError:
+        raise ValueError(f"unknown scheme {cfg.name!r}; known: {sorted(SCHEMES)}") from None
+    return cls(cfg, vocab)
+
+
+__all__ = ["SCHEMES", "Scheme", "SchemeConfig", "build_scheme", "document_rng"]

@@ -1,0 +1,63 @@
+"""What every tokenization scheme shares: its config, its interface, and the per-document random generator.
+
+A scheme turns the canonical ids of one document (no <bos>/<eos>) into the ids we train on, with a
+`numpy.random.Generator` seeded from (seed, scheme, document index) so results never depend on how documents are
+spread over workers. It must never change the text: `vocab.decode(out) == vocab.decode(ids)`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Protocol
+
+import numpy as np
+
+
+@dataclass
+class SchemeConfig:
+    """One config for all schemes; each reads the fields it needs (YAML: conf/scheme/<name>.yaml)."""
+
+    name: str = "vanilla"
+    # stochastok and patok: share of the document's length tried as StochasTok splits
+    expand_prop: float = 0.1
+    # where the split table is cached (keyed by the vocabulary's fingerprint); None builds it in memory
+    cache_dir: str | None = None
+    # patok
+    contract_prop: float = 0.9
+    affix_awareness: float = 0.95
+    num_toks_to_cont: list[int] = field(default_factory=lambda: [2, 3, 4])
+    contract_prob: list[float] = field(default_factory=lambda: [0.35, 0.35, 0.3])
+    language: str = "fil"
+    # patok: span draws per token at most (rejected spans are re-drawn until this budget is spent)
+    max_attempts_factor: float = 2.0
+
+    @classmethod
+    def from_mapping(cls, cfg: Mapping[str, Any] | SchemeConfig) -> SchemeConfig:
+        """Accept a SchemeConfig, a dict or an OmegaConf node; unknown keys are an error."""
+        if isinstance(cfg, SchemeConfig):
+            return cfg
+        known = {f.name for f in fields(cls)}
+        values = dict(cfg.items())
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown scheme config keys {unknown}; known: {sorted(known)}")
+        for key in ("num_toks_to_cont", "contract_prob"):
+            if key in values:
+                values[key] = list(values[key])
+        return cls(**values)
+
+
+class Scheme(Protocol):
+    name: str
+
+    def transform(self, ids: list[int], rng: np.random.Generator) -> list[int]:
+        """Canonical ids of one document -> transformed ids with the same text."""
+        ...
+
+
+def document_rng(seed: int, scheme: str, doc_index: int) -> np.random.Generator:
+    """A generator for one document, from a stable hash of (seed, scheme, doc_index) — not Python's `hash`."""
+    digest = hashlib.sha256(f"morphcpt|{int(seed)}|{scheme}|{int(doc_index)}".encode()).digest()
+    return np.random.Generator(np.random.PCG64(np.frombuffer(digest, dtype=np.uint32)))

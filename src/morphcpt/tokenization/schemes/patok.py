@@ -1,0 +1,285 @@
+"""Patok: morphology-aware contract-then-expand, so that token boundaries fall on morpheme boundaries.
+
+Per document (canonical ids in, ids with the same text out):
+
+1. Words. The ids are cut into word groups: a group starts at the first token, at a token whose text starts with
+   whitespace ("▁mag") or is special, and after a token whose text ends with whitespace ("\\n") or is special.
+   Each group's text is analysed once (cached): its words (`alignment.WORD_PATTERN`) go through the language
+   pack's `analyze`, giving morpheme boundaries ("cuts", character offsets) and affix morphs. An *affix token*
+   is a token whose extent equals an affix morph (prefix, infix, suffix, reduplicant), a word-initial one
+   together with its "▁" — so Gemma's "▁ma" in "▁ma|ganda" is one, while "an" inside "bansa" never is (the
+   analyser finds no affix there). Groups with specials or byte pieces, or longer than `MAX_WORD_TOKENS`
+   (URLs, blobs), are left as they are.
+2. Contraction. `int(contract_prop * len(ids))` attempts. Each draws a span size n from `num_toks_to_cont`
+   (weights `contract_prob`) and a uniform start; the span is clipped to its word group. A span holding an
+   affix token is rejected with probability `affix_awareness` and re-drawn; all draws together are bounded by
+   `max_attempts_factor * len(ids)`. Otherwise, with probability `affix_awareness`, the span's text is cut at the
+   morpheme boundaries inside it, each fragment is encoded canonically ("▁" stays on a word-initial fragment),
+   and the result replaces the span when it spells the same text with ordinary pieces and is no longer than
+   the span plus one token per morpheme boundary the cut introduces (so "▁kum|ain" may become "▁k|um|ain",
+   but a cut never costs more than the boundary it aligns). Without the cut (probability 1 - affix_awareness)
+   the span is re-encoded whole and replaced when that is no longer: a plain contraction.
+3. Expansion. StochasTok with `expand_prop` on the contracted ids, affix tokens frozen (an attempt landing on one
+   is spent, so the work stays bounded even when every token is an affix).
+
+Speed. Only a group with a morpheme boundary strictly inside one of its canonical tokens can gain anything in
+step 2, so draws landing elsewhere are spent without work (re-encoding an aligned span gives it back, up to the
+occasional non-canonical merge that patok does not need). Analyses, fragment encodings and whole span steps
+(state, span, cut or not) -> new state are cached, so a step costs a dictionary lookup once a word has been
+seen. `benchmarks/schemes.py` measures it against vanilla.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import accumulate
+
+import numpy as np
+
+from morphcpt.tokenization.alignment import WORD_PATTERN
+from morphcpt.tokenization.expansions import Expander, load_or_build_split_table
+from morphcpt.tokenization.schemes.base import SchemeConfig
+from morphcpt.tokenization.vocabulary import WORD_START, Vocabulary
+
+AFFIX_KINDS = frozenset({"prefix", "infix", "suffix", "reduplicant"})
+MAX_WORD_TOKENS = 64
+_WS_BYTES = frozenset(bytes([b]) for b in b" \t\n\r\x0b\x0c")
+_UNSEEN, _ACTIVE, _AFFIX = -1, 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class WordInfo:
+    """A word group in one tokenization: its text, token offsets, morpheme cuts and affix tokens."""
+
+    text: str
+    offsets: tuple[int, ...]  # character offsets of the token boundaries, 0 .. len(text)
+    cuts: tuple[int, ...]  # morpheme boundaries, sorted character offsets
+    affix_extents: frozenset[tuple[int, int]]  # (start, end) of tokens that are affix tokens
+    affix_flags: tuple[bool, ...]  # per token
+    active: bool  # a cut falls strictly inside a token: contraction can align something here
+
+
+class PatokScheme:
+    name = "patok"
+
+    def __init__(self, cfg: SchemeConfig, vocab: Vocabulary, pack=None, cache_size: int = 1 << 17) -> None:
+        if len(cfg.num_toks_to_cont) != len(cfg.contract_prob) or not cfg.num_toks_to_cont:
+            raise ValueError("num_toks_to_cont and contract_prob must be non-empty and of equal length")
+        if min(cfg.num_toks_to_cont) < 1 or min(cfg.contract_prob) < 0 or sum(cfg.contract_prob) <= 0:
+            raise ValueError("num_toks_to_cont must be >= 1 and contract_prob a distribution")
+        if not 0.0 <= cfg.affix_awareness <= 1.0:
+            raise ValueError("affix_awareness must be in [0, 1]")
+        if pack is None:
+            from morphcpt.morphology import get_language_pack
+
+            pack = get_language_pack(cfg.language)
+        pack.analyze("pinagsisikapan")  # loads the analyser's lexicon now, not inside the first document
+        self.vocab = vocab
+        self.pack = pack
+        self.contract_prop = cfg.contract_prop
+        self.expand_prop = cfg.expand_prop
+        self.affix_awareness = cfg.affix_awareness
+        self.max_attempts_factor = max(cfg.max_attempts_factor, cfg.contract_prop)
+        self._sizes = list(cfg.num_toks_to_cont)
+        probs = np.asarray(cfg.contract_prob, dtype=np.float64)
+        self._cdf = np.cumsum(probs / probs.sum())[:-1].tolist()
+        self._expander = Expander(load_or_build_split_table(vocab, cfg.cache_dir))
+
+        self._plain = [not vocab.is_special(i) and not vocab.is_byte(i) for i in range(vocab.size)]
+        self._char_len = [len(p) for p in vocab.pieces]
+        self._opens = [vocab.is_special(i) or b[:1] in _WS_BYTES for i, b in enumerate(vocab.piece_bytes)]
+        self._closes = [vocab.is_special(i) or b[-1:] in _WS_BYTES for i, b in enumerate(vocab.piece_bytes)]
+        self._single_code = [_UNSEEN] * vocab.size  # UNSEEN, or bits ACTIVE | AFFIX of a one-token group
+        self._encode_word = self._word_encoder()
+        self.word_info = lru_cache(maxsize=cache_size)(self._word_info)
+        self._analysis = lru_cache(maxsize=cache_size)(self._analyse_text)
+        self._fragments = lru_cache(maxsize=cache_size)(self._encode_fragments)
+        self._step = lru_cache(maxsize=cache_size)(self._span_step)
+
+    # -- cached analyses ---------------------------------------------------------------------------------
+    def _analyse_text(self, text: str) -> tuple[tuple[int, ...], frozenset[tuple[int, int]]]:
+        """Morpheme cuts and affix-token extents of a group's text."""
+        cuts: list[int] = []
+        extents: set[tuple[int, int]] = set()
+        for match in WORD_PATTERN.finditer(text):
+            start = match.start()
+            for k, morph in enumerate(self.pack.analyze(match.group())):
+                if k:
+                    cuts.append(start + morph.start)
+                if morph.kind in AFFIX_KINDS:
+                    extents.add((start + morph.start, start + morph.end))
+                    if morph.start == 0 and start > 0 and text[start - 1] == " ":
+                        extents.add((start - 1, start + morph.end))  # "▁ma" carries the word's space
+        return tuple(cuts), frozenset(extents)
+
+    def _word_info(self, group: tuple[int, ...]) -> WordInfo:
+        if len(group) > MAX_WORD_TOKENS or not all(self._plain[i] for i in group):
+            return WordInfo("", (), (), frozenset(), (False,) * len(group), False)
+        text = self.vocab.decode(group)
+        offsets = tuple(accumulate((self._char_len[i] for i in group), initial=0))
+        cuts, extents = self._analysis(text)
+        inner = set(offsets[1:-1])
+        flags = tuple((a, b) in extents for a, b in zip(offsets, offsets[1:], strict=False))
+        return WordInfo(text, offsets, cuts, extents, flags, any(c not in inner for c in cuts))
+
+    def _encode_fragments(self, text: str, cuts: tuple[int, ...]) -> tuple[int, ...] | None:
+        """Canonical ids of `text` cut at `cuts`, or None when they would not spell it with plain pieces."""
+        bounds = (0, *cuts, len(text))
+        encode = self._encode_word
+        ids = [i for a, b in zip(bounds, bounds[1:], strict=False) for i in encode(text[a:b])]
+        if not all(self._plain[i] for i in ids) or self.vocab.decode(ids) != text:
+            return None
+        return tuple(ids)
+
+    def _word_encoder(self):
+        """A fast canonical encoder for word fragments.
+
+        With Gemma's layout (normaliser: " " -> "▁"; no pre-tokeniser, or one splitting on " ", which never
+        matches after normalisation) a fragment goes straight to the BPE model, about four times faster than a full
+        `encode`; it skips added-token matching, which a fragment of a word does not need, and every result is
+        checked to spell its text anyway. Other layouts use the full `encode`.
+        """
+        backend = json.loads(self.vocab.encoder.to_str())
+        gemma_normaliser = {"type": "Replace", "pattern": {"String": " "}, "content": WORD_START}
+        split_on_space = {"type": "Split", "pattern": {"String": " "}}
+        pre = backend.get("pre_tokenizer")
+        if backend.get("normalizer") == gemma_normaliser and (
+            pre is None or {k: pre.get(k) for k in split_on_space} == split_on_space
+        ):
+            tokenize = self.vocab.encoder.model.tokenize
+            return lambda text: [t.id for t in tokenize(text.replace(" ", WORD_START))]
+        return self.vocab.encode
+
+    def _span_step(
+        self, state: tuple[int, ...], start: int, size_index: int, cut: bool
+    ) -> tuple[bool, tuple[int, ...] | None]:
+        """Contract the span of `num_toks_to_cont[size_index]` tokens from `start` (both clipped to the group).
+
+        Returns whether the span holds an affix token, and the group's new ids (None when unchanged).
+        """
+        r = min(start, len(state) - 1)
+        e = min(r + self._sizes[size_index], len(state))
+        info = self.word_info(state)
+        has_affix = any(info.affix_flags[r:e])
+        cs, ce = info.offsets[r], info.offsets[e]
+        cuts = ()
+        if cut:
+            c = info.cuts
+            cuts = tuple(x - cs for x in c[bisect_right(c, cs) : bisect_left(c, ce)])
+        new = self._fragments(info.text[cs:ce], cuts)
+        if new is None or new == state[r:e]:
+            return has_affix, None
+        inner = info.offsets[r + 1 : e]
+        introduced = sum(1 for x in cuts if x + cs not in inner)
+        if len(new) > e - r + introduced:
+            return has_affix, None
+        return has_affix, state[:r] + new + state[e:]
+
+    # -- the scheme --------------------------------------------------------------------------------------
+    def transform(self, ids: list[int], rng: np.random.Generator) -> list[int]:
+        ids = list(ids)
+        n = len(ids)
+        if n == 0:
+            return ids
+        opens, closes = self._opens, self._closes
+        starts = [0, *(i for i in range(1, n) if opens[ids[i]] or closes[ids[i - 1]])]
+        starts.append(n)
+
+        active: list[tuple[int, int]] = []  # (start, end) of the groups that can contract, in order
+        frozen_at: list[int] = []  # positions of affix tokens
+        single_code, word_info = self._single_code, self.word_info
+        for s, e in zip(starts, starts[1:]):  # noqa: B905 - starts[1:] is one shorter on purpose
+            if e - s == 1:
+                code = single_code[ids[s]]
+                if code == 0:  # most groups: one token that neither contracts nor is an affix token
+                    continue
+                if code == _UNSEEN:
+                    info = word_info((ids[s],))
+                    code = single_code[ids[s]] = _ACTIVE * info.active + _AFFIX * info.affix_flags[0]
+                if code & _ACTIVE:
+                    active.append((s, e))
+                if code & _AFFIX:
+                    frozen_at.append(s)
+            else:
+                info = word_info(tuple(ids[s:e]))
+                if info.active:
+                    active.append((s, e))
+                if True in info.affix_flags:
+                    frozen_at += [s + k for k, f in enumerate(info.affix_flags) if f]
+
+        attempts = int(self.contract_prop * n)
+        if active and attempts > 0:
+            changed = self._contract(ids, active, attempts, rng)
+            if changed:
+                ids, frozen_at = self._assemble(ids, active, changed, frozen_at)
+        frozen = None
+        if frozen_at:
+            frozen = [False] * len(ids)
+            for k in frozen_at:
+                frozen[k] = True
+        return self._expander.expand(ids, int(len(ids) * self.expand_prop), rng, frozen=frozen)
+
+    def _contract(self, ids, active, attempts, rng) -> dict[int, tuple[int, ...]]:
+        """Run the contraction attempts; returns the new ids of the (indices of) active groups that changed.
+
+        Draws land on uniform positions of the document; only those on active groups can do anything, so they
+        are generated directly: the gap to the next such draw is geometric with p = active tokens / n, and its
+        position is uniform over the active tokens. Other draws count as spent attempts.
+        """
+        n = len(ids)
+        budget = max(attempts, int(self.max_attempts_factor * n))
+        sizes = list(accumulate(e - s for s, e in active))  # active tokens up to and including each group
+        n_active = sizes[-1]
+        log_miss = math.log1p(-n_active / n) if n_active < n else -math.inf
+        current: dict[int, tuple[int, ...]] = {}  # group -> its ids, once a draw lands there
+        aw, step, cdf = self.affix_awareness, self._step, self._cdf
+        k = -1  # index of the current draw among all draws
+        rejected = 0
+        while True:
+            chunk = iter(rng.random(5 * max(8, int(1.2 * attempts * n_active / n))).tolist())
+            for u_gap, u_pos, u_size, u_reject, u_cut in zip(chunk, chunk, chunk, chunk, chunk, strict=True):
+                k += 1 if log_miss == -math.inf else 1 + int(math.log1p(-u_gap) / log_miss)
+                if k >= budget or k - rejected >= attempts:  # a rejected span does not count: it is re-drawn
+                    return {
+                        g: new for g, new in current.items() if list(new) != ids[active[g][0] : active[g][1]]
+                    }
+                t = int(u_pos * n_active)
+                g = bisect_right(sizes, t)
+                state = current.get(g)
+                if state is None:
+                    state = current[g] = tuple(ids[active[g][0] : active[g][1]])
+                has_affix, new = step(
+                    state, t - (sizes[g - 1] if g else 0), bisect_right(cdf, u_size), u_cut < aw
+                )
+                if has_affix and u_reject < aw:
+                    rejected += 1
+                elif new is not None:
+                    current[g] = new
+
+    def _assemble(self, ids, active, changed, frozen_at) -> tuple[list[int], list[int]]:
+        """Splice the changed groups in and move the affix positions with them."""
+        out: list[int] = []
+        spans: list[tuple[int, int, int, int]] = []  # (old start, old end, new start, new end)
+        new_frozen: list[int] = []
+        prev = 0
+        for g in sorted(changed):
+            s, e = active[g]
+            out += ids[prev:s]
+            new = changed[g]
+            spans.append((s, e, len(out), len(out) + len(new)))
+            new_frozen += [len(out) + k for k, f in enumerate(self.word_info(new).affix_flags) if f]
+            out += new
+            prev = e
+        out += ids[prev:]
+        old_starts = [span[0] for span in spans]
+        for k in frozen_at:
+            i = bisect_right(old_starts, k) - 1
+            if i < 0:
+                new_frozen.append(k)
+            elif k >= spans[i][1]:  # after changed group i, shifted as its end moved
+                new_frozen.append(k - spans[i][1] + spans[i][3])
+        return out, new_frozen

@@ -1,0 +1,29 @@
+"""StochasTok (Sims et al., 2025): split random tokens of the canonical ids into two vocabulary tokens.
+
+`int(len(ids) * expand_prop)` attempts; each picks a uniformly random position of the current, growing list and
+replaces its token by a uniformly chosen expansion pair, or is spent when the token has none (specials, bytes,
+unsplittable pieces). Realised growth is therefore below `expand_prop`. The text never changes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from morphcpt.tokenization.expansions import Expander, load_or_build_split_table
+from morphcpt.tokenization.schemes.base import SchemeConfig
+from morphcpt.tokenization.vocabulary import Vocabulary
+
+
+class StochastokScheme:
+    name = "stochastok"
+
+    def __init__(self, cfg: SchemeConfig, vocab: Vocabulary) -> None:
+        if cfg.expand_prop < 0:
+            raise ValueError(f"expand_prop must be >= 0, got {cfg.expand_prop}")
+        self.vocab = vocab
+        self.expand_prop = cfg.expand_prop
+        self.table = load_or_build_split_table(vocab, cfg.cache_dir)
+        self._expander = Expander(self.table)
+
+    def transform(self, ids: list[int], rng: np.random.Generator) -> list[int]:
+        return self._expander.expand(list(ids), int(len(ids) * self.expand_prop), rng)

@@ -1,0 +1,18 @@
+"""Vanilla: the canonical tokenization, unchanged. The baseline every other scheme is compared with."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from morphcpt.tokenization.schemes.base import SchemeConfig
+from morphcpt.tokenization.vocabulary import Vocabulary
+
+
+class VanillaScheme:
+    name = "vanilla"
+
+    def __init__(self, cfg: SchemeConfig, vocab: Vocabulary) -> None:
+        self.vocab = vocab
+
+    def transform(self, ids: list[int], rng: np.random.Generator) -> list[int]:
+        return list(ids)

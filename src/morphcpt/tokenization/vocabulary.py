@@ -1,0 +1,166 @@
+"""A read-only view of a Hugging Face tokenizer as SentencePiece pieces: ids, spellings, specials, bytes.
+
+Every scheme works on canonical ids and must keep the text unchanged, so it needs to know exactly what each id
+spells. `Vocabulary` gives that view for any SentencePiece-style BPE tokenizer that `AutoTokenizer` loads (the real
+Gemma 3 tokenizer with 262,144 pieces, or the small shipped sample tokenizer):
+
+    vocab = Vocabulary.load("data/tokenizer")          # or "google/gemma-3-1b-pt"
+    ids = vocab.encode("Kumain ka na ba?")             # canonical ids, no <bos>/<eos>
+    assert vocab.decode(ids) == "Kumain ka na ba?"
+
+Facts it relies on (see REFERENCE.md): "▁" marks a space inside pieces; byte-fallback pieces are spelled
+`<0xNN>`; specials (pad, eos, bos, unk, mask, ...) are added tokens flagged special. `size` counts the pieces of
+the tokenizer's model (what the embedding rows index); Gemma 3's tokenizer also carries an added token past the
+model's vocabulary, so `len(tokenizer)` can exceed it — never resize an embedding from `len(tokenizer)`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from tokenizers import Tokenizer
+
+WORD_START = "\u2581"  # "▁": SentencePiece's spelling of a space inside pieces
+_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+
+class Vocabulary:
+    """Pieces, special ids and exact encode/decode of one tokenizer. Build with `Vocabulary.load`."""
+
+    def __init__(self, tokenizer) -> None:
+        self.tokenizer = tokenizer
+        backend: Tokenizer = tokenizer.backend_tokenizer
+        model_vocab = backend.get_vocab(with_added_tokens=False)
+        added = {
+            int(i): token for i, token in getattr(tokenizer, "added_tokens_decoder", {}).items()
+        }  # id -> AddedToken
+        if not model_vocab:
+            raise ValueError(
+                "tokenizer has no model vocabulary; a SentencePiece-style BPE tokenizer is required"
+            )
+        self.size: int = max(model_vocab.values()) + 1
+        pieces: list[str | None] = [None] * self.size
+        for piece, i in model_vocab.items():
+            pieces[i] = piece
+        for i, token in added.items():
+            if i < self.size and pieces[i] is None:
+                pieces[i] = token.content
+        missing = [i for i, p in enumerate(pieces) if p is None]
+        if missing:
+            raise ValueError(f"tokenizer vocabulary has holes, e.g. ids {missing[:5]}")
+        self.pieces: list[str] = pieces  # type: ignore[assignment]
+        self._piece_ids = {p: i for i, p in enumerate(self.pieces)}
+
+        self.special_ids: frozenset[int] = frozenset(
+            i for i, token in added.items() if token.special and i < self.size
+        )
+        self.byte_values: dict[int, int] = {}
+        for i, p in enumerate(self.pieces):
+            m = _BYTE_PIECE.fullmatch(p)
+            if m and i not in self.special_ids:
+                self.byte_values[i] = int(m.group(1), 16)
+
+        def special(name: str) -> int:
+            token = getattr(tokenizer, f"{name}_token", None)
+            i = self._piece_ids.get(str(token)) if token is not None else None
+            if i is None:
+                raise ValueError(f"tokenizer has no {name} token inside its vocabulary")
+            return i
+
+        self.pad_id, self.eos_id, self.bos_id, self.unk_id = (
+            special(n) for n in ("pad", "eos", "bos", "unk")
+        )
+        # unk is flagged special by SentencePiece conversions; make sure decode drops it either way.
+        self.special_ids = self.special_ids | {self.pad_id, self.eos_id, self.bos_id, self.unk_id}
+
+        # What each id spells, as UTF-8 bytes: specials spell nothing, bytes spell themselves.
+        self.piece_bytes: list[bytes] = [
+            b""
+            if i in self.special_ids
+            else bytes([self.byte_values[i]])
+            if i in self.byte_values
+            else p.replace(WORD_START, " ").encode("utf-8")
+            for i, p in enumerate(self.pieces)
+        ]
+        self.fingerprint: str = self._fingerprint()
+
+        # Own copy of the backend (`encoder`): special tokens in the text stay text, nothing is added around it.
+        self.encoder = Tokenizer.from_str(backend.to_str())
+        self.encoder.encode_special_tokens = True
+        self.encoder.no_padding()
+        self.encoder.no_truncation()
+
+    @classmethod
+    def load(cls, name_or_path: str | Path) -> Vocabulary:
+        """Load a tokenizer with `AutoTokenizer.from_pretrained` (a local folder or a Hub id) and wrap it."""
+        from transformers import AutoTokenizer
+
+        return cls(AutoTokenizer.from_pretrained(str(name_or_path)))
+
+    def _fingerprint(self) -> str:
+        h = hashlib.sha256()
+        h.update(json.dumps(self.pieces, ensure_ascii=False).encode("utf-8"))
+        h.update(json.dumps(sorted(self.special_ids)).encode("utf-8"))
+        h.update(json.dumps([self.pad_id, self.eos_id, self.bos_id, self.unk_id]).encode("utf-8"))
+        return h.hexdigest()
+
+    def encode(self, text: str) -> list[int]:
+        """Canonical ids of `text`: no <bos>/<eos> added, literal "<eos>" in the text stays text."""
+        return self.encoder.encode(text, add_special_tokens=False).ids
+
+    def encode_batch(self, texts: list[str]) -> list[list[int]]:
+        return [e.ids for e in self.encoder.encode_batch_fast(texts, add_special_tokens=False)]
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """The exact text of `ids`: specials dropped, byte pieces joined into characters, "▁" read as a space.
+
+        Equals the tokenizer's own `decode(ids, skip_special_tokens=True)`, including for byte runs that are not
+        valid UTF-8, which become one U+FFFD per byte as the tokenizer's ByteFallback decoder does.
+        """
+        ids = list(ids)
+        data = b"".join(map(self.piece_bytes.__getitem__, ids))
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return self._decode_with_invalid_bytes(ids)
+
+    def _decode_with_invalid_bytes(self, ids: Sequence[int]) -> str:
+        out: list[str] = []
+        run = bytearray()
+        for i in ids:
+            if i in self.special_ids:
+                continue
+            if i in self.byte_values:
+                run.append(self.byte_values[i])
+                continue
+            if run:
+                out.append(_decode_byte_run(run))
+                run.clear()
+            out.append(self.piece_bytes[i].decode("utf-8"))
+        if run:
+            out.append(_decode_byte_run(run))
+        return "".join(out)
+
+    def is_special(self, i: int) -> bool:
+        return i in self.special_ids
+
+    def is_byte(self, i: int) -> bool:
+        return i in self.byte_values
+
+    def piece_id(self, piece: str) -> int | None:
+        """The id of an exact piece string in the vocabulary's own spelling ("▁ma", not " ma"), or None."""
+        return self._piece_ids.get(piece)
+
+    def __repr__(self) -> str:
+        return f"Vocabulary(size={self.size}, fingerprint={self.fingerprint[:12]})"
+
+
+def _decode_byte_run(run: bytes) -> str:
+    try:
+        return run.decode("utf-8")
+    except UnicodeDecodeError:
+        return "\ufffd" * len(run)

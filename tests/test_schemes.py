@@ -1,0 +1,303 @@
+"""Schemes and the split table: lossless on every document, seeded, expanding/aligning as designed, bounded."""
+
+from __future__ import annotations
+
+import collections
+import json
+import time
+
+import numpy as np
+import pytest
+from omegaconf import OmegaConf
+
+from morphcpt import paths
+from morphcpt.morphology import get_language_pack
+from morphcpt.tokenization import expansions
+from morphcpt.tokenization.alignment import Alignment, morpheme_boundary_alignment
+from morphcpt.tokenization.expansions import (
+    Expander,
+    SplitTable,
+    build_split_table,
+    cache_path,
+    load_or_build_split_table,
+    save_split_table,
+)
+from morphcpt.tokenization.schemes import SCHEMES, SchemeConfig, build_scheme, document_rng
+from morphcpt.tokenization.schemes.patok import PatokScheme
+
+EDGE_TEXTS = [
+    "",
+    " ",
+    "\n",
+    "\n\n \n",
+    "1234567890 3.14",
+    "😀🇵🇭 emoji, ñ and é",
+    "literal <eos> and <bos> text",
+    "mag nag pag ka ma um in an han hin",  # nothing but affix-like words
+    "magmag-magmag kumain-kumain ",
+    "Pinag-aralan, pinagsisikapan; naglalaro! umuulan?",
+    "a" * 300,
+]
+
+
+@pytest.fixture(scope="module")
+def texts(sample_corpus) -> list[str]:
+    with open(sample_corpus, encoding="utf-8") as f:
+        return [json.loads(line)["text"] for line in f][:400] + EDGE_TEXTS
+
+
+@pytest.fixture(scope="module")
+def canonical(vocab, texts) -> list[list[int]]:
+    return vocab.encode_batch(texts)
+
+
+@pytest.fixture(scope="module")
+def schemes(vocab) -> dict:
+    return {name: build_scheme(SchemeConfig(name=name), vocab) for name in SCHEMES}
+
+
+@pytest.fixture(scope="module")
+def outputs(schemes, canonical) -> dict[str, list[list[int]]]:
+    return {
+        name: [s.transform(ids, document_rng(0, name, i)) for i, ids in enumerate(canonical)]
+        for name, s in schemes.items()
+    }
+
+
+# --- split table -----------------------------------------------------------------------------------------
+
+
+def test_split_table_is_every_cut_into_two_ordinary_pieces(vocab):
+    table = build_split_table(vocab)
+    ordinary = {
+        p: i for i, p in enumerate(vocab.pieces) if i not in vocab.special_ids and i not in vocab.byte_values
+    }
+    for i, piece in enumerate(vocab.pieces):
+        expected = []
+        if piece in ordinary and ordinary[piece] == i:
+            expected = [
+                (ordinary[piece[:k]], ordinary[piece[k:]])
+                for k in range(1, len(piece))
+                if piece[:k] in ordinary and piece[k:] in ordinary
+            ]
+        assert table.pairs(i) == expected
+    assert table.num_splittable() > vocab.size // 4
+
+
+def test_split_table_cache_round_trip_keeps_expanding(tmp_path, vocab, canonical, monkeypatch):
+    built = load_or_build_split_table(vocab, tmp_path)
+    assert cache_path(tmp_path, vocab).exists()
+
+    def no_rebuild(_):
+        raise AssertionError("a valid cache must be loaded, not rebuilt")
+
+    monkeypatch.setattr(expansions, "build_split_table", no_rebuild)
+    loaded = load_or_build_split_table(vocab, tmp_path)
+    for field in ("offsets", "left", "right"):
+        assert np.array_equal(getattr(loaded, field), getattr(built, field))
+        assert np.issubdtype(getattr(loaded, field).dtype, np.integer)
+    scheme = build_scheme(SchemeConfig(name="stochastok", cache_dir=str(tmp_path)), vocab)
+    changed = [scheme.transform(ids, document_rng(0, "x", i)) != ids for i, ids in enumerate(canonical)]
+    assert np.mean(changed) > 0.5
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "other_vocabulary", "inconsistent"])
+def test_bad_cache_is_rebuilt_atomically(tmp_path, vocab, damage):
+    good = build_split_table(vocab)
+    path = cache_path(tmp_path, vocab)
+    save_split_table(good, path)
+    if damage == "garbage":
+        path.write_bytes(b"not a zip file at all")
+    elif damage == "truncated":
+        path.write_bytes(path.read_bytes()[:100])
+    elif damage == "other_vocabulary":
+        save_split_table(SplitTable(good.offsets, good.left, good.right, "0" * 64), path)
+    else:
+        save_split_table(SplitTable(good.offsets, good.left[:-1], good.right[:-1], good.fingerprint), path)
+    table = load_or_build_split_table(vocab, tmp_path)
+    assert np.array_equal(table.left, good.left) and np.array_equal(table.offsets, good.offsets)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # rewritten, no temporary left behind
+    assert expansions.load_split_table(path, vocab) is not None
+
+
+def test_expander_follows_the_stochastok_distribution():
+    """Slots + linked list give the same output distribution as splitting positions of a growing list."""
+    # id 0 -> (1, 2) | (3, 4); id 2 -> (3, 3); ids 1, 3, 4 have no pairs
+    table = SplitTable(
+        offsets=np.array([0, 2, 2, 3, 3, 3]),
+        left=np.array([1, 3, 3], dtype=np.int32),
+        right=np.array([2, 4, 3], dtype=np.int32),
+        fingerprint="toy",
+    )
+    pairs = {0: [(1, 2), (3, 4)], 2: [(3, 3)]}
+
+    def reference(ids, attempts, rng):
+        ids = list(ids)
+        for _ in range(attempts):
+            j = int(rng.integers(len(ids)))
+            if ids[j] in pairs:
+                ids[j : j + 1] = pairs[ids[j]][int(rng.integers(len(pairs[ids[j]])))]
+        return tuple(ids)
+
+    expander, runs, ids = Expander(table), 20000, [0, 1, 0, 2]
+    rng = np.random.default_rng(0)
+    ours = collections.Counter(tuple(expander.expand(ids, 3, rng)) for _ in range(runs))
+    theirs = collections.Counter(reference(ids, 3, rng) for _ in range(runs))
+    total_variation = sum(abs(ours[k] - theirs[k]) for k in ours.keys() | theirs.keys()) / (2 * runs)
+    assert total_variation < 0.03
+    assert len(ours) > 10
+
+
+# --- every scheme ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(SCHEMES))
+def test_lossless_in_range_no_specials(name, vocab, texts, outputs):
+    for text, out in zip(texts, outputs[name], strict=True):
+        assert vocab.decode(out) == text
+        assert all(0 <= i < vocab.size for i in out)
+        assert not any(vocab.is_special(i) for i in out)
+
+
+@pytest.mark.parametrize("name", list(SCHEMES))
+def test_seeded_and_reproducible(name, schemes, canonical, outputs):
+    scheme = schemes[name]
+    again = [scheme.transform(ids, document_rng(0, name, i)) for i, ids in enumerate(canonical)]
+    assert again == outputs[name]
+
+
+def test_document_rng_is_stable_and_independent():
+    draw = document_rng(1234, "patok", 42).integers(0, 2**32, size=3).tolist()
+    assert draw == document_rng(1234, "patok", 42).integers(0, 2**32, size=3).tolist()
+    assert draw == [1865840429, 4030282428, 3416840776]  # fixed forever: no Python hash() involved
+    others = [
+        document_rng(1235, "patok", 42),
+        document_rng(1234, "stochastok", 42),
+        document_rng(1234, "patok", 43),
+    ]
+    assert all(g.integers(0, 2**32, size=3).tolist() != draw for g in others)
+
+
+@pytest.mark.parametrize("name", ["stochastok", "patok"])
+def test_different_documents_get_different_randomness(name, schemes, canonical):
+    long_docs = [ids for ids in canonical if len(ids) >= 100][:20]
+    scheme = schemes[name]
+    differ = [
+        scheme.transform(ids, document_rng(0, name, 0)) != scheme.transform(ids, document_rng(0, name, 1))
+        for ids in long_docs
+    ]
+    assert np.mean(differ) > 0.8
+
+
+def test_vanilla_is_identity(canonical, outputs):
+    assert outputs["vanilla"] == canonical
+
+
+def test_stochastok_expands_most_documents_within_budget(canonical, outputs):
+    normal = [(ids, out) for ids, out in zip(canonical, outputs["stochastok"], strict=True) if len(ids) >= 30]
+    assert np.mean([out != ids for ids, out in normal]) > 0.8
+    for ids, out in zip(canonical, outputs["stochastok"], strict=True):
+        assert len(ids) <= len(out) <= len(ids) + int(len(ids) * 0.1)
+
+
+def test_config_files_build_their_scheme(vocab):
+    for name in SCHEMES:
+        node = OmegaConf.load(paths.CONF_DIR / "scheme" / f"{name}.yaml")
+        assert build_scheme(node, vocab).name == name
+    with pytest.raises(ValueError, match="unknown scheme config keys"):
+        build_scheme({"name": "patok", "expand_propp": 0.2}, vocab)
+    with pytest.raises(ValueError, match="unknown scheme"):
+        build_scheme({"name": "bpe-dropout"}, vocab)
+
+
+# --- patok -----------------------------------------------------------------------------------------------
+
+
+def test_patok_changes_most_documents_and_aligns_with_morphemes(vocab, canonical, outputs):
+    pack = get_language_pack("fil")
+    normal = [i for i, ids in enumerate(canonical) if len(ids) >= 30]
+    assert np.mean([outputs["patok"][i] != canonical[i] for i in normal]) > 0.6
+    align = {
+        name: sum((morpheme_boundary_alignment(vocab, out, pack) for out in outs), Alignment())
+        for name, outs in outputs.items()
+    }
+    for other in ("vanilla", "stochastok"):
+        assert align["patok"].precision > 1.5 * align[other].precision
+        assert align["patok"].recall > 2.0 * align[other].recall
+
+
+def test_patok_finds_affix_tokens_in_the_vocabulary_spelling(vocab):
+    scheme = PatokScheme(SchemeConfig(name="patok"), vocab)
+    pack = scheme.pack
+    prefixed = [("mag", "luto"), ("nag", "laro"), ("pag", "kain"), ("ma", "ganda"), ("ka", "ibigan")]
+    found = 0
+    for prefix, root in prefixed:
+        word = prefix + root
+        if vocab.piece_id("\u2581" + prefix) is None or pack.analyze(word)[0].kind != "prefix":
+            continue
+        ids = [vocab.piece_id("\u2581" + prefix), *vocab.encode(root)]
+        info = scheme.word_info(tuple(ids))
+        assert info.affix_flags[0], (word, [vocab.pieces[i] for i in ids])
+        found += 1
+    assert found >= 2
+    bansa = scheme.word_info(tuple(vocab.encode(" bansa")))
+    assert not any(bansa.affix_flags) and not bansa.cuts  # no "an" inside "bansa"
+
+
+def test_patok_keeps_affix_tokens_through_expansion(vocab):
+    """With expansion only (and every attempt allowed), affix tokens are never split."""
+    cfg = SchemeConfig(name="patok", contract_prop=0.0, expand_prop=5.0, affix_awareness=1.0)
+    scheme = PatokScheme(cfg, vocab)
+    prefix_id = vocab.piece_id("\u2581mag")
+    assert prefix_id is not None
+    ids = []
+    for root in ["luto", "laro", "linis", "aral", "sulat"] * 20:
+        ids += [prefix_id, *vocab.encode(root)]
+    out = scheme.transform(ids, document_rng(0, "patok", 0))
+    assert vocab.decode(out) == vocab.decode(ids)
+    assert out.count(prefix_id) == ids.count(prefix_id)
+    assert len(out) > len(ids)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mag " * 3000,  # every token an affix token
+        "pinagsisikapan" * 300,  # one enormous word
+        "ma-" * 2000,
+        "umuulan naglalaro " * 1500,
+    ],
+)
+def test_patok_terminates_quickly_on_adversarial_input(vocab, text):
+    scheme = PatokScheme(SchemeConfig(name="patok", expand_prop=1.0, max_attempts_factor=10.0), vocab)
+    ids = vocab.encode(text)
+    start = time.perf_counter()
+    out = scheme.transform(ids, document_rng(0, "patok", 0))
+    assert time.perf_counter() - start < 10.0
+    assert vocab.decode(out) == text
+
+
+def test_alignment_definition(vocab):
+    class Pack:
+        def __init__(self, cuts):
+            self.cuts = cuts
+
+        def boundaries(self, word):
+            return self.cuts.get(word, [])
+
+    word_ids = vocab.encode(" kumain")
+    ids = vocab.encode("12") + word_ids  # digits are no word: only "kumain" counts
+    inner = []  # character offsets of in-word token boundaries of " kumain" (minus its space)
+    pos = 0
+    for i in word_ids[:-1]:
+        pos += len(vocab.pieces[i])
+        inner.append(pos - 1)
+    exact = morpheme_boundary_alignment(vocab, ids, Pack({"kumain": inner}))
+    assert (exact.token_boundaries, exact.matched) == (len(inner), len(inner))
+    off = morpheme_boundary_alignment(
+        vocab, ids, Pack({"kumain": [k for k in range(1, 6) if k not in inner]})
+    )
+    assert off.matched == 0 and off.morpheme_boundaries == 5 - len(inner)
+    assert morpheme_boundary_alignment(vocab, ids, Pack({})).recall == 0.0
+    total = exact + off
+    assert total.token_boundaries == 2 * len(inner) and 0.0 <= total.precision <= 1.0
