@@ -12,4 +12,5 @@ PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON" -m morphcpt.jobs ren
 for script in "${JOBS_DIR:-$ROOT/jobs}"/*.pbs; do
     bash -n "$script"
 done
-echo "rendered job scripts pass bash -n; submit with: qsub -J 1-<num chunks> jobs/preprocess_data_<scheme>.pbs"
+echo "rendered job scripts pass bash -n. Submit: qsub -J 1-<num chunks> jobs/preprocess_data_<scheme>.pbs,"
+echo "then qsub jobs/run_cpt_<variant>.pbs (resubmit to continue), then qsub jobs/export_<variant>.pbs"

@@ -39,7 +39,8 @@ SETTINGS: dict[str, str] = {
     "LOG_DIR": "",  # default: $PROJECT_DIR/logs
     "PBS_QUEUE": "workq",
     "PBS_PROJECT": "morphcpt",
-    "CONTAINER_IMAGE": "nvcr.io#nvidia/nemo:25.09",
+    # Megatron-Bridge 0.4 (Gemma 3 recipes, validation.* and tokenizer.use_tokenizer_vocab_size) ships in 26.04.
+    "CONTAINER_IMAGE": "nvcr.io#nvidia/nemo:26.04",
     "CONTAINER_SQSH": "",  # default: $PROJECT_DIR/containers/nemo.sqsh
     "CONTAINER_NAME": "morphcpt-nemo",
     "TOKENIZER": "google/gemma-3-1b-pt",
@@ -50,6 +51,16 @@ SETTINGS: dict[str, str] = {
     "PREPROCESS_NCPUS": "16",
     "PREPROCESS_MEM": "64gb",
     "PREPROCESS_WALLTIME": "04:00:00",
+    "OUTPUT_ROOT": "",  # default: $PROJECT_DIR/outputs (runs, imported weights, exports)
+    "TRAIN_NCPUS": "64",
+    "TRAIN_NGPUS": "8",
+    "TRAIN_MEM": "480gb",
+    "TRAIN_WALLTIME": "24:00:00",
+    "TRAIN_EXIT_MARGIN_MINUTES": "20",  # training stops and saves this long before the walltime
+    "AUTO_RESUBMIT": "0",  # 1: a training job that made progress resubmits itself until the run is finished
+    "EXPORT_NCPUS": "16",
+    "EXPORT_MEM": "128gb",
+    "EXPORT_WALLTIME": "02:00:00",
 }
 _SECRET = re.compile(r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|KEY)$")  # HF_TOKEN, WANDB_API_KEY; not TOKENIZER
 _PLACEHOLDER = re.compile(r"\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)\})")
@@ -64,6 +75,7 @@ def derived_settings(settings: dict[str, str]) -> dict[str, str]:
     out["CONTAINER_SQSH"] = out["CONTAINER_SQSH"] or f"{project}/containers/nemo.sqsh"
     out["CHUNK_DIR"] = out["CHUNK_DIR"] or f"{out['DATA_ROOT']}/chunks"
     out["PROCESSED_DIR"] = out["PROCESSED_DIR"] or f"{out['DATA_ROOT']}/processed"
+    out["OUTPUT_ROOT"] = out["OUTPUT_ROOT"] or f"{project}/outputs"
     # Chunk files are chunk_01 … chunk_20: the job pads $PBS_ARRAY_INDEX to the same width as the splitter.
     out["CHUNK_DIGITS"] = str(max(2, len(out["NUM_CHUNKS"])))
     return out
@@ -87,8 +99,16 @@ def _one_per_scheme(settings: dict[str, str]) -> list[dict[str, str]]:
     return [{"SCHEME": scheme} for scheme in scheme_names()]
 
 
+def _one_per_training_run(settings: dict[str, str]) -> list[dict[str, str]]:
+    from morphcpt.train.plan import cluster_runs  # imports Hydra; only needed when rendering
+
+    return cluster_runs()
+
+
 JOBS: list[JobSpec] = [
     JobSpec("preprocess_data.pbs", "preprocess_data_{SCHEME}.pbs", _one_per_scheme),
+    JobSpec("run_cpt.pbs", "run_cpt_{VARIANT}.pbs", _one_per_training_run),
+    JobSpec("export.pbs", "export_{VARIANT}.pbs", _one_per_training_run),
 ]
 
 

@@ -59,7 +59,7 @@ if [[ -n "${DATA_ROOT:-}" && "$DATA_ROOT" != "$PROJECT_DIR" && "$DATA_ROOT" != "
     mounts+=(--mount "$DATA_ROOT:$DATA_ROOT")
 fi
 envs=(--env "PYTHONPATH=$PROJECT_DIR/src" --env "HF_HOME=${HF_HOME:-$PROJECT_DIR/.cache/huggingface}")
-for name in HF_TOKEN WANDB_API_KEY WANDB_PROJECT WANDB_ENTITY; do
+for name in HF_TOKEN WANDB_API_KEY WANDB_PROJECT WANDB_ENTITY WANDB_MODE; do
     # By name only, so secrets never appear on a command line.
     [[ -n "${!name:-}" ]] && envs+=(--env "$name")
 done

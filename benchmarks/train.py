@@ -1,0 +1,133 @@
+"""Throughput and peak memory of the hf training engine (not a test): the real `train()` loop on synthetic data.
+
+    python benchmarks/train.py                       # tiny Gemma 3 on CPU (the demo's configuration)
+    python benchmarks/train.py --shape 1b --seq 2048 --micro-batch 2 --global-batch 16   # on a GPU: tokens/s, MFU
+
+It writes a synthetic indexed dataset (random ids from the sample tokenizer's range) to a temporary folder, runs
+the engine for `--steps` optimiser steps, and reports the median tokens/s over the steps after the first two
+(warm-up), the peak memory (GPU allocated, or the process's resident memory on CPU) and, on a GPU, the model FLOPs
+utilisation: 6 x matmul parameters + 12 x layers x attention width x attended context, per token (the PaLM
+estimate; sliding-window layers attend to at most the window), over the GPU's dense bf16 peak.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from morphcpt import paths
+from morphcpt.indexed import IndexedWriter
+from morphcpt.tokenization.vocabulary import Vocabulary
+from morphcpt.train import load_plan
+from morphcpt.train.hf import train
+from morphcpt.train.metrics import read_metrics
+from morphcpt.train.models import GEMMA3_1B_SHAPE, GEMMA3_1B_VOCAB
+
+SHAPES = {
+    "tiny": [],
+    "1b": [f"model.{k}={v}" for k, v in GEMMA3_1B_SHAPE.items()] + [f"model.vocab_size={GEMMA3_1B_VOCAB}"],
+}
+PEAK_BF16_TFLOPS = {"H100": 989.4, "H200": 989.4, "A100": 312.0, "L40S": 362.1}
+
+
+def write_synthetic(root: Path, vocab: Vocabulary, tokens: int, seed: int = 0) -> None:
+    rng = np.random.default_rng(seed)
+    low = max(vocab.special_ids) + 1
+    for prefix, count in (
+        (root / "bench" / "chunk_01_text_document", tokens),
+        (root / "validation" / "validation_text_document", tokens // 20),
+    ):
+        with IndexedWriter(prefix, vocab.size) as writer:
+            written = 0
+            while written < count:
+                length = int(rng.integers(64, 1024))
+                writer.add([vocab.bos_id, *rng.integers(low, vocab.size, length).tolist(), vocab.eos_id])
+                written += length + 2
+        prefix.with_name(prefix.name.removesuffix("_text_document") + ".done.json").write_text("{}")
+
+
+def flops_per_token(model_cfg, vocab_size: int, seq: int) -> float:
+    width = model_cfg.num_heads * model_cfg.head_dim
+    kv = model_cfg.num_kv_heads * model_cfg.head_dim
+    per_layer = model_cfg.hidden_size * (width + 2 * kv) + width * model_cfg.hidden_size
+    per_layer += 3 * model_cfg.hidden_size * model_cfg.intermediate_size
+    matmul_params = model_cfg.num_layers * per_layer + vocab_size * model_cfg.hidden_size
+    layers = [(i + 1) % model_cfg.global_every == 0 for i in range(model_cfg.num_layers)]
+    attention = sum(
+        12 * width * (seq if is_global else min(seq, model_cfg.sliding_window)) for is_global in layers
+    )
+    return 6 * matmul_params + attention
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="tiny")
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--seq", type=int, default=64)
+    parser.add_argument("--micro-batch", type=int, default=4)
+    parser.add_argument("--global-batch", type=int, default=8)
+    parser.add_argument("--precision", choices=["bf16-mixed", "fp32"], default="bf16-mixed")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+
+    vocab = Vocabulary.load(paths.SAMPLE_TOKENIZER_DIR)
+    with tempfile.TemporaryDirectory(prefix="morphcpt_bench_") as tmp:
+        root = Path(tmp)
+        write_synthetic(root / "data", vocab, tokens=args.steps * args.global_batch * (args.seq + 1) * 2)
+        plan = load_plan(
+            [
+                "recipe=demo_base",
+                "run_name=bench",
+                f"data.root={root / 'data'}",
+                "data.scheme=bench",
+                f"output_root={root / 'out'}",
+                f"loop.steps={args.steps}",
+                f"loop.seq_length={args.seq}",
+                f"loop.micro_batch_size={args.micro_batch}",
+                f"loop.global_batch_size={args.global_batch}",
+                f"loop.precision={args.precision}",
+                f"model.max_position_embeddings={max(args.seq, 512)}",
+                "optim.warmup_steps=1",
+                f"validation.interval={args.steps}",
+                "validation.max_batches=1",
+                f"checkpoint.interval={args.steps}",
+                "logging.tensorboard=false",
+                *SHAPES[args.shape],
+            ]
+        )
+        train(plan)
+        rows = [r for r in read_metrics(Path(plan.run_dir)) if r["kind"] == "train"]
+    device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+    tokens_per_s = statistics.median(r["tokens_per_s"] for r in rows[2:] or rows)
+    report = {
+        "shape": args.shape,
+        "device": device,
+        "threads": torch.get_num_threads(),
+        "precision": args.precision if torch.cuda.is_available() else "fp32",
+        "seq_length": args.seq,
+        "global_batch": args.global_batch,
+        "micro_batch": args.micro_batch,
+        "steps": args.steps,
+        "tokens_per_s": round(tokens_per_s, 1),
+        "peak_memory_mb": round(max(r["peak_memory_mb"] for r in rows), 1),
+    }
+    peak = next((v for k, v in PEAK_BF16_TFLOPS.items() if k in device), None)
+    if torch.cuda.is_available() and peak:
+        report["mfu"] = round(
+            tokens_per_s
+            * flops_per_token(plan.model, plan.model.vocab_size or vocab.size, args.seq)
+            / (peak * 1e12),
+            4,
+        )
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

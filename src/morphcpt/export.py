@@ -1,0 +1,156 @@
+"""Export a training checkpoint to a Hugging Face model folder that `AutoModelForCausalLM.from_pretrained` loads.
+
+    python -m morphcpt.export --run-dir outputs/runs/demo-base            # latest checkpoint
+    python -m morphcpt.export --run-dir outputs/runs/gemma3-1b-patok --step 10000 --output exports/patok
+
+The run folder's `config.yaml` says which engine wrote it. hf-engine checkpoints are exported anywhere (their
+`model/` is already an HF folder); Megatron-Bridge checkpoints are converted with AutoBridge, on the cluster
+(GPU + NeMo container). The output holds the weights, the tokenizer files and `morphcpt_metadata.json`
+(scheme, step, base_model, data, config_hash, engine, created), and is published only after a parity check: the
+exported model's logits on fixed prompts must match the checkpoint's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from morphcpt.train.plan import CPTPlan, plan_from_yaml
+
+METADATA_FILE = "morphcpt_metadata.json"
+MEGATRON_TRACKER = "latest_checkpointed_iteration.txt"
+
+
+@dataclass
+class ExportResult:
+    output: Path
+    step: int
+    parity: dict
+
+
+def find_checkpoint(plan: CPTPlan, step: int | None) -> tuple[Path, int]:
+    """(checkpoint folder, step) of the run's latest checkpoint, or of `step`."""
+    from morphcpt.train import checkpoints
+
+    root = plan.checkpoint_dir
+    if plan.engine == "hf":
+        path = checkpoints.step_dir(root, step) if step is not None else checkpoints.latest_checkpoint(root)
+        if path is None or not (path / "meta.json").exists():
+            raise FileNotFoundError(
+                f"no hf checkpoint {'for step ' + str(step) if step else ''} under {root}"
+            )
+        return path, checkpoints.read_meta(path)["step"]
+    if step is None:
+        tracker = root / MEGATRON_TRACKER
+        if not tracker.exists():
+            raise FileNotFoundError(f"no Megatron checkpoint under {root} ({MEGATRON_TRACKER} missing)")
+        step = int(tracker.read_text().strip())
+    path = root / f"iter_{step:07d}"
+    if not path.is_dir():
+        raise FileNotFoundError(f"no Megatron checkpoint {path}")
+    return path, step
+
+
+def metadata(plan: CPTPlan, step: int, extra: dict) -> dict:
+    return {
+        "scheme": plan.data.scheme,
+        "step": step,
+        "base_model": plan.model.pretrained,
+        "data": {
+            "root": plan.data.root,
+            "scheme": plan.data.scheme,
+            "chunks": [str(p) for p in plan.data.chunk_prefixes()],
+            "validation": str(plan.data.validation_prefix()),
+        },
+        "config_hash": plan.config_hash(),
+        "engine": plan.engine,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "run_name": plan.run_name,
+        **extra,
+    }
+
+
+def _export_hf(checkpoint: Path, staging: Path) -> dict:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from morphcpt.train.models import load_strict
+    from morphcpt.train.parity import compare_logits, prompt_ids
+
+    source = load_strict(checkpoint / "model").eval()
+    source.save_pretrained(staging)
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint / "model")
+    tokenizer.save_pretrained(staging)
+    exported = AutoModelForCausalLM.from_pretrained(staging, dtype=torch.float32).eval()
+    ids, mask = prompt_ids(tokenizer)
+    with torch.no_grad():
+        want = source(input_ids=ids, attention_mask=mask).logits
+        got = exported(input_ids=ids, attention_mask=mask).logits
+    return compare_logits(got, want, tolerance="exact", mask=mask).check("export vs checkpoint").as_dict()
+
+
+def _export_megatron(plan: CPTPlan, checkpoint: Path, staging: Path) -> dict:
+    import torch
+    from megatron.bridge import AutoBridge
+    from transformers import AutoTokenizer
+
+    from morphcpt.train.megatron import megatron_hf_parity
+
+    bridge = AutoBridge.from_hf_pretrained(plan.model.pretrained, torch_dtype=torch.bfloat16)
+    bridge.export_ckpt(megatron_path=str(checkpoint), hf_path=str(staging))
+    tokenizer_dir = plan.model.tokenizer or plan.model.pretrained
+    AutoTokenizer.from_pretrained(tokenizer_dir).save_pretrained(staging)
+    parity = megatron_hf_parity(plan.model.pretrained, checkpoint, str(staging), tokenizer_dir)
+    return parity.check("export vs Megatron checkpoint").as_dict()
+
+
+def default_output(plan: CPTPlan, step: int | None) -> Path:
+    name = plan.run_name if step is None else f"{plan.run_name}-step{step}"
+    return Path(plan.output_root) / "exports" / name
+
+
+def export_run(
+    run_dir: str | Path, step: int | None = None, output: str | Path | None = None
+) -> ExportResult:
+    """Export the run's latest checkpoint (or `step`) to `output` (default `<output_root>/exports/<run_name>`)."""
+    plan = plan_from_yaml(Path(run_dir) / "config.yaml")
+    checkpoint, found_step = find_checkpoint(plan, step)
+    output = Path(output) if output is not None else default_output(plan, step)
+    staging = output.with_name(output.name + ".tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    parity = (
+        _export_hf(checkpoint, staging)
+        if plan.engine == "hf"
+        else _export_megatron(plan, checkpoint, staging)
+    )
+    extra = {"checkpoint": str(checkpoint), "parity": parity}
+    if plan.engine == "hf":
+        extra["validation"] = json.loads((checkpoint / "meta.json").read_text()).get("validation")
+    (staging / METADATA_FILE).write_text(json.dumps(metadata(plan, found_step, extra), indent=2))
+    shutil.rmtree(output, ignore_errors=True)
+    os.replace(staging, output)
+    return ExportResult(output=output, step=found_step, parity=parity)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="morphcpt export", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run-dir", required=True, help="run folder (holds config.yaml and checkpoints/)")
+    parser.add_argument("--step", type=int, default=None, help="checkpoint step (default: the latest)")
+    parser.add_argument(
+        "--output", default=None, help="output folder (default: <output_root>/exports/<run_name>)"
+    )
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    result = export_run(args.run_dir, args.step, args.output)
+    print(f"exported step {result.step} to {result.output} (parity: {result.parity})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

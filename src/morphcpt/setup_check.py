@@ -1,0 +1,241 @@
+"""Is this machine ready? One screen of checks, each failure with the command or setting that fixes it.
+
+    python scripts/verify_setup.py              # a workstation: the demo and the tests
+    python scripts/verify_setup.py --cluster    # a cluster login node: also GPUs, enroot, the container, .env
+
+Checks Python packages and versions, GPUs and their memory, enroot and the container image, `.env` values (paths
+exist; HF_TOKEN and WANDB_API_KEY present — their values are never printed), the sample tokenizer and the base
+model, and the data folders with their preprocessing markers. Exit status 1 if anything required is missing;
+optional checks only warn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from morphcpt import paths
+
+SCHEMES = ("vanilla", "stochastok", "patok")
+SECRETS = ("HF_TOKEN", "WANDB_API_KEY")
+# distribution name, why it matters, required on a workstation, required on the cluster
+PACKAGES = (
+    ("torch", "training and evaluation", True, True),
+    ("transformers", "Gemma 3 models and tokenizers", True, True),
+    ("tokenizers", "fast tokenization", True, True),
+    ("megatron-core", "indexed datasets, GPTDataset", True, True),
+    ("hydra-core", "configuration", True, True),
+    ("omegaconf", "configuration", True, True),
+    ("safetensors", "checkpoints", True, True),
+    ("tensorboard", "training logs", True, True),
+    ("wandb", "W&B logging (optional)", False, False),
+    ("megatron-bridge", "the cluster engine (inside the NeMo container)", False, False),
+)
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    required: bool = True
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def check_packages(cluster: bool) -> list[Check]:
+    checks = []
+    for name, why, local_required, cluster_required in PACKAGES:
+        version = _version(name)
+        if name == "megatron-bridge" and not cluster:
+            continue
+        checks.append(
+            Check(
+                f"package {name}",
+                version is not None,
+                version or f"not installed ({why})",
+                fix=f"pip install {name}" if name != "megatron-bridge" else "run inside the NeMo container",
+                required=cluster_required if cluster else local_required,
+            )
+        )
+    return checks
+
+
+def check_gpus(cluster: bool) -> list[Check]:
+    import torch
+
+    if not torch.cuda.is_available():
+        return [
+            Check("GPUs", False, "no CUDA GPU visible", "run on a GPU node (the demo runs on CPU)", cluster)
+        ]
+    names = [
+        f"{torch.cuda.get_device_name(i)} ({torch.cuda.get_device_properties(i).total_memory / 2**30:.0f} GiB)"
+        for i in range(torch.cuda.device_count())
+    ]
+    return [Check("GPUs", True, f"{len(names)}: " + ", ".join(names), required=cluster)]
+
+
+def check_enroot(env: dict[str, str]) -> list[Check]:
+    enroot = shutil.which("enroot")
+    sqsh = env.get("CONTAINER_SQSH") or str(paths.REPO_ROOT / "containers" / "nemo.sqsh")
+    return [
+        Check(
+            "enroot", enroot is not None, enroot or "not on PATH", "ask the cluster admins to install enroot"
+        ),
+        Check(
+            "container image",
+            Path(sqsh).is_file(),
+            sqsh if Path(sqsh).is_file() else f"{sqsh} not found",
+            "bash training/nemo/setup/setup_enroot.sh (imports CONTAINER_IMAGE once)",
+        ),
+    ]
+
+
+def check_env(env_file: Path, env: dict[str, str], cluster: bool) -> list[Check]:
+    checks = []
+    if cluster:
+        checks.append(Check(".env", env_file.is_file(), str(env_file), "cp .env.example .env and fill it in"))
+        for key in ("PROJECT_DIR", "DATA_ROOT", "LOG_DIR"):
+            value = env.get(key)
+            checks.append(
+                Check(
+                    f".env {key}",
+                    bool(value) and Path(value).is_dir(),
+                    value or "not set",
+                    f"set {key} in .env to an existing folder on shared storage (mkdir -p it)",
+                )
+            )
+    fixes = {
+        "HF_TOKEN": "add HF_TOKEN=... to .env: a Hugging Face token with access to google/gemma-3-1b-pt",
+        "WANDB_API_KEY": "add WANDB_API_KEY=... to .env, or log offline (WANDB_MODE=offline)",
+    }
+    for key in SECRETS:
+        present = bool(env.get(key) or os.environ.get(key))
+        checks.append(
+            Check(
+                f"{key}", present, "set" if present else "not set", fixes[key], cluster and key == "HF_TOKEN"
+            )
+        )
+    return checks
+
+
+def check_models(env: dict[str, str], cluster: bool) -> list[Check]:
+    from morphcpt.tokenization.vocabulary import Vocabulary
+
+    checks = []
+    try:
+        vocab = Vocabulary.load(paths.SAMPLE_TOKENIZER_DIR)
+        checks.append(Check("sample tokenizer", True, f"{paths.SAMPLE_TOKENIZER_DIR} ({vocab.size} ids)"))
+    except Exception as err:  # any failure to load means the same fix
+        checks.append(Check("sample tokenizer", False, f"{err}", "restore data/tokenizer from git"))
+    base = env.get("TOKENIZER", "google/gemma-3-1b-pt")
+    found, detail = _base_model_reachable(base, env.get("HF_TOKEN") or os.environ.get("HF_TOKEN"))
+    checks.append(
+        Check(
+            "base model",
+            found,
+            f"{base}: {detail}",
+            f"huggingface-cli download {base} on a node with network (HF_HOME on shared storage)",
+            cluster,
+        )
+    )
+    return checks
+
+
+def _base_model_reachable(name: str, token: str | None) -> tuple[bool, str]:
+    if Path(name).is_dir():
+        return (Path(name) / "config.json").is_file(), "local folder"
+    from huggingface_hub import try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(name, "config.json"), str):
+        return True, "in the local Hugging Face cache"
+    if os.environ.get("HF_HUB_OFFLINE") == "1":
+        return False, "not cached, and HF_HUB_OFFLINE=1"
+    try:
+        from huggingface_hub import HfApi
+
+        HfApi().model_info(name, token=token, timeout=10)
+        return True, "reachable on the Hub"
+    except Exception as err:  # network, auth and gating errors all mean "not reachable from here"
+        return False, f"not reachable ({type(err).__name__})"
+
+
+def check_data(env: dict[str, str]) -> list[Check]:
+    checks = [
+        Check(
+            "sample corpus",
+            paths.SAMPLE_CORPUS.is_file(),
+            str(paths.SAMPLE_CORPUS),
+            "restore data/sample from git",
+        )
+    ]
+    processed = Path(env.get("PROCESSED_DIR") or Path(env.get("DATA_ROOT") or paths.DATA_DIR) / "processed")
+    expected = int(env.get("NUM_CHUNKS", "20"))
+    done = {scheme: len(list((processed / scheme).glob("*.done.json"))) for scheme in SCHEMES}
+    validation = any((processed / "validation").glob("*.done.json"))
+    missing = [scheme for scheme, count in done.items() if count < expected]
+    checks.append(
+        Check(
+            "preprocessed data",
+            not missing and validation,
+            f"{processed}: "
+            + ", ".join(f"{scheme} {count}/{expected}" for scheme, count in done.items())
+            + f", validation {'ok' if validation else 'missing'}",
+            "qsub jobs/preprocess_data_<scheme>.pbs for " + ", ".join(missing or ["the validation set"]),
+            required=False,
+        )
+    )
+    return checks
+
+
+def run_checks(cluster: bool, env_file: Path) -> list[Check]:
+    from morphcpt.jobs import read_env
+
+    env = read_env(env_file) if env_file.is_file() else {}
+    return [
+        *check_packages(cluster),
+        *check_gpus(cluster),
+        *(check_enroot(env) if cluster else []),
+        *check_env(env_file, env, cluster),
+        *check_models(env, cluster),
+        *check_data(env),
+    ]
+
+
+def render(checks: list[Check]) -> str:
+    lines = []
+    for check in checks:
+        status = " ok " if check.ok else ("FAIL" if check.required else "warn")
+        lines.append(f"[{status}] {check.name}: {check.detail}")
+        if not check.ok and check.fix:
+            lines.append(f"       fix: {check.fix}")
+    failed = sum(not c.ok and c.required for c in checks)
+    lines.append("ready" if not failed else f"{failed} required check(s) failed")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="verify_setup", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--cluster", action="store_true", help="also require GPUs, enroot, the container and .env"
+    )
+    parser.add_argument("--env", default=str(paths.REPO_ROOT / ".env"), help="settings file (default: .env)")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    checks = run_checks(args.cluster, Path(args.env))
+    print(render(checks))
+    return int(any(not c.ok and c.required for c in checks))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

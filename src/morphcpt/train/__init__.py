@@ -1,0 +1,40 @@
+"""Continued pretraining: one typed plan (`plan.py`), two engines that execute it.
+
+- `megatron` (`megatron.py`): Megatron-Bridge inside the NeMo container on the cluster (torchrun, 8 GPUs/node).
+- `hf` (`hf.py`): transformers' Gemma3ForCausalLM on any machine; powers the demo and the tests.
+
+    python -m morphcpt.train recipe=demo_base data.root=outputs/demo/data     # or: morphcpt train ...
+    python -m morphcpt.train recipe=cpt_patok dry_run=true                    # print the cluster plan
+    from morphcpt.train import load_plan, run;  result = run(load_plan(["recipe=demo_base"]))
+
+Heavy libraries (torch, transformers, megatron) are imported only by the engine that runs.
+"""
+
+from __future__ import annotations
+
+import hydra
+
+from morphcpt import paths
+from morphcpt.train.plan import CPTPlan, load_plan, plan_from_config, register
+
+__all__ = ["CPTPlan", "load_plan", "main", "run"]
+
+
+def run(plan: CPTPlan):
+    """Execute a plan with its engine. Dry runs resolve and print without training (see each engine)."""
+    if plan.engine == "megatron":
+        from morphcpt.train import megatron
+
+        return megatron.run(plan)
+    from morphcpt.train import hf
+
+    return hf.describe(plan) if plan.dry_run else hf.train(plan)
+
+
+register()
+
+
+@hydra.main(config_path=str(paths.CONF_DIR), config_name="train", version_base="1.3")
+def main(cfg) -> None:
+    """Hydra entry point: `python -m morphcpt.train KEY=VALUE ...`."""
+    run(plan_from_config(cfg))

@@ -1,0 +1,355 @@
+"""The megatron engine: the training plan executed by Megatron-Bridge inside the NeMo container (cluster).
+
+Targets Megatron-Bridge 0.4.x (NeMo Framework container 26.04; Python 3.12, Transformer Engine), whose recipe
+`megatron.bridge.recipes.gemma.gemma3.gemma3_1b_pretrain_config()` takes no arguments and returns a
+`ConfigContainer`; we set our plan on it field by field (`overrides`). A job has two stages:
+
+    python training/nemo/run_cpt.py recipe=cpt_patok cluster.stage=prepare                # 1 process, 1 GPU
+    torchrun --nproc-per-node 8 training/nemo/run_cpt.py recipe=cpt_patok                   # cluster.stage=train
+    python training/nemo/run_cpt.py recipe=cpt_patok dry_run=true                            # anywhere, no GPU
+
+`prepare` imports the HF weights once into a stable folder (AutoBridge.import_ckpt), then proves they load: the
+imported Megatron model and the HF model must produce the same logits on fixed prompts (bf16 tolerance), or the
+job stops. `train` runs `pretrain()` with the import as `checkpoint.pretrained_checkpoint`; `checkpoint.load` and
+`checkpoint.save` are the run's stable folder, so a resubmitted job resumes from the latest checkpoint, and
+`train.exit_duration_in_mins` (walltime minus a margin) makes it save and exit before PBS kills it.
+
+The traps of the Gemma 3 recipe, all overridden here: NullTokenizer and mock data (blend None), 32k sequences,
+the tokenizer-sized vocabulary (`use_tokenizer_vocab_size`; Gemma keeps its 262,144 rows), and weight decay that
+the scheduler resets to 0.033 unless `start_weight_decay`/`end_weight_decay` are set.
+
+A dry run resolves everything and writes the exact overrides without importing megatron.bridge: on a machine
+without the container that is all this module can do, and what the tests check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from morphcpt.train.plan import CPTPlan, plan_to_yaml, save_dry_run
+
+MEGATRON_BRIDGE_VERSION = "0.4"  # the release whose API this module was written against
+RECIPE = ("megatron.bridge.recipes.gemma.gemma3", "gemma3_1b_pretrain_config")
+IMPORT_MARKER = "import.done.json"
+VERIFIED_MARKER = "verified.json"
+
+
+class WeightVerificationError(RuntimeError):
+    """The imported Megatron weights do not reproduce the Hugging Face model's logits."""
+
+
+def walltime_minutes(walltime: str) -> int:
+    """PBS walltime "HH:MM:SS" (or "HH:MM") in whole minutes."""
+    parts = [int(p) for p in walltime.split(":")]
+    if len(parts) == 2:
+        parts.append(0)
+    if len(parts) != 3:
+        raise ValueError(f"walltime must be HH:MM[:SS], got {walltime!r}")
+    hours, minutes, seconds = parts
+    return hours * 60 + minutes + seconds // 60
+
+
+def exit_duration_minutes(plan: CPTPlan) -> int:
+    """Minutes after which training saves and exits: the walltime minus the margin a checkpoint save needs."""
+    minutes = walltime_minutes(plan.cluster.walltime) - plan.cluster.exit_margin_minutes
+    if minutes <= 0:
+        raise ValueError(
+            f"walltime {plan.cluster.walltime} leaves no time after the {plan.cluster.exit_margin_minutes} min margin"
+        )
+    return minutes
+
+
+def parallel_layout(plan: CPTPlan) -> dict[str, int]:
+    """World size, data-parallel size and the gradient accumulation that reaches the global batch."""
+    world = plan.cluster.nodes * plan.cluster.gpus_per_node
+    model_parallel = plan.cluster.tensor_parallel * plan.cluster.pipeline_parallel
+    if world % model_parallel:
+        raise ValueError(f"{world} GPUs cannot hold TP x PP = {model_parallel}")
+    data_parallel = world // model_parallel
+    per_step = plan.loop.micro_batch_size * data_parallel
+    if plan.loop.global_batch_size % per_step:
+        raise ValueError(
+            f"global batch {plan.loop.global_batch_size} is not a multiple of micro batch x DP = {per_step}"
+        )
+    return {
+        "world_size": world,
+        "data_parallel": data_parallel,
+        "gradient_accumulation": plan.loop.global_batch_size // per_step,
+    }
+
+
+def overrides(plan: CPTPlan) -> dict[str, Any]:
+    """The exact values set on the recipe's ConfigContainer, as dotted paths (in application order)."""
+    if plan.model.vocab_size is None or not plan.model.pretrained:
+        raise ValueError(
+            "the megatron engine continues pretraining: set model.pretrained and model.vocab_size"
+        )
+    if plan.loop.precision != "bf16-mixed":
+        raise ValueError("the megatron engine trains in bf16-mixed only")
+    run_dir = Path(plan.run_dir)
+    ckpt = str(plan.checkpoint_dir)
+    wd = plan.optim.weight_decay
+    wandb = plan.logging.wandb
+    return {
+        # model: the released shape, our sequence length, the vocabulary kept at the checkpoint's size
+        "model.seq_length": plan.loop.seq_length,
+        "model.vocab_size": plan.model.vocab_size,
+        "model.tensor_model_parallel_size": plan.cluster.tensor_parallel,
+        "model.pipeline_model_parallel_size": plan.cluster.pipeline_parallel,
+        # tokenizer: the model's own (the recipe's default is a NullTokenizer)
+        "tokenizer.tokenizer_type": "HuggingFaceTokenizer",
+        "tokenizer.tokenizer_model": plan.model.tokenizer or plan.model.pretrained,
+        "tokenizer.use_tokenizer_vocab_size": False,
+        # data: this scheme's chunks for training, the canonical set for validation (the default is mock data)
+        "dataset.seq_length": plan.loop.seq_length,
+        "dataset.blend": None,
+        "dataset.split": None,
+        "dataset.blend_per_split": [
+            [[str(p) for p in plan.data.chunk_prefixes()], plan.data.blend_weights()],
+            [[str(plan.data.validation_prefix())], None],
+            None,
+        ],
+        "dataset.path_to_cache": str(run_dir / "data_cache"),
+        "dataset.random_seed": plan.data.seed,
+        # loop
+        "train.train_iters": plan.loop.steps,
+        "train.global_batch_size": plan.loop.global_batch_size,
+        "train.micro_batch_size": plan.loop.micro_batch_size,
+        "train.exit_duration_in_mins": exit_duration_minutes(plan),
+        "validation.eval_interval": plan.validation.interval,
+        "validation.eval_iters": plan.validation.iters,
+        # optimiser and schedule; the scheduler owns weight decay, so both ends are set to the plan's value
+        "optimizer.lr": plan.optim.lr,
+        "optimizer.min_lr": plan.optim.min_lr,
+        "optimizer.weight_decay": wd,
+        "optimizer.adam_beta1": plan.optim.beta1,
+        "optimizer.adam_beta2": plan.optim.beta2,
+        "optimizer.adam_eps": plan.optim.eps,
+        "optimizer.clip_grad": plan.optim.clip_grad,
+        "optimizer.bf16": True,
+        "scheduler.lr_warmup_iters": plan.optim.warmup_steps,
+        "scheduler.lr_decay_iters": plan.loop.steps,
+        "scheduler.lr_decay_style": "cosine",
+        "scheduler.start_weight_decay": wd,
+        "scheduler.end_weight_decay": wd,
+        "scheduler.weight_decay_incr_style": "constant",
+        "mixed_precision": "bf16_mixed",
+        # checkpoints: one stable folder per run (load == save: resubmitted jobs resume), imported weights to start
+        "checkpoint.save": ckpt,
+        "checkpoint.load": ckpt,
+        "checkpoint.save_interval": plan.checkpoint.interval,
+        "checkpoint.pretrained_checkpoint": plan.cluster.import_dir,
+        "checkpoint.ckpt_format": plan.cluster.ckpt_format,
+        # logging
+        "logger.log_interval": plan.logging.interval,
+        "logger.tensorboard_dir": str(run_dir / "tensorboard") if plan.logging.tensorboard else None,
+        "logger.wandb_project": plan.logging.wandb_project if wandb else None,
+        "logger.wandb_exp_name": plan.run_name if wandb else None,
+        "logger.wandb_save_dir": str(run_dir / "wandb") if wandb else None,
+        "rng.seed": plan.loop.seed,
+    }
+
+
+def apply_overrides(cfg, values: dict[str, Any]) -> None:
+    """Set each dotted path on `cfg`; a path the installed Megatron-Bridge lacks is an error, not a no-op."""
+    for path, value in values.items():
+        *parents, leaf = path.split(".")
+        target = cfg
+        for name in parents:
+            target = getattr(target, name)
+        if not hasattr(target, leaf):
+            raise AttributeError(
+                f"ConfigContainer has no field {path!r}; this code targets Megatron-Bridge {MEGATRON_BRIDGE_VERSION}"
+            )
+        if path == "dataset.blend_per_split":
+            value = [None if split is None else (split[0], split[1]) for split in value]
+        setattr(target, leaf, value)
+
+
+def build_config(plan: CPTPlan):
+    """The recipe's ConfigContainer with the plan applied (imports megatron.bridge: cluster only)."""
+    import importlib
+
+    module, function = RECIPE
+    cfg = getattr(importlib.import_module(module), function)()
+    apply_overrides(cfg, overrides(plan))
+    return cfg
+
+
+def dry_run(plan: CPTPlan) -> dict:
+    """Resolve the plan and the exact overrides, save them under `<run_dir>/plan/`, print them. No megatron."""
+    report = {
+        "megatron_bridge": MEGATRON_BRIDGE_VERSION,
+        "recipe": ".".join(RECIPE),
+        "layout": parallel_layout(plan),
+        "overrides": overrides(plan),
+    }
+    save_dry_run(plan, "megatron_overrides", report)
+    return report
+
+
+def _write_run_folder(plan: CPTPlan, extra: dict) -> None:
+    """config.yaml, the overrides, and metadata.json (kept from the first job; later jobs are appended)."""
+    run_dir = Path(plan.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.yaml").write_text(plan_to_yaml(plan))
+    (run_dir / "megatron_overrides.json").write_text(json.dumps(overrides(plan), indent=2))
+    meta_path = run_dir / "metadata.json"
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    if meta_path.exists():
+        meta = json.loads(meta_path.read_text())
+    else:
+        meta = {
+            "run_name": plan.run_name,
+            "engine": "megatron",
+            "scheme": plan.data.scheme,
+            "base_model": plan.model.pretrained,
+            "config_hash": plan.config_hash(),
+            "created": now,
+            "jobs": [],
+            **extra,
+        }
+    meta["jobs"].append({"prepared": now, "job_id": os.environ.get("PBS_JOBID")})
+    meta_path.write_text(json.dumps(meta, indent=2))
+
+
+def _bridge_version() -> str:
+    import importlib.metadata
+
+    import megatron.bridge
+
+    try:
+        return importlib.metadata.version("megatron-bridge")
+    except importlib.metadata.PackageNotFoundError:  # a source checkout on PYTHONPATH
+        return getattr(megatron.bridge, "__version__", "unknown")
+
+
+def _init_single_process() -> None:
+    import torch
+
+    if not torch.distributed.is_initialized():
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ.setdefault("MASTER_PORT", "29511")
+        torch.distributed.init_process_group("nccl", rank=0, world_size=1)
+        torch.cuda.set_device(0)
+
+
+def import_weights(plan: CPTPlan) -> Path:
+    """Import the HF checkpoint into Megatron format once; later calls find the marker and return at once."""
+    import shutil
+
+    import torch
+    from megatron.bridge import AutoBridge
+
+    target = Path(plan.cluster.import_dir)
+    if (target / IMPORT_MARKER).exists():
+        return target
+    shutil.rmtree(target, ignore_errors=True)  # an import without its marker is incomplete
+    staging = target.with_name(target.name + ".tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    AutoBridge.import_ckpt(
+        hf_model_id=plan.model.pretrained, megatron_path=str(staging), torch_dtype=torch.bfloat16
+    )
+    (staging / IMPORT_MARKER).write_text(json.dumps({"source": plan.model.pretrained}))
+    os.replace(staging, target)
+    return target
+
+
+def megatron_hf_parity(hf_reference: str, megatron_dir: Path, hf_dir: str, tokenizer_dir: str):
+    """LogitParity ("bf16") of the Megatron checkpoint `megatron_dir` against the HF model `hf_dir` on the fixed
+    prompts (one GPU; `hf_reference` tells AutoBridge the architecture)."""
+    import torch
+    from megatron.bridge import AutoBridge
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from morphcpt.train.parity import compare_logits, prompt_ids
+
+    _init_single_process()
+    ids, mask = (t.cuda() for t in prompt_ids(AutoTokenizer.from_pretrained(tokenizer_dir)))
+    positions = torch.arange(ids.shape[1], device=ids.device).expand_as(ids)
+    bridge = AutoBridge.from_hf_pretrained(hf_reference, torch_dtype=torch.bfloat16)
+    megatron_model = bridge.load_megatron_model(str(megatron_dir), wrap_with_ddp=False)[0].cuda().eval()
+    hf_model = AutoModelForCausalLM.from_pretrained(hf_dir, dtype=torch.bfloat16).cuda().eval()
+    with torch.no_grad():
+        megatron_logits = megatron_model(input_ids=ids, position_ids=positions, attention_mask=None)
+        hf_logits = hf_model(input_ids=ids, attention_mask=mask).logits
+    vocab = hf_logits.shape[-1]  # Megatron may pad the vocabulary to a multiple of its divisor
+    return compare_logits(megatron_logits[..., :vocab], hf_logits, tolerance="bf16", mask=mask)
+
+
+def verify_import(plan: CPTPlan) -> dict:
+    """The imported Megatron model must reproduce the HF model's logits on fixed prompts, or training stops."""
+    target = Path(plan.cluster.import_dir)
+    marker = target / VERIFIED_MARKER
+    if marker.exists():
+        return json.loads(marker.read_text())
+    parity = megatron_hf_parity(
+        plan.model.pretrained, target, plan.model.pretrained, plan.model.tokenizer or plan.model.pretrained
+    )
+    if not parity.ok():
+        raise WeightVerificationError(
+            f"imported weights in {target} do not reproduce {plan.model.pretrained}: {parity.as_dict()}. "
+            f"Delete {target} and rerun cluster.stage=prepare; do not train on these weights."
+        )
+    result = {"source": plan.model.pretrained, **parity.as_dict()}
+    marker.write_text(json.dumps(result, indent=2))
+    return result
+
+
+def prepare(plan: CPTPlan) -> dict:
+    """Stage 1 (one process, one GPU): import once, verify once, fingerprint the data once, record the job."""
+    from morphcpt.tokenization.vocabulary import Vocabulary
+    from morphcpt.train.data import FINGERPRINT_SAMPLES, build_datasets, check_ready, fingerprint
+
+    check_ready(plan.data)
+    import_weights(plan)
+    verification = verify_import(plan)
+    run_dir = Path(plan.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    fingerprint_path = run_dir / "data_fingerprint.json"
+    if not fingerprint_path.exists():
+        vocab = Vocabulary.load(plan.model.tokenizer or plan.model.pretrained)
+        data = build_datasets(plan.data, plan.loop, vocab, cache_dir=run_dir / "data_cache")
+        fingerprint_path.write_text(json.dumps(fingerprint(data, FINGERPRINT_SAMPLES), indent=2))
+    _write_run_folder(plan, {"megatron_bridge": _bridge_version(), "weight_verification": verification})
+    return verification
+
+
+def train(plan: CPTPlan) -> None:
+    """Stage 2 (under torchrun): pretrain() from the verified import, or resume from the run's checkpoints.
+
+    Afterwards rank 0 writes `<run_dir>/progress.json` (iteration reached, complete or not) for the job script.
+    """
+    from morphcpt.train.data import check_ready
+
+    if not (Path(plan.cluster.import_dir) / VERIFIED_MARKER).exists():
+        raise WeightVerificationError(
+            f"no verified import in {plan.cluster.import_dir}: run cluster.stage=prepare first (the PBS job does)"
+        )
+    check_ready(plan.data)
+    import torch
+    from megatron.bridge.training.gpt_step import forward_step
+    from megatron.bridge.training.pretrain import pretrain
+
+    pretrain(config=build_config(plan), forward_step_func=forward_step)
+    if not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0:
+        tracker = plan.checkpoint_dir / "latest_checkpointed_iteration.txt"
+        iteration = int(tracker.read_text().strip()) if tracker.exists() else 0
+        progress = {
+            "iteration": iteration,
+            "steps": plan.loop.steps,
+            "complete": iteration >= plan.loop.steps,
+        }
+        (Path(plan.run_dir) / "progress.json").write_text(json.dumps(progress))
+
+
+def run(plan: CPTPlan):
+    if plan.dry_run:
+        return dry_run(plan)
+    if plan.cluster.stage == "prepare":
+        return prepare(plan)
+    return train(plan)

@@ -1,0 +1,142 @@
+"""Gemma 3 models for the hf engine: the tiny CPU configuration, the 1B reference shape, and loading pretrained
+weights so that a silent partial load is impossible.
+
+    model = build_model(tiny_config(vocab_size=vocab.size), seed=0)       # random tiny Gemma 3
+    model = load_pretrained("google/gemma-3-1b-pt")                       # verified, fp32
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+from morphcpt.train.parity import compare_logits, prompt_batch
+from morphcpt.train.plan import ModelPlan
+
+# google/gemma-3-1b-pt's text model (REFERENCE.md), in `tiny_config`'s (and ModelPlan's) terms: the ~1B benchmark
+# shape, randomly initialised, never downloaded.
+GEMMA3_1B_SHAPE = dict(
+    hidden_size=1152,
+    num_layers=26,
+    num_heads=4,
+    num_kv_heads=1,
+    head_dim=256,
+    intermediate_size=6912,
+    sliding_window=512,
+    global_every=6,
+    max_position_embeddings=32768,
+)
+GEMMA3_1B_VOCAB = 262_144
+
+
+class WeightLoadError(RuntimeError):
+    """Pretrained weights did not load completely or do not reproduce their own logits."""
+
+
+def layer_types(num_layers: int, global_every: int) -> list[str]:
+    """Gemma 3's attention pattern: every `global_every`-th layer is global, the rest use the sliding window."""
+    return [
+        "full_attention" if (i + 1) % global_every == 0 else "sliding_attention" for i in range(num_layers)
+    ]
+
+
+def tiny_config(
+    vocab_size: int,
+    *,
+    hidden_size: int = 64,
+    num_layers: int = 4,
+    num_heads: int = 4,
+    num_kv_heads: int = 1,
+    head_dim: int = 16,
+    intermediate_size: int = 256,
+    sliding_window: int = 32,
+    global_every: int = 2,
+    max_position_embeddings: int = 512,
+) -> Gemma3TextConfig:
+    """A Gemma 3 text config; the defaults are the tiny CPU model (few layers, sliding-window and global layers)."""
+    return Gemma3TextConfig(
+        vocab_size=vocab_size,
+        hidden_size=hidden_size,
+        intermediate_size=intermediate_size,
+        num_hidden_layers=num_layers,
+        num_attention_heads=num_heads,
+        num_key_value_heads=num_kv_heads,
+        head_dim=head_dim,
+        query_pre_attn_scalar=head_dim,
+        sliding_window=sliding_window,
+        layer_types=layer_types(num_layers, global_every),
+        max_position_embeddings=max_position_embeddings,
+        tie_word_embeddings=True,
+        pad_token_id=0,
+        eos_token_id=1,
+        bos_token_id=2,
+    )
+
+
+def gemma3_1b_config(vocab_size: int = GEMMA3_1B_VOCAB) -> Gemma3TextConfig:
+    """The gemma-3-1b-pt text shape (5 local : 1 global layers), for benchmarks."""
+    return tiny_config(vocab_size, **GEMMA3_1B_SHAPE)
+
+
+def config_from_plan(plan: ModelPlan, vocab_size: int) -> Gemma3TextConfig:
+    return tiny_config(
+        vocab_size,
+        hidden_size=plan.hidden_size,
+        num_layers=plan.num_layers,
+        num_heads=plan.num_heads,
+        num_kv_heads=plan.num_kv_heads,
+        head_dim=plan.head_dim,
+        intermediate_size=plan.intermediate_size,
+        sliding_window=plan.sliding_window,
+        global_every=plan.global_every,
+        max_position_embeddings=plan.max_position_embeddings,
+    )
+
+
+def build_model(config: Gemma3TextConfig, seed: int) -> Gemma3ForCausalLM:
+    """A randomly initialised Gemma3ForCausalLM; the same seed gives the same weights."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return Gemma3ForCausalLM(config)
+
+
+def load_strict(name_or_path: str | Path) -> Gemma3ForCausalLM:
+    model, info = Gemma3ForCausalLM.from_pretrained(
+        str(name_or_path), dtype=torch.float32, output_loading_info=True
+    )
+    problems = {k: sorted(v) for k, v in info.items() if k != "error_msgs" and v} | (
+        {"error_msgs": info["error_msgs"]} if info.get("error_msgs") else {}
+    )
+    if problems:
+        raise WeightLoadError(f"{name_or_path}: weights did not load cleanly: {problems}")
+    return model
+
+
+def load_pretrained(
+    name_or_path: str | Path, vocab_size: int | None = None, device: str | torch.device = "cpu"
+) -> Gemma3ForCausalLM:
+    """Load pretrained weights in fp32 onto `device` and prove they loaded: every tensor matched a checkpoint key
+    (no missing, unexpected or mismatched keys) and an independent second load gives the same logits on fixed
+    inputs, so nothing between loading and training re-initialised a weight.
+
+    `vocab_size`, when given, must equal the model's embedding rows: the vocabulary is never resized in CPT.
+    """
+    model = load_strict(name_or_path).to(device)
+    rows = model.get_input_embeddings().weight.shape[0]
+    if vocab_size is not None and rows != vocab_size:
+        raise WeightLoadError(
+            f"{name_or_path} has {rows} embedding rows but the plan says vocab_size={vocab_size}; "
+            "continued pretraining keeps the model's vocabulary, fix model.vocab_size"
+        )
+    reference = load_strict(name_or_path).to(device)
+    ids = prompt_batch(rows).to(device)
+    with torch.no_grad():
+        got = model.eval()(input_ids=ids).logits
+        want = reference.eval()(input_ids=ids).logits
+    del reference
+    parity = compare_logits(got, want, tolerance="exact")
+    if not parity.ok():
+        raise WeightLoadError(f"{name_or_path}: the loaded model does not reproduce a fresh load: {parity}")
+    return model.train()

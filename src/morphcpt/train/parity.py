@@ -1,0 +1,107 @@
+"""Logit parity: did two models (two loads, HF vs Megatron, checkpoint vs export) compute the same function?
+
+Used before training (the weights really loaded) and after export (the exported folder is the checkpoint).
+Tolerances: "exact" for the same weights in fp32 on one device; "bf16" for different implementations running
+in bf16 (Megatron vs transformers), where kernels differ and only near-equality is meaningful.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+# Fixed Filipino prompts; their ids depend on the tokenizer, so the prompts are turned into ids where a
+# tokenizer is known (`prompt_ids`) and into deterministic pseudo-ids otherwise (`prompt_batch`).
+PROMPTS = (
+    "Magandang umaga sa inyong lahat.",
+    "Ang mga bata ay naglalaro sa parke habang umuulan.",
+    "Kumain ka na ba? Nagluto ang nanay ko ng adobo.",
+    "Ang Pilipinas ay binubuo ng mahigit pitong libong pulo.",
+)
+
+TOLERANCES = {
+    # max |a-b| on logits of identical weights and kernels (fp32 non-associativity only)
+    "exact": {"max_abs": 1e-4, "min_cosine": 0.999999, "min_top1": 1.0},
+    # bf16 across implementations: the logits' direction and the predicted tokens must agree
+    "bf16": {"max_abs": float("inf"), "min_cosine": 0.99, "min_top1": 0.95},
+}
+
+
+class ParityError(RuntimeError):
+    """Two models that should compute the same logits do not."""
+
+
+@dataclass(frozen=True)
+class LogitParity:
+    max_abs_diff: float
+    mean_abs_diff: float
+    cosine: float  # mean over positions of the cosine similarity of the two logit vectors
+    top1_agreement: float  # fraction of positions where both models predict the same next token
+    tolerance: str
+
+    def ok(self) -> bool:
+        t = TOLERANCES[self.tolerance]
+        return (
+            self.max_abs_diff <= t["max_abs"]
+            and self.cosine >= t["min_cosine"]
+            and self.top1_agreement >= t["min_top1"]
+        )
+
+    def check(self, what: str) -> LogitParity:
+        if not self.ok():
+            raise ParityError(
+                f"{what}: logits differ beyond the {self.tolerance!r} tolerance {TOLERANCES[self.tolerance]}: "
+                f"max |diff| {self.max_abs_diff:.3g}, mean |diff| {self.mean_abs_diff:.3g}, "
+                f"cosine {self.cosine:.6f}, top-1 agreement {self.top1_agreement:.3f}"
+            )
+        return self
+
+    def as_dict(self) -> dict:
+        return {
+            "max_abs_diff": self.max_abs_diff,
+            "mean_abs_diff": self.mean_abs_diff,
+            "cosine": self.cosine,
+            "top1_agreement": self.top1_agreement,
+            "tolerance": self.tolerance,
+        }
+
+
+def compare_logits(
+    a: torch.Tensor, b: torch.Tensor, tolerance: str = "exact", mask: torch.Tensor | None = None
+) -> LogitParity:
+    """Compare logits [batch, seq, vocab] (positions where `mask` is False are ignored)."""
+    if a.shape != b.shape:
+        raise ParityError(f"logit shapes differ: {tuple(a.shape)} vs {tuple(b.shape)}")
+    a, b = a.float().flatten(0, -2), b.float().flatten(0, -2)
+    if mask is not None:
+        keep = mask.flatten().bool()
+        a, b = a[keep], b[keep]
+    diff = (a - b).abs()
+    return LogitParity(
+        max_abs_diff=diff.max().item(),
+        mean_abs_diff=diff.mean().item(),
+        cosine=torch.nn.functional.cosine_similarity(a, b, dim=-1).mean().item(),
+        top1_agreement=(a.argmax(-1) == b.argmax(-1)).float().mean().item(),
+        tolerance=tolerance,
+    )
+
+
+def prompt_ids(tokenizer, bos: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    """The fixed prompts as a right-padded id batch and its attention mask, each starting with <bos>."""
+    rows = [tokenizer(p, add_special_tokens=False)["input_ids"] for p in PROMPTS]
+    if bos:
+        rows = [[tokenizer.bos_token_id, *r] for r in rows]
+    width = max(map(len, rows))
+    ids = torch.full((len(rows), width), tokenizer.pad_token_id or 0, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, r in enumerate(rows):
+        ids[i, : len(r)] = torch.tensor(r)
+        mask[i, : len(r)] = 1
+    return ids, mask
+
+
+def prompt_batch(vocab_size: int, batch: int = 2, length: int = 16) -> torch.Tensor:
+    """Deterministic pseudo-random ids (no tokenizer needed) for comparing two loads of the same weights."""
+    generator = torch.Generator().manual_seed(0)
+    return torch.randint(3, vocab_size, (batch, length), generator=generator)

@@ -1,0 +1,294 @@
+"""The training plan: one typed config that both engines (megatron on the cluster, hf anywhere) execute.
+
+The dataclasses below are the schema; `conf/train.yaml` holds the cluster defaults (the user's plan for
+gemma-3-1b-pt) and `conf/recipe/*.yaml` hold only what a run changes. Hydra composes them in struct mode, so a
+misspelt key is an error:
+
+    plan = load_plan(["recipe=cpt_patok", "engine=hf"])     # from Python (tests, the demo)
+    python training/nemo/run_cpt.py recipe=cpt_patok         # from the command line (Hydra app)
+
+Paths in the YAML may use `${oc.env:VAR,default}` and `${mc.path:NAME}` (a `morphcpt.paths` constant, e.g.
+`${mc.path:SAMPLE_TOKENIZER_DIR}`); `resolve_paths` makes every path absolute once, so a run folder records where
+things really were.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import OmegaConf
+
+from morphcpt import paths
+
+ENGINES = ("megatron", "hf")
+STAGES = ("prepare", "train")
+PRECISIONS = ("bf16-mixed", "fp32")
+
+
+@dataclass
+class ModelPlan:
+    """Which model to start from. `pretrained` set: continued pretraining of those weights (a Hub id or an HF
+    folder). `pretrained` null: a randomly initialised Gemma 3 of the shape below (the demo's tiny base)."""
+
+    name: str = "gemma3-1b"
+    pretrained: str | None = "google/gemma-3-1b-pt"
+    tokenizer: str | None = None  # null: the tokenizer saved with `pretrained`
+    # Embedding rows. null: the pretrained model's own (never resized), or the tokenizer's size for random init.
+    vocab_size: int | None = None
+    # Shape of a randomly initialised model (ignored when `pretrained` is set).
+    hidden_size: int = 64
+    num_layers: int = 4
+    num_heads: int = 4
+    num_kv_heads: int = 1
+    head_dim: int = 16
+    intermediate_size: int = 256
+    sliding_window: int = 32
+    global_every: int = 2  # every n-th layer attends globally, the others use the sliding window
+    max_position_embeddings: int = 2048
+
+
+@dataclass
+class DataPlan:
+    """The preprocessed data (see morphcpt.preprocess): a blend of one scheme's chunks, plus the canonical
+    validation set that every scheme shares, so validation losses are comparable across schemes."""
+
+    root: str = "${oc.env:MORPHCPT_DATA_ROOT,data/processed}"
+    scheme: str = "vanilla"
+    num_chunks: int = 20
+    chunk_name: str = (
+        "chunk_{index:02d}"  # str.format pattern; chunk i is <root>/<scheme>/<name>_text_document
+    )
+    validation_name: str = "validation"  # <root>/validation/<name>_text_document
+    # Blend weights, one per chunk. null: equal weights. Weights are always passed to Megatron: without them a
+    # blend is capped at one epoch and a run longer than the data stops early.
+    weights: list[float] | None = None
+    seed: int = 1234  # GPTDataset shuffling
+
+    def chunk_prefixes(self) -> list[Path]:
+        return [
+            Path(self.root) / self.scheme / f"{self.chunk_name.format(index=i)}_text_document"
+            for i in range(1, self.num_chunks + 1)
+        ]
+
+    def validation_prefix(self) -> Path:
+        return Path(self.root) / "validation" / f"{self.validation_name}_text_document"
+
+    def blend_weights(self) -> list[float]:
+        weights = self.weights if self.weights is not None else [1.0] * self.num_chunks
+        if len(weights) != self.num_chunks:
+            raise ValueError(f"data.weights has {len(weights)} entries for {self.num_chunks} chunks")
+        return [float(w) for w in weights]
+
+
+@dataclass
+class LoopPlan:
+    """Length and shape of training. Gradient accumulation = global / (micro x data-parallel ranks)."""
+
+    steps: int = 10_000
+    seq_length: int = 2048
+    global_batch_size: int = 256
+    micro_batch_size: int = 2
+    precision: str = "bf16-mixed"  # hf engine: bf16 autocast on GPU; CPU always runs fp32
+    seed: int = 1234
+    # hf engine: stop after this many optimiser steps in one invocation (a checkpoint is written); null: no limit.
+    max_steps_per_run: int | None = None
+
+
+@dataclass
+class OptimPlan:
+    """AdamW with decoupled weight decay; linear warmup then cosine decay to `min_lr` at the last step."""
+
+    lr: float = 1.0e-4
+    min_lr: float = 1.0e-5
+    warmup_steps: int = 500
+    weight_decay: float = 0.1
+    beta1: float = 0.9
+    beta2: float = 0.95
+    eps: float = 1.0e-8
+    clip_grad: float = 1.0
+
+
+@dataclass
+class ValidationPlan:
+    interval: int = 500
+    iters: int = 32  # megatron: global batches per validation
+    max_batches: int | None = None  # hf: batches per validation; null: the whole validation set
+    micro_batch_size: int | None = None  # hf: samples per validation batch; null: loop.micro_batch_size
+
+
+@dataclass
+class CheckpointPlan:
+    interval: int = 1000
+    keep: int = 3  # hf engine: newest checkpoints kept (megatron keeps all)
+
+
+@dataclass
+class LoggingPlan:
+    interval: int = 10
+    tensorboard: bool = True
+    progress_bar: bool = True
+    wandb: bool = False
+    wandb_project: str = "gemma3-seapile-cpt"
+    wandb_mode: str = "${oc.env:WANDB_MODE,online}"  # "offline" needs no network; `wandb sync` later
+
+
+@dataclass
+class ClusterPlan:
+    """Megatron-Bridge engine only: parallelism, the PBS walltime and where the imported weights live."""
+
+    stage: str = "train"  # "prepare": import the HF weights once and verify them; "train": pretrain()
+    nodes: int = 1
+    gpus_per_node: int = 8
+    tensor_parallel: int = 1
+    pipeline_parallel: int = 1
+    walltime: str = "24:00:00"  # the job's walltime; training exits `exit_margin_minutes` before it
+    exit_margin_minutes: int = 20
+    import_dir: str = "${output_root}/imports/${model.name}"
+    ckpt_format: str = "torch_dist"
+
+
+@dataclass
+class CPTPlan:
+    """A whole run. The run folder (`run_dir`) never contains a job id, so a resubmitted job resumes."""
+
+    run_name: str = "${model.name}-${data.scheme}"
+    engine: str = "megatron"
+    dry_run: bool = False
+    output_root: str = "${oc.env:MORPHCPT_OUTPUT_ROOT,outputs}"
+    run_dir: str = "${output_root}/runs/${run_name}"
+    model: ModelPlan = field(default_factory=ModelPlan)
+    data: DataPlan = field(default_factory=DataPlan)
+    loop: LoopPlan = field(default_factory=LoopPlan)
+    optim: OptimPlan = field(default_factory=OptimPlan)
+    validation: ValidationPlan = field(default_factory=ValidationPlan)
+    checkpoint: CheckpointPlan = field(default_factory=CheckpointPlan)
+    logging: LoggingPlan = field(default_factory=LoggingPlan)
+    cluster: ClusterPlan = field(default_factory=ClusterPlan)
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        return Path(self.run_dir) / "checkpoints"
+
+    def config_hash(self) -> str:
+        """Identity of what is trained: model, data, loop shape and optimiser — not logging, not intervals.
+
+        A run folder whose checkpoints carry another hash belongs to another plan; resuming it would be wrong.
+        """
+        identity = {
+            "model": asdict(self.model),
+            "data": asdict(self.data),
+            "loop": {k: v for k, v in asdict(self.loop).items() if k != "max_steps_per_run"},
+            "optim": asdict(self.optim),
+        }
+        return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def validate(plan: CPTPlan) -> CPTPlan:
+    """Refuse plans that cannot run, with the reason."""
+    if plan.engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {plan.engine!r}")
+    if plan.cluster.stage not in STAGES:
+        raise ValueError(f"cluster.stage must be one of {STAGES}, got {plan.cluster.stage!r}")
+    loop = plan.loop
+    if loop.precision not in PRECISIONS:
+        raise ValueError(f"loop.precision must be one of {PRECISIONS}, got {loop.precision!r}")
+    if loop.global_batch_size % loop.micro_batch_size:
+        raise ValueError(
+            f"global batch {loop.global_batch_size} is not a multiple of micro batch {loop.micro_batch_size}"
+        )
+    if not 0 <= plan.optim.min_lr <= plan.optim.lr:
+        raise ValueError(f"need 0 <= min_lr <= lr, got {plan.optim.min_lr} and {plan.optim.lr}")
+    if plan.optim.warmup_steps >= loop.steps:
+        raise ValueError(
+            f"warmup ({plan.optim.warmup_steps}) must be shorter than the run ({loop.steps} steps)"
+        )
+    plan.data.blend_weights()
+    return plan
+
+
+def resolve_paths(plan: CPTPlan) -> CPTPlan:
+    """Make every filesystem path absolute (relative to the current directory); Hub ids stay as they are."""
+    plan.output_root = str(Path(plan.output_root).resolve())
+    plan.run_dir = str(Path(plan.run_dir).resolve())
+    plan.data.root = str(Path(plan.data.root).resolve())
+    plan.cluster.import_dir = str(Path(plan.cluster.import_dir).resolve())
+    for attr in ("pretrained", "tokenizer"):
+        value = getattr(plan.model, attr)
+        if value and Path(value).exists():
+            setattr(plan.model, attr, str(Path(value).resolve()))
+    return plan
+
+
+def _mc_path(name: str) -> str:
+    return str(getattr(paths, name))
+
+
+def register() -> None:
+    """Register the schema (`train_schema`) and the `mc.path` resolver; idempotent."""
+    if not OmegaConf.has_resolver("mc.path"):
+        OmegaConf.register_new_resolver("mc.path", _mc_path)
+    ConfigStore.instance().store(name="train_schema", node=CPTPlan)
+
+
+def plan_from_config(cfg) -> CPTPlan:
+    """A composed Hydra config (DictConfig) -> a validated CPTPlan with absolute paths."""
+    plan = OmegaConf.to_object(cfg)
+    if not isinstance(plan, CPTPlan):
+        raise TypeError(
+            f"config did not compose to a CPTPlan (got {type(plan).__name__}); is train_schema in defaults?"
+        )
+    return validate(resolve_paths(plan))
+
+
+def load_plan(overrides: list[str] | None = None, config_name: str = "train") -> CPTPlan:
+    """Compose `conf/<config_name>.yaml` with Hydra-style `overrides` (e.g. ["recipe=cpt_patok"])."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    register()
+    if GlobalHydra.instance().is_initialized():
+        GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(paths.CONF_DIR), version_base="1.3"):
+        cfg = compose(config_name=config_name, overrides=list(overrides or []))
+    return plan_from_config(cfg)
+
+
+def cluster_runs() -> list[dict[str, str]]:
+    """The cluster recipes (`conf/recipe/cpt_*.yaml`) as job-script variables: VARIANT, RECIPE, RUN_NAME."""
+    runs = []
+    for path in sorted((paths.CONF_DIR / "recipe").glob("cpt_*.yaml")):
+        name = load_plan([f"recipe={path.stem}"]).run_name
+        runs.append({"VARIANT": path.stem.removeprefix("cpt_"), "RECIPE": path.stem, "RUN_NAME": name})
+    return runs
+
+
+def plan_to_yaml(plan: CPTPlan) -> str:
+    return OmegaConf.to_yaml(OmegaConf.structured(plan))
+
+
+def save_dry_run(plan: CPTPlan, name: str, details: dict) -> Path:
+    """Write `<run_dir>/plan/{resolved_plan.yaml,<name>.yaml}` and print both; returns the folder."""
+    folder = Path(plan.run_dir) / "plan"
+    folder.mkdir(parents=True, exist_ok=True)
+    resolved = plan_to_yaml(plan)
+    detail_yaml = OmegaConf.to_yaml(OmegaConf.create(details))
+    (folder / "resolved_plan.yaml").write_text(resolved)
+    (folder / f"{name}.yaml").write_text(detail_yaml)
+    print(
+        f"# resolved plan ({folder / 'resolved_plan.yaml'})\n{resolved}\n# {name} ({folder / (name + '.yaml')})\n{detail_yaml}"
+    )
+    return folder
+
+
+def plan_from_yaml(path: str | Path) -> CPTPlan:
+    """Read a run folder's `config.yaml` back into a CPTPlan (paths are already absolute there)."""
+    register()
+    cfg = OmegaConf.merge(OmegaConf.structured(CPTPlan), OmegaConf.load(path))
+    return validate(OmegaConf.to_object(cfg))
+
+
+register()

@@ -1,0 +1,36 @@
+"""verify_setup: one screen of checks, each failure with its fix, non-zero exit when something required is
+missing, and secrets never printed."""
+
+from __future__ import annotations
+
+from morphcpt.setup_check import main, render, run_checks
+
+
+def test_workstation_is_ready_without_cluster_tools(tmp_path, capsys):
+    assert main(["--env", str(tmp_path / "missing.env")]) == 0
+    out = capsys.readouterr().out
+    assert "[ ok ] sample tokenizer" in out and "[ ok ] package torch" in out
+    assert "enroot" not in out  # cluster-only checks stay out of a workstation's screen
+    assert len(out.splitlines()) < 40
+
+
+def test_cluster_check_fails_with_fixes_and_never_prints_secrets(tmp_path, capsys):
+    env = tmp_path / ".env"
+    env.write_text(
+        f"HF_TOKEN=hf_TopSecretValue123\nWANDB_API_KEY=wandb-secret-456\nPROJECT_DIR={tmp_path}\n"
+        f"DATA_ROOT={tmp_path / 'nowhere'}\nLOG_DIR={tmp_path}\nCONTAINER_SQSH={tmp_path / 'nemo.sqsh'}\n"
+    )
+    assert main(["--cluster", "--env", str(env)]) == 1
+    out = capsys.readouterr().out
+    assert "TopSecretValue" not in out and "wandb-secret" not in out
+    assert "[ ok ] HF_TOKEN: set" in out and "[ ok ] .env PROJECT_DIR" in out
+    assert "[FAIL] .env DATA_ROOT" in out and "[FAIL] container image" in out
+    assert "fix: bash training/nemo/setup/setup_enroot.sh" in out
+
+
+def test_base_model_from_a_local_folder(tiny_gemma3, tmp_path):
+    env = tmp_path / ".env"
+    env.write_text(f"TOKENIZER={tiny_gemma3}\n")
+    checks = {c.name: c for c in run_checks(cluster=False, env_file=env)}
+    assert checks["base model"].ok and "local folder" in checks["base model"].detail
+    assert "ready" in render(list(checks.values())).splitlines()[-1]

@@ -1,0 +1,219 @@
+"""The training plan and the cluster engine's dry run: what would run on the cluster, checked without a GPU.
+
+Megatron-Bridge is not installed here; these tests check the resolved plan and the exact overrides applied to
+the Gemma 3 1B recipe, and that resolving them never imports megatron.bridge.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from hydra.errors import ConfigCompositionException
+
+from morphcpt import paths
+from morphcpt.train import megatron
+from morphcpt.train.plan import cluster_runs, load_plan
+
+CLUSTER_RECIPES = {"cpt_baseline": "vanilla", "cpt_stochastok": "stochastok", "cpt_patok": "patok"}
+
+
+def cluster_plan(recipe, tmp_path, *extra):
+    return load_plan(
+        [f"recipe={recipe}", f"output_root={tmp_path / 'out'}", f"data.root={tmp_path / 'data'}", *extra]
+    )
+
+
+@pytest.fixture(autouse=True)
+def pbs_job(monkeypatch):
+    # A job id in the environment must never leak into checkpoint paths (resubmitted jobs must find them).
+    monkeypatch.setenv("PBS_JOBID", "4242.pbs-server")
+
+
+@pytest.mark.parametrize("recipe", sorted(CLUSTER_RECIPES))
+def test_cluster_dry_run_applies_the_users_plan(recipe, tmp_path):
+    plan = cluster_plan(recipe, tmp_path)
+    report = megatron.dry_run(plan)
+    o = report["overrides"]
+    scheme = CLUSTER_RECIPES[recipe]
+
+    assert "megatron.bridge" not in sys.modules
+    assert report["recipe"] == "megatron.bridge.recipes.gemma.gemma3.gemma3_1b_pretrain_config"
+    # recipe traps: real tokenizer, vocabulary kept, weight decay really 0.1, real data at 2048 tokens
+    assert o["tokenizer.tokenizer_type"] == "HuggingFaceTokenizer"
+    assert o["tokenizer.tokenizer_model"] == "google/gemma-3-1b-pt"
+    assert o["tokenizer.use_tokenizer_vocab_size"] is False
+    assert o["model.vocab_size"] == 262144
+    assert (
+        o["optimizer.weight_decay"]
+        == o["scheduler.start_weight_decay"]
+        == o["scheduler.end_weight_decay"]
+        == 0.1
+    )
+    assert o["scheduler.weight_decay_incr_style"] == "constant"
+    assert o["model.seq_length"] == o["dataset.seq_length"] == 2048
+    assert o["dataset.blend"] is None and o["dataset.split"] is None
+    # the user's schedule
+    assert (o["train.global_batch_size"], o["train.micro_batch_size"], o["train.train_iters"]) == (
+        256,
+        2,
+        10000,
+    )
+    assert (o["optimizer.lr"], o["optimizer.min_lr"], o["optimizer.clip_grad"]) == (1e-4, 1e-5, 1.0)
+    assert (o["scheduler.lr_warmup_iters"], o["scheduler.lr_decay_iters"]) == (500, 10000)
+    assert o["scheduler.lr_decay_style"] == "cosine"
+    assert (o["checkpoint.save_interval"], o["validation.eval_interval"], o["logger.log_interval"]) == (
+        1000,
+        500,
+        10,
+    )
+    assert o["mixed_precision"] == "bf16_mixed"
+    assert (o["logger.wandb_project"], o["logger.wandb_exp_name"]) == ("gemma3-seapile-cpt", plan.run_name)
+    # data: the 20 chunks of this scheme (weighted, so a long run re-reads them), the canonical validation set
+    train_split, valid_split, test_split = o["dataset.blend_per_split"]
+    chunks, weights = train_split
+    assert len(chunks) == len(set(chunks)) == 20 and weights == [1.0] * 20
+    assert all(Path(c).parent == tmp_path / "data" / scheme and c.endswith("_text_document") for c in chunks)
+    assert valid_split == [[str(tmp_path / "data" / "validation" / "validation_text_document")], None]
+    assert test_split is None
+    # checkpoints: a stable per-run folder, loaded and saved alike; the verified import to start from
+    checkpoints = str(tmp_path / "out" / "runs" / plan.run_name / "checkpoints")
+    assert o["checkpoint.save"] == o["checkpoint.load"] == checkpoints and "4242" not in checkpoints
+    assert o["checkpoint.pretrained_checkpoint"] == str(tmp_path / "out" / "imports" / "gemma3-1b")
+    assert o["train.exit_duration_in_mins"] == 24 * 60 - 20
+    assert report["layout"] == {"world_size": 8, "data_parallel": 8, "gradient_accumulation": 16}
+    saved = Path(plan.run_dir) / "plan"
+    assert (saved / "resolved_plan.yaml").read_text().count(f"scheme: {scheme}") == 1
+    assert "checkpoint.pretrained_checkpoint" in (saved / "megatron_overrides.yaml").read_text()
+
+
+def test_recipes_differ_only_in_scheme_and_run_name(tmp_path):
+    reports = {r: megatron.overrides(cluster_plan(r, tmp_path)) for r in CLUSTER_RECIPES}
+    base = reports["cpt_baseline"]
+    for recipe, o in reports.items():
+        differing = {k for k in o if o[k] != base[k]}
+        if recipe != "cpt_baseline":
+            assert differing == {
+                "dataset.blend_per_split",
+                "dataset.path_to_cache",
+                "checkpoint.save",
+                "checkpoint.load",
+                "logger.tensorboard_dir",
+                "logger.wandb_exp_name",
+                "logger.wandb_save_dir",
+            }
+        assert o["dataset.blend_per_split"][1] == base["dataset.blend_per_split"][1]  # one validation set
+
+
+def test_exit_duration_follows_walltime(tmp_path):
+    plan = cluster_plan("cpt_patok", tmp_path, "cluster.walltime=12:30:00", "cluster.exit_margin_minutes=15")
+    assert megatron.overrides(plan)["train.exit_duration_in_mins"] == 12 * 60 + 30 - 15
+    assert megatron.walltime_minutes("02:00") == 120
+    with pytest.raises(ValueError, match="no time"):
+        megatron.exit_duration_minutes(cluster_plan("cpt_patok", tmp_path, "cluster.walltime=00:10:00"))
+
+
+def test_gradient_accumulation_follows_gpus(tmp_path):
+    plan = cluster_plan("cpt_patok", tmp_path, "cluster.gpus_per_node=4")
+    assert megatron.parallel_layout(plan)["gradient_accumulation"] == 32
+    with pytest.raises(ValueError, match="multiple"):
+        megatron.parallel_layout(cluster_plan("cpt_patok", tmp_path, "cluster.gpus_per_node=3"))
+
+
+def test_apply_overrides_sets_fields_and_rejects_unknown_ones():
+    cfg = SimpleNamespace(
+        train=SimpleNamespace(train_iters=1),
+        dataset=SimpleNamespace(blend_per_split=None),
+        mixed_precision=None,
+    )
+    megatron.apply_overrides(
+        cfg,
+        {
+            "train.train_iters": 7,
+            "mixed_precision": "bf16_mixed",
+            "dataset.blend_per_split": [[["a"], [1.0]], None, None],
+        },
+    )
+    assert cfg.train.train_iters == 7 and cfg.mixed_precision == "bf16_mixed"
+    assert cfg.dataset.blend_per_split == [(["a"], [1.0]), None, None]
+    with pytest.raises(AttributeError, match="train.no_such_field"):
+        megatron.apply_overrides(cfg, {"train.no_such_field": 1})
+
+
+def test_typos_and_bad_values_are_errors(tmp_path):
+    with pytest.raises(ConfigCompositionException):
+        cluster_plan("cpt_patok", tmp_path, "loop.stpes=3")
+    with pytest.raises(ValueError, match="engine"):
+        cluster_plan("cpt_patok", tmp_path, "engine=nemo")
+    with pytest.raises(ValueError, match="micro"):
+        cluster_plan("cpt_patok", tmp_path, "loop.micro_batch_size=3")
+    with pytest.raises(ValueError, match="weights"):
+        cluster_plan("cpt_patok", tmp_path, "data.weights=[1.0,2.0]")
+
+
+def test_config_hash_tracks_what_is_trained(tmp_path):
+    plan = cluster_plan("cpt_patok", tmp_path)
+    assert cluster_plan(
+        "cpt_patok", tmp_path, "logging.interval=1", "loop.max_steps_per_run=5"
+    ).config_hash() == (plan.config_hash())
+    assert cluster_plan("cpt_stochastok", tmp_path, "run_name=x").config_hash() != plan.config_hash()
+    assert cluster_plan("cpt_patok", tmp_path, "optim.lr=2e-4").config_hash() != plan.config_hash()
+
+
+def test_cluster_runs_name_the_job_variants():
+    assert cluster_runs() == [
+        {"VARIANT": "baseline", "RECIPE": "cpt_baseline", "RUN_NAME": "gemma3-1b-baseline"},
+        {"VARIANT": "patok", "RECIPE": "cpt_patok", "RUN_NAME": "gemma3-1b-patok"},
+        {"VARIANT": "stochastok", "RECIPE": "cpt_stochastok", "RUN_NAME": "gemma3-1b-stochastok"},
+    ]
+
+
+def test_demo_recipes_use_the_tiny_model_on_cpu(tmp_path):
+    base = load_plan(["recipe=demo_base", f"output_root={tmp_path}"])
+    cpt = load_plan(["recipe=demo_cpt", "data.scheme=patok", f"output_root={tmp_path}"])
+    assert base.engine == cpt.engine == "hf"
+    assert base.model.pretrained is None and base.model.tokenizer == str(paths.SAMPLE_TOKENIZER_DIR)
+    assert (
+        cpt.model.pretrained == str(tmp_path / "exports" / "demo-base") and cpt.run_name == "demo-cpt-patok"
+    )
+    assert base.model.hidden_size <= 128 and base.model.num_layers % base.model.global_every == 0
+
+
+def test_run_cpt_dry_run_from_the_command_line(tmp_path):
+    script = paths.REPO_ROOT / "training" / "nemo" / "run_cpt.py"
+    result = subprocess.run(
+        [sys.executable, str(script), "recipe=cpt_stochastok", "dry_run=true", f"output_root={tmp_path}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "scheduler.start_weight_decay: 0.1" in result.stdout
+    assert (tmp_path / "runs" / "gemma3-1b-stochastok" / "plan" / "megatron_overrides.yaml").exists()
+
+
+def test_training_refuses_unverified_weights(tmp_path):
+    plan = cluster_plan("cpt_patok", tmp_path, "cluster.stage=train")
+    with pytest.raises(megatron.WeightVerificationError, match="stage=prepare"):
+        megatron.run(plan)
+
+
+def test_weights_are_imported_once(tmp_path, monkeypatch):
+    calls = []
+
+    class AutoBridge:
+        @staticmethod
+        def import_ckpt(hf_model_id, megatron_path, torch_dtype):
+            calls.append(hf_model_id)
+            (Path(megatron_path) / "iter_0000000").mkdir(parents=True)
+
+    monkeypatch.setitem(sys.modules, "megatron.bridge", SimpleNamespace(AutoBridge=AutoBridge))
+    plan = cluster_plan("cpt_patok", tmp_path)
+    stale = Path(plan.cluster.import_dir)
+    (stale / "half_written").mkdir(parents=True)  # an interrupted import: no marker
+    assert megatron.import_weights(plan) == megatron.import_weights(plan) == stale
+    assert calls == ["google/gemma-3-1b-pt"]
+    assert sorted(p.name for p in stale.iterdir()) == ["import.done.json", "iter_0000000"]
