@@ -38,6 +38,25 @@ def test_schemes_differ_from_vanilla_as_expected(output_dir):
     assert rows["patok"]["boundary_precision"] > rows["stochastok"]["boundary_precision"] + 0.05
     markers = audit.completed_chunks(output_dir / "patok")
     assert rows["patok"]["tokens"] == sum(m["tokens"] for m in markers.values())
+    assert all(row["text_differs"] == 0 for row in rows.values())
+    pieces = result["example"]["pieces"]
+    assert len({tuple(p) for p in pieces.values()}) == 3
+    assert len({"".join(p) for p in pieces.values()}) == 1  # same text, cut three ways
+
+
+def test_an_altered_text_is_counted(output_dir, tmp_path):
+    """The audit's lossless check can fail: a patok document with one token changed is reported."""
+    import shutil
+
+    copy = tmp_path / "out"
+    shutil.copytree(output_dir, copy)
+    prefix = copy / "patok" / audit.completed_chunks(copy / "patok")["sample"]["prefix"]
+    data = bytearray((prefix.parent / (prefix.name + ".bin")).read_bytes())
+    dtype_size = 2  # the sample tokenizer's ids are uint16
+    data[dtype_size * 5 : dtype_size * 6] = (7).to_bytes(2, "little")
+    (prefix.parent / (prefix.name + ".bin")).write_bytes(bytes(data))
+    rows = {row["scheme"]: row for row in audit.audit(copy, max_documents=0)["rows"]}
+    assert rows["patok"]["text_differs"] == 1 and rows["stochastok"]["text_differs"] == 0
 
 
 def test_table_and_cli(output_dir, tmp_path, capsys):

@@ -9,6 +9,9 @@ words (precision: share of in-word token boundaries that are morpheme boundaries
 boundaries that are token boundaries; see `morphcpt.tokenization.alignment`). Documents are compared by index,
 so every scheme must hold the same documents as vanilla (same chunks, same counts), which preprocessing
 guarantees for the same input. Alignment is measured on the first `max_documents` documents of each chunk.
+"text altered" counts documents whose ids decode to another text than vanilla's: it must be 0, since the schemes
+only change how a text is cut into tokens. The table ends with one short document shown token by token in every
+scheme: the one where some scheme's tokens hit the most morpheme boundaries beyond vanilla's.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from morphcpt.preprocess import VALIDATION_DIR
 
 BASELINE = "vanilla"
 _ORDER = {"vanilla": 0, "stochastok": 1, "patok": 2}
+EXAMPLE_MIN_TOKENS, EXAMPLE_TOKENS = 12, 40  # the token-level example shows a short document whole
 
 
 def completed_chunks(folder: Path) -> dict[str, dict]:
@@ -63,7 +67,11 @@ def audit(
     vocab = Vocabulary.load(tokenizer or folders[BASELINE][chunks[0]]["config"]["tokenizer"])
     pack = get_language_pack(language)
 
-    totals = {s: {"documents": 0, "tokens": 0, "changed": 0, "alignment": Alignment()} for s in schemes}
+    totals = {
+        s: {"documents": 0, "tokens": 0, "changed": 0, "text_differs": 0, "alignment": Alignment()}
+        for s in schemes
+    }
+    example = None
     for chunk in chunks:
         baseline_prefix = output_dir / BASELINE / folders[BASELINE][chunk]["prefix"]
         readers = {s: indexed.iter_documents(output_dir / s / folders[s][chunk]["prefix"]) for s in schemes}
@@ -73,14 +81,28 @@ def audit(
                 f"{chunk}: schemes hold different numbers of documents {counts}; rerun preprocessing"
             )
         for index, baseline in enumerate(indexed.iter_documents(baseline_prefix)):
+            text = vocab.decode(baseline.tolist())
+            documents, alignments = {}, {}
             for scheme in schemes:
                 ids = baseline if scheme == BASELINE else next(readers[scheme])
+                documents[scheme] = ids
                 row = totals[scheme]
                 row["documents"] += 1
                 row["tokens"] += len(ids)
                 row["changed"] += not np.array_equal(ids, baseline)
+                # The schemes must never change the text: any document decoding differently is a defect.
+                row["text_differs"] += scheme != BASELINE and vocab.decode(ids.tolist()) != text
                 if max_documents is None or index < max_documents:
-                    row["alignment"] += morpheme_boundary_alignment(vocab, ids.tolist(), pack)
+                    alignments[scheme] = morpheme_boundary_alignment(vocab, ids.tolist(), pack)
+                    row["alignment"] += alignments[scheme]
+            score = _example_score(documents, alignments)
+            if score is not None and (example is None or score > example["score"]):
+                example = {
+                    "chunk": chunk,
+                    "document": index,
+                    "score": score,
+                    "pieces": {s: [vocab.pieces[i] for i in ids] for s, ids in documents.items()},
+                }
 
     vanilla_tokens = totals[BASELINE]["tokens"]
     rows = []
@@ -95,12 +117,29 @@ def audit(
                 "tokens_per_doc": row["tokens"] / max(row["documents"], 1),
                 "expansion": row["tokens"] / max(vanilla_tokens, 1) - 1.0,
                 "changed_share": row["changed"] / max(row["documents"], 1),
+                "text_differs": row["text_differs"],
                 "boundary_precision": alignment.precision,
                 "boundary_recall": alignment.recall,
             }
         )
     skipped = sorted(set().union(*(set(folders[s]) for s in schemes)) - set(chunks))
-    return {"output_dir": str(output_dir), "chunks": chunks, "skipped_chunks": skipped, "rows": rows}
+    return {
+        "output_dir": str(output_dir),
+        "chunks": chunks,
+        "skipped_chunks": skipped,
+        "rows": rows,
+        "example": example,
+    }
+
+
+def _example_score(documents: dict[str, np.ndarray], alignments: dict) -> int | None:
+    """How well a document shows the schemes apart: the most morpheme boundaries any scheme's tokens hit beyond
+    vanilla's. None unless the document is short and every scheme cut it differently."""
+    if not alignments or not EXAMPLE_MIN_TOKENS <= len(documents[BASELINE]) <= EXAMPLE_TOKENS:
+        return None
+    if len({ids.tobytes() for ids in documents.values()}) < len(documents):
+        return None
+    return max(a.matched for a in alignments.values()) - alignments[BASELINE].matched
 
 
 def format_table(result: dict) -> str:
@@ -112,6 +151,7 @@ def format_table(result: dict) -> str:
         ("tokens_per_doc", "tok/doc", "{:.1f}"),
         ("expansion", "vs vanilla", "{:+.2%}"),
         ("changed_share", "docs changed", "{:.1%}"),
+        ("text_differs", "text altered", "{:,}"),
         ("boundary_precision", "morph-bound prec", "{:.1%}"),
         ("boundary_recall", "morph-bound recall", "{:.1%}"),
     ]
@@ -129,7 +169,16 @@ def format_table(result: dict) -> str:
     note = f"{len(result['chunks'])} chunk(s) compared: {', '.join(result['chunks'])}"
     if result["skipped_chunks"]:
         note += f"; not in every scheme (skipped): {', '.join(result['skipped_chunks'])}"
-    return "\n".join([note, *lines])
+    lines = [note, *lines]
+    example = result.get("example")
+    if example:
+        lines.append(
+            f"\nThe same text in each scheme ({example['chunk']}, document {example['document']}; "
+            "'|' separates tokens, ▁ marks a word start):"
+        )
+        for scheme, pieces in example["pieces"].items():
+            lines.append(f"  {scheme:<11} " + "|".join(pieces).replace("\n", "\\n"))
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
