@@ -11,7 +11,7 @@ input has fewer lines than chunks, the surplus chunks are empty files, so an arr
 corpus index of its first line. Each file is written under a temporary name and renamed when complete; the
 manifest is written last, so a folder with a manifest is a finished split.
 
-    python -m morphcpt.corpus.split --input corpus.jsonl --output-dir data/chunks --num-chunks 20 [--holdout-lines 2000]
+    python -m morphcpt.corpus.split --input corpus.jsonl --output-dir data/chunks [--num-chunks 20] [--holdout-lines 2000]
 """
 
 from __future__ import annotations
@@ -164,12 +164,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--input", required=True, help="JSONL corpus to split")
     parser.add_argument("--output-dir", required=True, help="folder for chunk_NN.jsonl and manifest.json")
-    parser.add_argument("--num-chunks", type=int, required=True, help="number of chunks (PBS array size)")
     parser.add_argument(
-        "--holdout-lines", type=int, default=0, help="move the last K lines to validation.jsonl"
+        "--num-chunks", type=int, default=20, help="number of chunks, the PBS array size (default: 20)"
+    )
+    parser.add_argument(
+        "--holdout-lines",
+        type=int,
+        default=2000,
+        help="move the last K lines to validation.jsonl, the canonical validation set every scheme shares "
+        "(default: 2000; 0 for none)",
     )
     args = parser.parse_args(argv)
-    manifest = split_jsonl(args.input, args.output_dir, args.num_chunks, args.holdout_lines)
+    try:
+        manifest = split_jsonl(args.input, args.output_dir, args.num_chunks, args.holdout_lines)
+    except ValueError as error:
+        parser.error(f"{error} (set --holdout-lines smaller, or 0 for no validation set)")
     for entry in [*manifest["chunks"], *([manifest["validation"]] if manifest["validation"] else [])]:
         print(f"{entry['file']}: {entry['lines']} lines, {entry['bytes']} bytes")
     print(f"manifest: {Path(args.output_dir) / MANIFEST}")
