@@ -162,8 +162,14 @@ def test_split_holds_out_the_last_lines_for_validation(tmp_path):
 def test_split_names_widen_with_the_chunk_count_and_cli_runs(tmp_path, capsys):
     assert split.chunk_name(7, 20) == "chunk_07" and split.chunk_name(7, 120) == "chunk_007"
     path, _, _ = _corpus(tmp_path, 20)
-    assert split.main(["--input", str(path), "--output-dir", str(tmp_path / "c"), "--num-chunks", "2"]) == 0
-    assert "chunk_02.jsonl" in capsys.readouterr().out
+    args = ["--input", str(path), "--output-dir", str(tmp_path / "c"), "--num-chunks", "2"]
+    assert split.main([*args, "--holdout-lines", "3"]) == 0
+    printed = capsys.readouterr().out
+    assert "chunk_02.jsonl" in printed and "validation.jsonl: 3 lines" in printed
+    # The default holds out 2,000 lines: on a 20-line corpus that is a clear usage error, not a traceback.
+    with pytest.raises(SystemExit) as error:
+        split.main(["--input", str(path), "--output-dir", str(tmp_path / "d")])
+    assert error.value.code == 2 and "--holdout-lines" in capsys.readouterr().err
 
 
 def _write_shards(folder, texts_per_shard, row_group_size=3):

@@ -42,7 +42,7 @@ CONTAINER_NAME="${CONTAINER_NAME:-morphcpt-nemo}"
 CONTAINER_SQSH="${CONTAINER_SQSH:-$PROJECT_DIR/containers/nemo.sqsh}"
 # ENROOT_DATA_PATH is often node-local: a container created on the login node does not exist on a compute node,
 # so create it here from the shared .sqsh when missing. The lock keeps array tasks on one node from racing.
-if ! enroot list | grep -qx "$CONTAINER_NAME"; then
+if ! grep -Fqx "$CONTAINER_NAME" <(enroot list); then
     if [[ ! -f "$CONTAINER_SQSH" ]]; then
         echo "no container $CONTAINER_NAME and no image $CONTAINER_SQSH: run training/nemo/setup/setup_enroot.sh" >&2
         exit 1
@@ -50,7 +50,7 @@ if ! enroot list | grep -qx "$CONTAINER_NAME"; then
     lock="${TMPDIR:-/tmp}/enroot-create-${CONTAINER_NAME}.lock"
     (
         flock 9
-        enroot list | grep -qx "$CONTAINER_NAME" || enroot create --name "$CONTAINER_NAME" "$CONTAINER_SQSH"
+        grep -Fqx "$CONTAINER_NAME" <(enroot list) || enroot create --name "$CONTAINER_NAME" "$CONTAINER_SQSH"
     ) 9>"$lock"
 fi
 

@@ -313,7 +313,7 @@ def build_report(
         "\n".join(f"- [{name}]({name})" for name in tables) + "\n",
         "## Method\n",
         'MCQ: each option scored as the log-probability of `" " + option` after `<bos>` + prompt; acc takes '
-        "the highest sum, acc_norm the highest per character of the option (independent of tokenization, the "
+        "the highest sum, acc_norm the highest per character of the scored continuation (independent of tokenization, the "
         "primary metric); exact ties are broken by a seeded random pick. GEN: greedy decoding, first line, exact "
         "match after normalisation (primary), also prefix and contains. Intervals: percentile bootstrap over "
         f"items ({n_boot} resamples). Paired comparisons on identical items: McNemar's exact test and a paired "

@@ -4,7 +4,7 @@ Each option is scored as the continuation `" " + option` of the prompt (trailing
 the separator is never doubled). Two predictions per item:
 
 * `acc`: the option with the highest summed log-probability;
-* `acc_norm`: the highest log-probability per character of the option — independent of how finely the
+* `acc_norm`: the highest log-probability per character of the scored continuation (`" " + option`) — independent of how finely the
   tokenizer cuts the option, which matters when comparing tokenization schemes.
 
 Correctness is always the predicted option's text against the item's recorded answer, never a position. Exact
@@ -85,7 +85,10 @@ def score_mcq(
     for item in items:
         scores = [float(s) for s in logprobs[offset : offset + len(item.options)]]
         offset += len(item.options)
-        per_char = [s / len(option) for s, option in zip(scores, item.options, strict=True)]
+        # Normalised by the characters actually scored (the continuation, leading space included), as lm-eval's
+        # acc_norm does, so the exported lm-eval tasks agree with these figures and an empty option cannot divide by 0.
+        continuations = [continuation for _, continuation in mcq_requests(item, language)]
+        per_char = [s / len(c) for s, c in zip(scores, continuations, strict=True)]
         pred, tied = choose(scores, item.id)
         pred_norm, tied_norm = choose(per_char, item.id)
         predictions.append(

@@ -11,7 +11,7 @@ if [[ -f "$ROOT/.env" ]]; then
     source "$ROOT/.env"
     set +a
 fi
-CONTAINER_IMAGE="${CONTAINER_IMAGE:-nvcr.io#nvidia/nemo:25.09}"
+CONTAINER_IMAGE="${CONTAINER_IMAGE:-nvcr.io#nvidia/nemo:26.04}"
 CONTAINER_SQSH="${CONTAINER_SQSH:-$ROOT/containers/nemo.sqsh}"
 CONTAINER_NAME="${CONTAINER_NAME:-morphcpt-nemo}"
 
