@@ -34,3 +34,13 @@ def test_base_model_from_a_local_folder(tiny_gemma3, tmp_path):
     checks = {c.name: c for c in run_checks(cluster=False, env_file=env)}
     assert checks["base model"].ok and "local folder" in checks["base model"].detail
     assert "ready" in render(list(checks.values())).splitlines()[-1]
+
+
+def test_missing_base_model_fix_uses_the_current_hf_cli(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no network: the id is simply not cached
+    env = tmp_path / ".env"
+    env.write_text("TOKENIZER=nobody/not-a-cached-model\n")
+    base = {c.name: c for c in run_checks(cluster=False, env_file=env)}["base model"]
+    assert not base.ok
+    # `huggingface-cli` is deprecated; the fix must be the command .env.example shows
+    assert base.fix.startswith("hf download nobody/not-a-cached-model") and "huggingface-cli" not in base.fix

@@ -44,7 +44,15 @@ def test_training_job_renders_to_valid_bash(variant, tmp_path):
     assert "#PBS -l walltime=24:00:00" in directives
     assert f'RECIPE="{variant["RECIPE"]}"' in script and '"recipe=$RECIPE"' in script
     assert "cluster.walltime=24:00:00" in script
-    assert re.search(r"torchrun --nnodes 1 --nproc-per-node \"8\" training/nemo/run_cpt.py", script)
+    # --standalone: a free rendezvous port, so two jobs on one node cannot collide on torchrun's default
+    assert re.search(r"torchrun --standalone --nproc-per-node \"8\" training/nemo/run_cpt.py", script)
+    # the clock starts before anything else runs, and the train stage is told the minutes already used
+    body = [line for line in script.splitlines() if line.strip() and not line.startswith("#")]
+    assert body[0] == "JOB_START=$(date +%s)"
+    assert '"cluster.elapsed_minutes=$ELAPSED_MINUTES"' in script
+    assert script.index("ELAPSED_MINUTES=$((") > script.index("cluster.stage=prepare")
+    # each job logs to its own file in the run folder, so a resubmitted job keeps the previous job's log
+    assert 'tee -a "$RUN_DIR/logs/job_${PBS_JOBID:-local}.log"' in script
     assert script.count("training/nemo/run_in_enroot.sh") == 2 and "cluster.stage=prepare" in script
     assert f'RUN_DIR="/shared/morphcpt/outputs/runs/{variant["RUN_NAME"]}"' in script  # stable: no job id
     assert f'qsub "$PROJECT_DIR/jobs/run_cpt_{variant["VARIANT"]}.pbs"' in script

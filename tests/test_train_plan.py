@@ -12,10 +12,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import torch
 from hydra.errors import ConfigCompositionException
 
 from morphcpt import paths
 from morphcpt.train import megatron
+from morphcpt.train.parity import LogitParity, compare_logits
 from morphcpt.train.plan import cluster_runs, load_plan
 
 CLUSTER_RECIPES = {"cpt_baseline": "vanilla", "cpt_stochastok": "stochastok", "cpt_patok": "patok"}
@@ -84,6 +86,7 @@ def test_cluster_dry_run_applies_the_users_plan(recipe, tmp_path):
     assert o["checkpoint.save"] == o["checkpoint.load"] == checkpoints and "4242" not in checkpoints
     assert o["checkpoint.pretrained_checkpoint"] == str(tmp_path / "out" / "imports" / "gemma3-1b")
     assert o["train.exit_duration_in_mins"] == 24 * 60 - 20
+    assert o["train.exit_signal_handler"] is True  # SIGTERM from PBS saves too
     assert report["layout"] == {"world_size": 8, "data_parallel": 8, "gradient_accumulation": 16}
     saved = Path(plan.run_dir) / "plan"
     assert (saved / "resolved_plan.yaml").read_text().count(f"scheme: {scheme}") == 1
@@ -114,6 +117,20 @@ def test_exit_duration_follows_walltime(tmp_path):
     assert megatron.walltime_minutes("02:00") == 120
     with pytest.raises(ValueError, match="no time"):
         megatron.exit_duration_minutes(cluster_plan("cpt_patok", tmp_path, "cluster.walltime=00:10:00"))
+
+
+def test_exit_duration_deducts_what_the_job_used_before_pretrain(tmp_path):
+    # Megatron's clock starts at pretrain(); the job's started at the top of the PBS script.
+    def duration(elapsed):
+        plan = cluster_plan("cpt_patok", tmp_path, f"cluster.elapsed_minutes={elapsed}")
+        return megatron.overrides(plan)["train.exit_duration_in_mins"]
+
+    assert duration(0) - duration(37) == 37
+    assert duration(37) + 37 + 20 == 24 * 60  # the job still ends `exit_margin_minutes` before the walltime
+    with pytest.raises(ValueError, match="no time to train"):
+        duration(24 * 60 - 20)
+    with pytest.raises(ValueError, match="elapsed_minutes"):
+        duration(-5)
 
 
 def test_gradient_accumulation_follows_gpus(tmp_path):
@@ -217,3 +234,62 @@ def test_weights_are_imported_once(tmp_path, monkeypatch):
     assert megatron.import_weights(plan) == megatron.import_weights(plan) == stale
     assert calls == ["google/gemma-3-1b-pt"]
     assert sorted(p.name for p in stale.iterdir()) == ["import.done.json", "iter_0000000"]
+
+
+def bf16_parity(cosine, min_position_cosine, top1):
+    return LogitParity(
+        max_abs_diff=1.0,
+        mean_abs_diff=0.1,
+        cosine=cosine,
+        min_position_cosine=min_position_cosine,
+        top1_agreement=top1,
+        tolerance="bf16",
+    )
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [bf16_parity(0.2, 0.1, 0.1), bf16_parity(0.999, 0.5, 1.0), bf16_parity(0.999, 0.999, 0.5)],
+    ids=["garbage", "one-bad-position", "tokens-disagree"],
+)
+def test_weight_verification_fails_loudly_and_marks_nothing(bad, tmp_path, monkeypatch):
+    plan = cluster_plan("cpt_patok", tmp_path, "cluster.stage=prepare")
+    target = Path(plan.cluster.import_dir)
+    target.mkdir(parents=True)
+    monkeypatch.setattr(megatron, "megatron_hf_parity", lambda *args: bad)
+    with pytest.raises(megatron.WeightVerificationError, match="do not reproduce"):
+        megatron.verify_import(plan)
+    assert not (target / megatron.VERIFIED_MARKER).exists()
+    with pytest.raises(megatron.WeightVerificationError, match="stage=prepare"):
+        megatron.train(plan)  # and training still refuses these weights
+
+
+def test_weight_verification_passes_once_and_is_recorded(tmp_path, monkeypatch):
+    plan = cluster_plan("cpt_patok", tmp_path, "cluster.stage=prepare")
+    target = Path(plan.cluster.import_dir)
+    target.mkdir(parents=True)
+    calls = []
+
+    def parity(hf_reference, megatron_dir, hf_dir, tokenizer_dir):
+        calls.append((hf_reference, Path(megatron_dir), hf_dir, tokenizer_dir))
+        return bf16_parity(0.9995, 0.998, 1.0)
+
+    monkeypatch.setattr(megatron, "megatron_hf_parity", parity)
+    first = megatron.verify_import(plan)
+    assert megatron.verify_import(plan) == first  # the marker answers later jobs
+    assert calls == [("google/gemma-3-1b-pt", target, "google/gemma-3-1b-pt", "google/gemma-3-1b-pt")]
+    assert (target / megatron.VERIFIED_MARKER).exists()
+    assert first["source"] == "google/gemma-3-1b-pt" and first["min_position_cosine"] == 0.998
+
+
+def test_bf16_parity_does_not_let_one_bad_position_average_out():
+    torch.manual_seed(0)
+    logits = torch.randn(2, 100, 64)
+    close = logits + 0.01 * torch.randn_like(logits)
+    assert compare_logits(close, logits, tolerance="bf16").ok()
+    broken = close.clone()
+    broken[1, 7] = torch.randn(64)  # one badly converted position out of 200
+    parity = compare_logits(broken, logits, tolerance="bf16")
+    # the mean and the top-1 agreement alone would accept it
+    assert parity.cosine >= 0.99 and parity.top1_agreement >= 0.95
+    assert parity.min_position_cosine < 0.5 and not parity.ok()

@@ -146,7 +146,7 @@ def check_models(env: dict[str, str], cluster: bool) -> list[Check]:
             "base model",
             found,
             f"{base}: {detail}",
-            f"huggingface-cli download {base} on a node with network (HF_HOME on shared storage)",
+            f"hf download {base} on a node with network (HF_HOME on shared storage)",
             cluster,
         )
     )

@@ -5,14 +5,16 @@ Targets Megatron-Bridge 0.4.x (NeMo Framework container 26.04; Python 3.12, Tran
 `ConfigContainer`; we set our plan on it field by field (`overrides`). A job has two stages:
 
     python training/nemo/run_cpt.py recipe=cpt_patok cluster.stage=prepare                # 1 process, 1 GPU
-    torchrun --nproc-per-node 8 training/nemo/run_cpt.py recipe=cpt_patok                   # cluster.stage=train
+    torchrun --standalone --nproc-per-node 8 training/nemo/run_cpt.py recipe=cpt_patok      # cluster.stage=train
     python training/nemo/run_cpt.py recipe=cpt_patok dry_run=true                            # anywhere, no GPU
 
 `prepare` imports the HF weights once into a stable folder (AutoBridge.import_ckpt), then proves they load: the
 imported Megatron model and the HF model must produce the same logits on fixed prompts (bf16 tolerance), or the
 job stops. `train` runs `pretrain()` with the import as `checkpoint.pretrained_checkpoint`; `checkpoint.load` and
 `checkpoint.save` are the run's stable folder, so a resubmitted job resumes from the latest checkpoint, and
-`train.exit_duration_in_mins` (walltime minus a margin) makes it save and exit before PBS kills it.
+`train.exit_duration_in_mins` makes it save and exit before PBS kills it. Megatron counts that duration from
+pretrain(), so it is the walltime minus what the job already spent (prepare, start-up: `cluster.elapsed_minutes`,
+passed by the job script) minus a margin for the final save.
 
 The traps of the Gemma 3 recipe, all overridden here: NullTokenizer and mock data (blend None), 32k sequences,
 the tokenizer-sized vocabulary (`use_tokenizer_vocab_size`; Gemma keeps its 262,144 rows), and weight decay that
@@ -54,11 +56,16 @@ def walltime_minutes(walltime: str) -> int:
 
 
 def exit_duration_minutes(plan: CPTPlan) -> int:
-    """Minutes after which training saves and exits: the walltime minus the margin a checkpoint save needs."""
-    minutes = walltime_minutes(plan.cluster.walltime) - plan.cluster.exit_margin_minutes
+    """Minutes after which training saves and exits: the walltime minus what the job used before pretrain()
+    (`cluster.elapsed_minutes`; Megatron's clock starts there) minus the margin a checkpoint save needs."""
+    cluster = plan.cluster
+    if cluster.elapsed_minutes < 0:
+        raise ValueError(f"cluster.elapsed_minutes must be >= 0, got {cluster.elapsed_minutes}")
+    minutes = walltime_minutes(cluster.walltime) - cluster.elapsed_minutes - cluster.exit_margin_minutes
     if minutes <= 0:
         raise ValueError(
-            f"walltime {plan.cluster.walltime} leaves no time after the {plan.cluster.exit_margin_minutes} min margin"
+            f"walltime {cluster.walltime} leaves no time to train after the {cluster.elapsed_minutes} min the job "
+            f"already used and the {cluster.exit_margin_minutes} min margin"
         )
     return minutes
 
@@ -120,6 +127,9 @@ def overrides(plan: CPTPlan) -> dict[str, Any]:
         "train.global_batch_size": plan.loop.global_batch_size,
         "train.micro_batch_size": plan.loop.micro_batch_size,
         "train.exit_duration_in_mins": exit_duration_minutes(plan),
+        # SIGTERM (qdel, or PBS at the walltime) also saves and exits after the current step. Only a backstop:
+        # PBS sends SIGKILL after its kill_delay, which may be too short for a save; the duration above is the plan
+        "train.exit_signal_handler": True,
         "validation.eval_interval": plan.validation.interval,
         "validation.eval_iters": plan.validation.iters,
         # optimiser and schedule; the scheduler owns weight decay, so both ends are set to the plan's value
@@ -228,12 +238,21 @@ def _bridge_version() -> str:
         return getattr(megatron.bridge, "__version__", "unknown")
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def _init_single_process() -> None:
     import torch
 
     if not torch.distributed.is_initialized():
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-        os.environ.setdefault("MASTER_PORT", "29511")
+        # a port the OS says is free, not a fixed one: two jobs' prepare stages may share a node
+        os.environ.setdefault("MASTER_PORT", str(_free_port()))
         torch.distributed.init_process_group("nccl", rank=0, world_size=1)
         torch.cuda.set_device(0)
 

@@ -147,6 +147,9 @@ class ClusterPlan:
     pipeline_parallel: int = 1
     walltime: str = "24:00:00"  # the job's walltime; training exits `exit_margin_minutes` before it
     exit_margin_minutes: int = 20
+    # Minutes the job had already used when the train stage started (the PBS script passes them): Megatron counts
+    # `exit_duration_in_mins` from pretrain(), so the prepare stage and start-up must come off the walltime.
+    elapsed_minutes: int = 0
     import_dir: str = "${output_root}/imports/${model.name}"
     ckpt_format: str = "torch_dist"
 
