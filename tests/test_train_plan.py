@@ -236,6 +236,24 @@ def test_weights_are_imported_once(tmp_path, monkeypatch):
     assert sorted(p.name for p in stale.iterdir()) == ["import.done.json", "iter_0000000"]
 
 
+def test_a_job_that_loses_the_import_race_keeps_the_winners_import(tmp_path, monkeypatch):
+    plan = cluster_plan("cpt_patok", tmp_path)
+    target = Path(plan.cluster.import_dir)
+
+    class AutoBridge:
+        @staticmethod
+        def import_ckpt(hf_model_id, megatron_path, torch_dtype):
+            (Path(megatron_path) / "iter_0000000").mkdir(parents=True)
+            # Meanwhile another variant's job finishes its own import of the same weights.
+            (target / "iter_0000000").mkdir(parents=True)
+            (target / megatron.IMPORT_MARKER).write_text('{"source": "winner"}')
+
+    monkeypatch.setitem(sys.modules, "megatron.bridge", SimpleNamespace(AutoBridge=AutoBridge))
+    assert megatron.import_weights(plan) == target
+    assert (target / megatron.IMPORT_MARKER).read_text() == '{"source": "winner"}'
+    assert [p.name for p in target.parent.iterdir()] == [target.name]  # no staging folder left behind
+
+
 def bf16_parity(cosine, min_position_cosine, top1):
     return LogitParity(
         max_abs_diff=1.0,

@@ -258,8 +258,13 @@ def _init_single_process() -> None:
 
 
 def import_weights(plan: CPTPlan) -> Path:
-    """Import the HF checkpoint into Megatron format once; later calls find the marker and return at once."""
+    """Import the HF checkpoint into Megatron format once; later calls find the marker and return at once.
+
+    The three variants' jobs share one import folder and may start together, so each imports into a staging
+    folder of its own and renames it into place; a job that loses the race keeps the winner's import.
+    """
     import shutil
+    import socket
 
     import torch
     from megatron.bridge import AutoBridge
@@ -267,14 +272,20 @@ def import_weights(plan: CPTPlan) -> Path:
     target = Path(plan.cluster.import_dir)
     if (target / IMPORT_MARKER).exists():
         return target
-    shutil.rmtree(target, ignore_errors=True)  # an import without its marker is incomplete
-    staging = target.with_name(target.name + ".tmp")
+    staging = target.with_name(f"{target.name}.tmp-{socket.gethostname()}-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     AutoBridge.import_ckpt(
         hf_model_id=plan.model.pretrained, megatron_path=str(staging), torch_dtype=torch.bfloat16
     )
     (staging / IMPORT_MARKER).write_text(json.dumps({"source": plan.model.pretrained}))
-    os.replace(staging, target)
+    if target.exists() and not (target / IMPORT_MARKER).exists():
+        shutil.rmtree(target)  # left by an interrupted import of an earlier version: never complete
+    try:
+        os.rename(staging, target)  # fails when another job's complete import is already there
+    except OSError:
+        if not (target / IMPORT_MARKER).exists():
+            raise
+        shutil.rmtree(staging, ignore_errors=True)
     return target
 
 
