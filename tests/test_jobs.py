@@ -63,7 +63,9 @@ def test_every_rendered_script_is_valid_bash_with_one_script_per_scheme(rendered
     _, scripts = rendered
     names = {p.name for p in scripts}
     assert {f"preprocess_data_{s}.pbs" for s in jobs.scheme_names()} <= names
-    assert {f"{job}_{run}.pbs" for job in ("run_cpt", "export") for run in ("baseline", "stochastok", "patok")} <= names
+    assert {
+        f"{job}_{run}.pbs" for job in ("run_cpt", "export") for run in ("baseline", "stochastok", "patok")
+    } <= names
     assert set(jobs.scheme_names()) >= {"vanilla", "stochastok", "patok"}
     for script in scripts:
         subprocess.run(["bash", "-n", str(script)], check=True)

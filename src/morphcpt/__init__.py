@@ -11,4 +11,6 @@ import warnings
 
 # megatron-core warns once per module that the GPU-only Transformer Engine / Apex kernels are missing. The suite uses
 # megatron-core only for its datasets off the cluster, where those kernels play no part, so the warnings are noise.
-warnings.filterwarnings("ignore", message=r"Transformer Engine and Apex are not installed", category=UserWarning)
+warnings.filterwarnings(
+    "ignore", message=r"Transformer Engine and Apex are not installed", category=UserWarning
+)

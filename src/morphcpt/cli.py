@@ -12,7 +12,10 @@ import sys
 STAGES: dict[str, tuple[str, str]] = {
     "download": ("morphcpt.corpus.download", "stream SEA-PILE v2 (or local parquet shards) to JSONL"),
     "split": ("morphcpt.corpus.split", "split a JSONL corpus into N byte-balanced chunks"),
-    "preprocess": ("morphcpt.preprocess", "tokenize one chunk with one scheme into a Megatron indexed dataset"),
+    "preprocess": (
+        "morphcpt.preprocess",
+        "tokenize one chunk with one scheme into a Megatron indexed dataset",
+    ),
     "audit": ("morphcpt.audit", "compare the schemes' indexed datasets side by side"),
     "jobs": ("morphcpt.jobs", "render PBS job scripts, or run a rendered one locally"),
     "train": ("morphcpt.train", "continued pretraining (hf engine, or the megatron engine on the cluster)"),
@@ -21,7 +24,10 @@ STAGES: dict[str, tuple[str, str]] = {
     "benchmarks": ("morphcpt.bench", "generate the Filipino morphology benchmarks"),
     "evaluate": ("morphcpt.evaluate", "evaluate models on the benchmarks"),
     "analyze": ("morphcpt.analysis", "tables, statistics, plots and a report from evaluation results"),
-    "train-tokenizer": ("morphcpt.tokenization.train_tokenizer", "train a SentencePiece tokenizer for a language"),
+    "train-tokenizer": (
+        "morphcpt.tokenization.train_tokenizer",
+        "train a SentencePiece tokenizer for a language",
+    ),
     "demo": ("morphcpt.demo", "the whole pipeline on the shipped sample with a tiny model, on CPU"),
 }
 

@@ -72,9 +72,7 @@ def preprocess_all(cfg: DemoConfig, chunks: Path) -> Path:
     common = [f"output_dir={processed}", f"workers={cfg.workers}", f"seed={cfg.seed}", "progress=false"]
     for scheme in SCHEMES:
         for chunk in sorted(chunks.glob("chunk_*.jsonl")):
-            stats = preprocess.run(
-                preprocess.compose_config([f"scheme={scheme}", f"input={chunk}", *common])
-            )
+            stats = preprocess.run(preprocess.compose_config([f"scheme={scheme}", f"input={chunk}", *common]))
             print(f"  {scheme:<11} {chunk.stem}: {_stats_line(stats)}")
     stats = preprocess.run(
         preprocess.compose_config(["validation=true", f"input={chunks / 'validation.jsonl'}", *common])
@@ -110,7 +108,12 @@ def train_and_export(cfg: DemoConfig, processed: Path) -> dict[str, dict]:
     base_plan = load_plan(["recipe=demo_base", *common])
     base = train(base_plan)
     base_export = export_run(base.run_dir, output=cfg.output_dir / "exports" / "demo-base").output
-    runs["base"] = {"val_loss": base.val_loss, "val_bpb": base.val_bpb, "export": base_export, "steps": base.final_step}
+    runs["base"] = {
+        "val_loss": base.val_loss,
+        "val_bpb": base.val_bpb,
+        "export": base_export,
+        "steps": base.final_step,
+    }
     print(f"  base: {base.final_step} steps, val loss {base.val_loss:.4f}, exported to {_rel(base_export)}")
     for scheme in SCHEMES:
         plan = load_plan(
@@ -119,9 +122,14 @@ def train_and_export(cfg: DemoConfig, processed: Path) -> dict[str, dict]:
         result = train(plan)
         export = export_run(result.run_dir, output=cfg.output_dir / "exports" / plan.run_name).output
         runs[scheme] = {
-            "val_loss": result.val_loss, "val_bpb": result.val_bpb, "export": export, "steps": result.final_step,
+            "val_loss": result.val_loss,
+            "val_bpb": result.val_bpb,
+            "export": export,
+            "steps": result.final_step,
         }
-        print(f"  {scheme}: {result.final_step} CPT steps, val loss {result.val_loss:.4f}, exported to {_rel(export)}")
+        print(
+            f"  {scheme}: {result.final_step} CPT steps, val loss {result.val_loss:.4f}, exported to {_rel(export)}"
+        )
     return runs
 
 

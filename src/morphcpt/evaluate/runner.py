@@ -209,7 +209,9 @@ def evaluate_task(
             partial.write_text(json.dumps({"settings": settings}) + "\n", encoding="utf-8")
         with (
             partial.open("a", encoding="utf-8") as log_file,
-            tqdm(total=len(todo), desc=f"{spec.name} {task} {mode}", unit="item", leave=False, disable=None) as bar,
+            tqdm(
+                total=len(todo), desc=f"{spec.name} {task} {mode}", unit="item", leave=False, disable=None
+            ) as bar,
         ):
             for offset in range(0, len(todo), cfg.batch_size):
                 chunk = todo[offset : offset + cfg.batch_size]
