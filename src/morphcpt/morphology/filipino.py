@@ -31,7 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from morphcpt.morphology.base import Analysis, LanguagePack, Morph
-from morphcpt.morphology.syllabify import VOWELS, base_letter, first_syllable_cv
+from morphcpt.morphology.syllabify import VOWELS, first_syllable_cv, fold_letters
 
 CURATED_ROOTS = Path(__file__).resolve().parent / "data" / "tl_roots.txt"
 HEADWORD_FILES = ("tgl_words.txt",)
@@ -94,7 +94,7 @@ _MAX_PREFIXES = 3
 
 def fold(word: str) -> str:
     """Lowercase, diacritics removed, one character per input character (offsets stay valid)."""
-    return "".join(base_letter(c) for c in word)
+    return fold_letters(word)
 
 
 def _is_vowel(ch: str) -> bool:
@@ -250,7 +250,9 @@ class FilipinoPack(LanguagePack):
 
     def _best_reading(self, f: str) -> _Reading:
         whole = _Reading(((0, len(f), "root"),), f) if f else _Reading((), "")
-        if not f or len(f) > _MAX_WORD or f in self.roots or not all(c.isalpha() or c == "-" for c in f):
+        # The word must be letters and hyphens: one C-level test rather than one per character.
+        letters = f.replace("-", "")
+        if not f or len(f) > _MAX_WORD or f in self.roots or (letters and not letters.isalpha()):
             return whole
         candidates = list(self._readings(f))
         if not candidates:

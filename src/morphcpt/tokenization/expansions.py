@@ -177,19 +177,21 @@ class Expander:
         nxt = [*range(1, n), -1]
         flags = list(frozen) if frozen is not None else None
         anchors: set[int] = set()  # input positions followed by inserted tokens
-        draws = rng.random(2 * attempts).tolist()
-        for k in range(0, 2 * attempts, 2):
-            j = int(draws[k] * len(tok))
+        draws = iter(rng.random(2 * attempts).tolist())
+        size = n  # len(tok), kept by hand: this loop is the hot path
+        for u_pos, u_pair in zip(draws, draws, strict=True):  # two draws per attempt: position, pair
+            j = int(u_pos * size)
             t = tok[j]
             lo = offsets[t]
             count = offsets[t + 1] - lo
             if count == 0 or (flags is not None and flags[j]):
                 continue
-            p = lo + int(draws[k + 1] * count)
+            p = lo + int(u_pair * count)
             tok[j] = left[p]
             nxt.append(nxt[j])
-            nxt[j] = len(tok)
+            nxt[j] = size
             tok.append(right[p])
+            size += 1
             if flags is not None:
                 flags.append(False)
             if j < n:

@@ -25,8 +25,10 @@ Per document (canonical ids in, ids with the same text out):
 Speed. Only a group with a morpheme boundary strictly inside one of its canonical tokens can gain anything in
 step 2, so draws landing elsewhere are spent without work (re-encoding an aligned span gives it back, up to the
 occasional non-canonical merge that patok does not need). Analyses, fragment encodings and whole span steps
-(state, span, cut or not) -> new state are cached, so a step costs a dictionary lookup once a word has been
-seen. `benchmarks/schemes.py` measures it against vanilla.
+(state, clipped span, cut or not) -> new state are cached, so a step costs a dictionary lookup once a word has
+been seen; a cut span with no boundary inside shares the entry of the plain one. Everything per token runs on
+plain lists (numpy's per-call cost outweighs its speed on documents of a few hundred tokens).
+`benchmarks/schemes.py` measures it against vanilla.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import accumulate
+from itertools import accumulate, compress
+from operator import or_
 
 import numpy as np
 
@@ -98,6 +101,7 @@ class PatokScheme:
         self.word_info = lru_cache(maxsize=cache_size)(self._word_info)
         self._analysis = lru_cache(maxsize=cache_size)(self._analyse_text)
         self._fragments = lru_cache(maxsize=cache_size)(self._encode_fragments)
+        self._encode_piece = lru_cache(maxsize=cache_size)(lambda text: tuple(self._encode_word(text)))
         self._step = lru_cache(maxsize=cache_size)(self._span_step)
 
     # -- cached analyses ---------------------------------------------------------------------------------
@@ -129,7 +133,9 @@ class PatokScheme:
     def _encode_fragments(self, text: str, cuts: tuple[int, ...]) -> tuple[int, ...] | None:
         """Canonical ids of `text` cut at `cuts`, or None when they would not spell it with plain pieces."""
         bounds = (0, *cuts, len(text))
-        encode = self._encode_word
+        encode = (
+            self._encode_piece
+        )  # fragments ("um", "▁k", "ain") recur far more often than their combinations
         ids = [i for a, b in zip(bounds, bounds[1:], strict=False) for i in encode(text[a:b])]
         if not all(self._plain[i] for i in ids) or self.vocab.decode(ids) != text:
             return None
@@ -155,26 +161,29 @@ class PatokScheme:
         return self.vocab.encode
 
     def _span_step(
-        self, state: tuple[int, ...], start: int, size_index: int, cut: bool
+        self, state: tuple[int, ...], r: int, e: int, cut: bool
     ) -> tuple[bool, tuple[int, ...] | None]:
-        """Contract the span of `num_toks_to_cont[size_index]` tokens from `start` (both clipped to the group).
+        """Contract the tokens `r` to `e` (exclusive) of a group in state `state`, cut at the morpheme
+        boundaries inside them if `cut`.
 
         Returns whether the span holds an affix token, and the group's new ids (None when unchanged).
         """
-        r = min(start, len(state) - 1)
-        e = min(r + self._sizes[size_index], len(state))
         info = self.word_info(state)
-        has_affix = any(info.affix_flags[r:e])
         cs, ce = info.offsets[r], info.offsets[e]
-        cuts = ()
-        if cut:
-            c = info.cuts
-            cuts = tuple(x - cs for x in c[bisect_right(c, cs) : bisect_left(c, ce)])
+        c = info.cuts
+        lo, hi = bisect_right(c, cs), bisect_left(c, ce)
+        if cut and lo == hi:
+            return self._step(state, r, e, False)  # no boundary inside: the same step, under one cache entry
+        cuts = tuple(x - cs for x in c[lo:hi]) if cut else ()
+        has_affix = True in info.affix_flags[r:e]
         new = self._fragments(info.text[cs:ce], cuts)
         if new is None or new == state[r:e]:
             return has_affix, None
-        inner = info.offsets[r + 1 : e]
-        introduced = sum(1 for x in cuts if x + cs not in inner)
+        if cuts:
+            inner = info.offsets[r + 1 : e]
+            introduced = sum(1 for x in cuts if x + cs not in inner)
+        else:
+            introduced = 0
         if len(new) > e - r + introduced:
             return has_affix, None
         return has_affix, state[:r] + new + state[e:]
@@ -185,14 +194,32 @@ class PatokScheme:
         n = len(ids)
         if n == 0:
             return ids
-        opens, closes = self._opens, self._closes
-        starts = [0, *(i for i in range(1, n) if opens[ids[i]] or closes[ids[i - 1]])]
-        starts.append(n)
+        active, frozen = self._groups(ids)
+        attempts = int(self.contract_prop * n)
+        if active and attempts > 0:
+            changed = self._contract(ids, active, attempts, rng)
+            if changed:
+                ids, frozen = self._assemble(ids, active, changed, frozen)
+        return self._expander.expand(ids, int(len(ids) * self.expand_prop), rng, frozen=frozen)
 
-        active: list[tuple[int, int]] = []  # (start, end) of the groups that can contract, in order
-        frozen_at: list[int] = []  # positions of affix tokens
+    def _groups(self, ids: list[int]) -> tuple[list[tuple[int, int]], list[bool] | None]:
+        """The (start, end) of the word groups that can contract, in order, and the affix-token flag of every
+        position (None when there is no affix token)."""
+        n = len(ids)
+        opens, closes = self._opens, self._closes
+        # Token i starts a group when it opens one or token i-1 closes one. This test runs on every token, so it
+        # is done with C-level iterators (map, compress) rather than a Python loop: about three times faster.
+        starts = [
+            0,
+            *compress(range(1, n), map(or_, map(opens.__getitem__, ids[1:]), map(closes.__getitem__, ids))),
+        ]
+        ends = starts[1:]
+        ends.append(n)
+        active: list[tuple[int, int]] = []
+        affix_singles: list[int] = []  # positions of one-token groups that are affix tokens
+        affix_groups: list[tuple[int, tuple[bool, ...]]] = []  # (start, flags) of longer groups with some
         single_code, word_info = self._single_code, self.word_info
-        for s, e in zip(starts, starts[1:]):  # noqa: B905 - starts[1:] is one shorter on purpose
+        for s, e in zip(starts, ends, strict=True):
             if e - s == 1:
                 code = single_code[ids[s]]
                 if code == 0:  # most groups: one token that neither contracts nor is an affix token
@@ -203,25 +230,21 @@ class PatokScheme:
                 if code & _ACTIVE:
                     active.append((s, e))
                 if code & _AFFIX:
-                    frozen_at.append(s)
+                    affix_singles.append(s)
             else:
                 info = word_info(tuple(ids[s:e]))
                 if info.active:
                     active.append((s, e))
                 if True in info.affix_flags:
-                    frozen_at += [s + k for k, f in enumerate(info.affix_flags) if f]
-
-        attempts = int(self.contract_prop * n)
-        if active and attempts > 0:
-            changed = self._contract(ids, active, attempts, rng)
-            if changed:
-                ids, frozen_at = self._assemble(ids, active, changed, frozen_at)
-        frozen = None
-        if frozen_at:
-            frozen = [False] * len(ids)
-            for k in frozen_at:
-                frozen[k] = True
-        return self._expander.expand(ids, int(len(ids) * self.expand_prop), rng, frozen=frozen)
+                    affix_groups.append((s, info.affix_flags))
+        if not (affix_singles or affix_groups):
+            return active, None
+        frozen = [False] * n
+        for s in affix_singles:
+            frozen[s] = True
+        for s, flags in affix_groups:
+            frozen[s : s + len(flags)] = flags
+        return active, frozen
 
     def _contract(self, ids, active, attempts, rng) -> dict[int, tuple[int, ...]]:
         """Run the contraction attempts; returns the new ids of the (indices of) active groups that changed.
@@ -232,54 +255,52 @@ class PatokScheme:
         """
         n = len(ids)
         budget = max(attempts, int(self.max_attempts_factor * n))
-        sizes = list(accumulate(e - s for s, e in active))  # active tokens up to and including each group
-        n_active = sizes[-1]
-        log_miss = math.log1p(-n_active / n) if n_active < n else -math.inf
+        # (group, offset in the group) of every active token, so a draw finds its token by one index.
+        slots = [(g, k) for g, (s, e) in enumerate(active) for k in range(e - s)]
+        n_active = len(slots)
+        every = n_active == n  # every draw lands on an active group: the gap is always 1
+        log_miss = 0.0 if every else math.log1p(-n_active / n)
         current: dict[int, tuple[int, ...]] = {}  # group -> its ids, once a draw lands there
-        aw, step, cdf = self.affix_awareness, self._step, self._cdf
+        aw, step, cdf, sizes = self.affix_awareness, self._step, self._cdf, self._sizes
         k = -1  # index of the current draw among all draws
         rejected = 0
         while True:
             chunk = iter(rng.random(5 * max(8, int(1.2 * attempts * n_active / n))).tolist())
             for u_gap, u_pos, u_size, u_reject, u_cut in zip(chunk, chunk, chunk, chunk, chunk, strict=True):
-                k += 1 if log_miss == -math.inf else 1 + int(math.log1p(-u_gap) / log_miss)
+                k += 1 if every else 1 + int(math.log1p(-u_gap) / log_miss)
                 if k >= budget or k - rejected >= attempts:  # a rejected span does not count: it is re-drawn
                     return {
                         g: new for g, new in current.items() if list(new) != ids[active[g][0] : active[g][1]]
                     }
-                t = int(u_pos * n_active)
-                g = bisect_right(sizes, t)
+                g, offset = slots[int(u_pos * n_active)]
                 state = current.get(g)
                 if state is None:
                     state = current[g] = tuple(ids[active[g][0] : active[g][1]])
-                has_affix, new = step(
-                    state, t - (sizes[g - 1] if g else 0), bisect_right(cdf, u_size), u_cut < aw
-                )
+                # Clip the span to the group here, so that draws giving the same span share one cache entry.
+                length = len(state)
+                r = offset if offset < length else length - 1
+                e = r + sizes[bisect_right(cdf, u_size)]
+                if e > length:
+                    e = length
+                has_affix, new = step(state, r, e, u_cut < aw)
                 if has_affix and u_reject < aw:
                     rejected += 1
                 elif new is not None:
                     current[g] = new
 
-    def _assemble(self, ids, active, changed, frozen_at) -> tuple[list[int], list[int]]:
-        """Splice the changed groups in and move the affix positions with them."""
+    def _assemble(self, ids, active, changed, frozen) -> tuple[list[int], list[bool]]:
+        """Splice the changed groups in, with their affix-token flags."""
         out: list[int] = []
-        spans: list[tuple[int, int, int, int]] = []  # (old start, old end, new start, new end)
-        new_frozen: list[int] = []
+        flags: list[bool] = []
         prev = 0
         for g in sorted(changed):
             s, e = active[g]
-            out += ids[prev:s]
             new = changed[g]
-            spans.append((s, e, len(out), len(out) + len(new)))
-            new_frozen += [len(out) + k for k, f in enumerate(self.word_info(new).affix_flags) if f]
+            out += ids[prev:s]
             out += new
+            flags += frozen[prev:s] if frozen is not None else [False] * (s - prev)
+            flags += self.word_info(new).affix_flags
             prev = e
         out += ids[prev:]
-        old_starts = [span[0] for span in spans]
-        for k in frozen_at:
-            i = bisect_right(old_starts, k) - 1
-            if i < 0:
-                new_frozen.append(k)
-            elif k >= spans[i][1]:  # after changed group i, shifted as its end moved
-                new_frozen.append(k - spans[i][1] + spans[i][3])
-        return out, new_frozen
+        flags += frozen[prev:] if frozen is not None else [False] * (len(ids) - prev)
+        return out, flags
