@@ -69,6 +69,23 @@ def test_every_document_is_bos_transformed_ids_eos_and_decodes_to_its_text(proce
     assert vanilla == [[vocab.bos_id, *vocab.encode(text), vocab.eos_id] for text in texts]
 
 
+@pytest.mark.parametrize("scheme", ["stochastok", "patok"])
+def test_the_bin_holds_exactly_the_schemes_ids_for_each_corpus_line(processed, corpus, vocab, scheme):
+    """The ids on disk are the scheme's transform of the canonical ids, seeded by (seed, scheme, corpus line):
+    recomputed here independently of the pipeline, document by document (no decode and re-tokenize anywhere)."""
+    from morphcpt.tokenization.schemes import SchemeConfig, build_scheme, document_rng
+
+    out, stats = processed
+    cfg = compose_config([f"scheme={scheme}", f"input={corpus}", f"output_dir={out}"])
+    transformer = build_scheme(SchemeConfig.from_mapping(dict(cfg.scheme)), vocab)
+    expected = []
+    for record in iter_documents(corpus, max_chars=20000):
+        rng = document_rng(cfg.seed, scheme, record.line - 1)
+        for part in record.parts:
+            expected.append([vocab.bos_id, *transformer.transform(vocab.encode(part), rng), vocab.eos_id])
+    assert documents(out, scheme, "small") == expected
+
+
 def test_bad_lines_and_long_documents_are_in_the_report(processed, corpus):
     _, stats = processed
     expected = ReadReport()
