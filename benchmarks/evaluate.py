@@ -24,7 +24,7 @@ from morphcpt.evaluate.gen import score_gen
 from morphcpt.evaluate.hf import HFCausalLM
 from morphcpt.evaluate.items import Item
 from morphcpt.evaluate.mcq import score_mcq
-from morphcpt.evaluate.tiny import build_tiny_gemma3, train_tiny_tokenizer
+from morphcpt.train.models import save_tiny_gemma3
 
 ROOTS = ["kain", "luto", "sulat", "takbo", "ganda", "laro", "bili", "basa", "hugas", "tulog", "linis", "dala"]
 AFFIXES = [
@@ -66,13 +66,7 @@ def synthetic_items(n: int, mode: str, seed: int = 0) -> list[Item]:
 
 
 def tiny_model(work: Path) -> Path:
-    tokenizer_dir = paths.SAMPLE_TOKENIZER_DIR
-    if not any((tokenizer_dir / f).is_file() for f in ("tokenizer.json", "tokenizer.model")):
-        texts = [
-            item.prompt_en + " " + " ".join(item.options) for item in synthetic_items(400, "mcq", seed=1)
-        ]
-        tokenizer_dir = train_tiny_tokenizer(texts, work / "tokenizer")
-    return build_tiny_gemma3(tokenizer_dir, work / "model", seed=0)
+    return save_tiny_gemma3(paths.SAMPLE_TOKENIZER_DIR, work / "model", seed=0)
 
 
 def timed(function, device: torch.device) -> float:

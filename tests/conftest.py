@@ -43,15 +43,6 @@ def vocab(sample_tokenizer_dir):
 @pytest.fixture(scope="session")
 def tiny_gemma3(tmp_path_factory, sample_tokenizer_dir) -> Path:
     """A randomly initialised tiny Gemma 3 with the sample tokenizer, saved as a Hugging Face folder."""
-    from transformers import AutoTokenizer
+    from morphcpt.train.models import save_tiny_gemma3
 
-    from morphcpt.train.models import build_model, tiny_config
-
-    out = tmp_path_factory.mktemp("tiny_gemma3")
-    tokenizer = AutoTokenizer.from_pretrained(sample_tokenizer_dir)
-    from morphcpt.tokenization.vocabulary import Vocabulary
-
-    model = build_model(tiny_config(vocab_size=Vocabulary.load(sample_tokenizer_dir).size), seed=0)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    return out
+    return save_tiny_gemma3(sample_tokenizer_dir, tmp_path_factory.mktemp("tiny_gemma3"), seed=0)

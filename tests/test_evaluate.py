@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from morphcpt import paths
 from morphcpt.evaluate.gen import first_line, match, normalise, score_gen
 from morphcpt.evaluate.items import (
     BenchmarkFormatError,
@@ -134,19 +133,20 @@ def benchmark_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def tiny_model_dir(tmp_path_factory) -> Path:
-    """A tiny random Gemma 3: the shipped sample tokenizer when it exists, else one trained here on the
-    benchmark texts (SentencePiece BPE, byte fallback, Gemma special ids)."""
-    from morphcpt.evaluate.tiny import build_tiny_gemma3, train_tiny_tokenizer
+def tiny_model_dir(tmp_path_factory, sample_tokenizer_dir) -> Path:
+    """A tiny random Gemma 3 with the sample tokenizer; its 8-token sliding window is shorter than the prompts,
+    so the sliding-window attention path is exercised."""
+    from morphcpt.train.models import save_tiny_gemma3
 
-    work = tmp_path_factory.mktemp("tiny")
-    tokenizer_dir = paths.SAMPLE_TOKENIZER_DIR
-    if not any((tokenizer_dir / f).is_file() for f in ("tokenizer.json", "tokenizer.model")):
-        texts = [
-            line for path in sorted(DATA.glob("*_official/*.jsonl")) for line in path.read_text().splitlines()
-        ]
-        tokenizer_dir = train_tiny_tokenizer(texts * 3, work / "tokenizer")
-    model_dir = build_tiny_gemma3(tokenizer_dir, work / "model", seed=0)
+    model_dir = save_tiny_gemma3(
+        sample_tokenizer_dir,
+        tmp_path_factory.mktemp("tiny") / "model",
+        seed=0,
+        num_layers=2,
+        num_heads=2,
+        intermediate_size=128,
+        sliding_window=8,
+    )
     (model_dir / "morphcpt_metadata.json").write_text(json.dumps({"scheme": "patok", "step": 7}))
     return model_dir
 

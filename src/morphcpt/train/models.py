@@ -102,6 +102,19 @@ def build_model(config: Gemma3TextConfig, seed: int) -> Gemma3ForCausalLM:
         return Gemma3ForCausalLM(config)
 
 
+def save_tiny_gemma3(tokenizer_dir: str | Path, out_dir: str | Path, *, seed: int = 0, **shape) -> Path:
+    """A randomly initialised Gemma 3 (`tiny_config(**shape)`) with the tokenizer, saved as a Hugging Face folder:
+    the stand-in model of the tests and the CPU benchmarks (never downloaded)."""
+    from transformers import AutoTokenizer
+
+    from morphcpt.tokenization.vocabulary import Vocabulary
+
+    out_dir = Path(out_dir)
+    build_model(tiny_config(Vocabulary.load(tokenizer_dir).size, **shape), seed=seed).save_pretrained(out_dir)
+    AutoTokenizer.from_pretrained(tokenizer_dir).save_pretrained(out_dir)
+    return out_dir
+
+
 def load_strict(name_or_path: str | Path) -> Gemma3ForCausalLM:
     model, info = Gemma3ForCausalLM.from_pretrained(
         str(name_or_path), dtype=torch.float32, output_loading_info=True
