@@ -101,3 +101,10 @@ def test_fingerprint_is_stable_and_sees_every_piece(vocab, sample_tokenizer_dir)
     changed = copy.copy(vocab)
     changed.pieces = [*vocab.pieces[:-1], vocab.pieces[-1] + "x"]
     assert changed._fingerprint() != vocab.fingerprint
+
+
+def test_a_missing_tokenizer_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="tokenizer folder not found"):
+        Vocabulary.load(tmp_path / "nowhere")
+    with pytest.raises(FileNotFoundError, match="tokenizer folder not found"):
+        Vocabulary.load("/no/such/tokenizer")

@@ -99,7 +99,16 @@ class Vocabulary:
         """Load a tokenizer with `AutoTokenizer.from_pretrained` (a local folder or a Hub id) and wrap it."""
         from transformers import AutoTokenizer
 
-        return cls(AutoTokenizer.from_pretrained(str(name_or_path)))
+        text = str(name_or_path)
+        # A path that is not there would otherwise reach the Hub as a malformed repo id, with a baffling error.
+        looks_like_path = (
+            isinstance(name_or_path, Path) or text.startswith(("/", ".", "~")) or text.count("/") > 1
+        )
+        if looks_like_path and not Path(text).expanduser().is_dir():
+            raise FileNotFoundError(
+                f"tokenizer folder not found: {text} (give a folder or a Hub id such as google/gemma-3-1b-pt)"
+            )
+        return cls(AutoTokenizer.from_pretrained(str(Path(text).expanduser()) if looks_like_path else text))
 
     def _fingerprint(self) -> str:
         h = hashlib.sha256()
