@@ -9,7 +9,7 @@ room for them; MCQ panels draw the guessing level. matplotlib runs headless (Agg
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -72,10 +72,19 @@ def _chance_line(ax, rows: Sequence[ScoreRow]) -> None:
         ax.axhline(100 * float(np.mean(chances)), color="grey", linestyle=":", linewidth=1, label="chance")
 
 
-def plot_levels(
-    rows: Sequence[ScoreRow], models: Sequence[str], path: Path, language: str = "en"
+def _save(plt, fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def _panel_per_mode(
+    rows: Sequence[ScoreRow], language: str, benchmark: str, path: Path, draw: Callable
 ) -> Path | None:
-    selected = _primary(rows, language, "task", "hierarchical")
+    """One panel per mode, side by side, for one benchmark's task rows; `draw(ax, mode, mode_rows)` fills a panel,
+    then MCQ panels get the guessing level and every panel a legend."""
+    selected = _primary(rows, language, "task", benchmark)
     if not selected:
         return None
     plt = _pyplot()
@@ -83,6 +92,17 @@ def plot_levels(
     fig, axes = plt.subplots(1, len(modes), figsize=(6 * len(modes), 4), squeeze=False)
     for ax, mode in zip(axes[0], modes, strict=True):
         mine = [r for r in selected if r.mode == mode]
+        draw(ax, mode, mine)
+        if mode == "mcq":
+            _chance_line(ax, mine)
+        ax.legend(fontsize=8)
+    return _save(plt, fig, path)
+
+
+def plot_levels(
+    rows: Sequence[ScoreRow], models: Sequence[str], path: Path, language: str = "en"
+) -> Path | None:
+    def draw(ax, mode: str, mine: list[ScoreRow]) -> None:
         for model in models:
             points = sorted((int(r.group.rsplit("level", 1)[1]), r) for r in mine if r.model == model)
             if not points:
@@ -91,8 +111,6 @@ def plot_levels(
             means = np.array([r.mean for _, r in points])
             errors = np.array([[r.mean - r.low for _, r in points], [r.high - r.mean for _, r in points]])
             ax.errorbar(levels, 100 * means, yerr=100 * errors, marker="o", capsize=3, label=model)
-        if mode == "mcq":
-            _chance_line(ax, mine)
         ax.set(
             xlabel="level",
             ylabel=f"{PRIMARY_METRIC[mode]} (%)",
@@ -105,35 +123,20 @@ def plot_levels(
             rotation=20,
             ha="right",
         )
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+
+    return _panel_per_mode(rows, language, "hierarchical", path, draw)
 
 
 def plot_categories(
     rows: Sequence[ScoreRow], models: Sequence[str], path: Path, language: str = "en"
 ) -> Path | None:
-    selected = _primary(rows, language, "task", "pacute")
-    if not selected:
-        return None
-    plt = _pyplot()
-    modes = _modes(selected)
-    fig, axes = plt.subplots(1, len(modes), figsize=(6 * len(modes), 4), squeeze=False)
-    for ax, mode in zip(axes[0], modes, strict=True):
-        mine = [r for r in selected if r.mode == mode]
+    def draw(ax, mode: str, mine: list[ScoreRow]) -> None:
         groups = sorted({r.group for r in mine})
         present = [m for m in models if any(r.model == m for r in mine)]
         _grouped_bars(ax, mine, groups, present, [g.partition("-")[2] for g in groups])
-        if mode == "mcq":
-            _chance_line(ax, mine)
         ax.set(ylabel=f"{PRIMARY_METRIC[mode]} (%)", title=f"PACUTE by category, {mode.upper()}")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+
+    return _panel_per_mode(rows, language, "pacute", path, draw)
 
 
 def plot_heatmap(
@@ -172,10 +175,7 @@ def plot_heatmap(
         ax.set_xticks(range(len(groups[mode])), groups[mode], rotation=30, ha="right", fontsize=8)
         ax.set_title(f"{PRIMARY_METRIC[mode]} (%), {mode.upper()}")
         fig.colorbar(image, ax=ax, fraction=0.03)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def write_plots(rows: Sequence[ScoreRow], models: Sequence[str], out_dir: Path | str) -> list[Path]:
