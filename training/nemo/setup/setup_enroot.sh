@@ -22,7 +22,7 @@ if [[ ! -f "$CONTAINER_SQSH" ]]; then
     enroot import -o "$CONTAINER_SQSH.partial" "docker://$CONTAINER_IMAGE"
     mv "$CONTAINER_SQSH.partial" "$CONTAINER_SQSH"
 fi
-if ! enroot list | grep -qx "$CONTAINER_NAME"; then
+if ! grep -Fqx "$CONTAINER_NAME" <(enroot list); then
     enroot create --name "$CONTAINER_NAME" "$CONTAINER_SQSH"
 fi
 # The container must import what the jobs use; the project itself comes in through PYTHONPATH at run time.
