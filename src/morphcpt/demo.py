@@ -19,7 +19,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from morphcpt import paths
@@ -39,6 +39,8 @@ class DemoConfig:
     seed: int = 1234
     eval_limit: int | None = None
     eval_batch_size: int = 32
+    # Extra training-plan overrides for every run (the tests shorten the runs with them).
+    train_overrides: list[str] = field(default_factory=list)
 
 
 class Stages:
@@ -103,7 +105,12 @@ def train_and_export(cfg: DemoConfig, processed: Path) -> dict[str, dict]:
     from morphcpt.train.hf import train
     from morphcpt.train.plan import load_plan
 
-    common = [f"data.root={processed}", f"output_root={cfg.output_dir}", f"data.num_chunks={cfg.num_chunks}"]
+    common = [
+        f"data.root={processed}",
+        f"output_root={cfg.output_dir}",
+        f"data.num_chunks={cfg.num_chunks}",
+        *cfg.train_overrides,
+    ]
     runs: dict[str, dict] = {}
     base_plan = load_plan(["recipe=demo_base", *common])
     base = train(base_plan)
