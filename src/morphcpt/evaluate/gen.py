@@ -79,13 +79,7 @@ def score_gen(
         line, _ = first_line(output)
         predictions.append(
             GenPrediction(
-                id=item.id,
-                task=item.task,
-                category=item.category,
-                subcategory=item.subcategory,
-                level=item.level,
-                fingerprint=item.fingerprint,
-                answer=item.answer,
+                **item.identity(),
                 output=output,
                 prediction=line,
                 **match(line, item.answer),

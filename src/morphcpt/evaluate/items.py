@@ -76,6 +76,18 @@ class Item:
             raise BenchmarkFormatError(f"item {self.id} has no {language!r} prompt")
         return text
 
+    def identity(self) -> dict[str, Any]:
+        """The fields every prediction record repeats, to say which item it scores and against what answer."""
+        return {
+            "id": self.id,
+            "task": self.task,
+            "category": self.category,
+            "subcategory": self.subcategory,
+            "level": self.level,
+            "fingerprint": self.fingerprint,
+            "answer": self.answer,
+        }
+
     @property
     def fingerprint(self) -> str:
         """Hash of what is asked and what counts as right: paired comparisons only pair identical items."""

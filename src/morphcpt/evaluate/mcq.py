@@ -83,24 +83,19 @@ def score_mcq(
         raise RuntimeError(f"model returned {len(logprobs)} scores for {len(requests)} requests")
     predictions, offset = [], 0
     for item in items:
-        scores = [float(s) for s in logprobs[offset : offset + len(item.options)]]
+        span = slice(offset, offset + len(item.options))
         offset += len(item.options)
+        scores = [float(s) for s in logprobs[span]]
         # Normalised by the characters actually scored (the continuation, leading space included), as lm-eval's
         # acc_norm does, so the exported lm-eval tasks agree with these figures and an empty option cannot divide by 0.
-        continuations = [continuation for _, continuation in mcq_requests(item, language)]
+        continuations = [continuation for _, continuation in requests[span]]
         per_char = [s / len(c) for s, c in zip(scores, continuations, strict=True)]
         pred, tied = choose(scores, item.id)
         pred_norm, tied_norm = choose(per_char, item.id)
         predictions.append(
             McqPrediction(
-                id=item.id,
-                task=item.task,
-                category=item.category,
-                subcategory=item.subcategory,
-                level=item.level,
-                fingerprint=item.fingerprint,
+                **item.identity(),
                 options=list(item.options),
-                answer=item.answer,
                 correct_index=item.correct_index,
                 logprobs=scores,
                 pred=pred,
