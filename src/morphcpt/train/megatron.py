@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from morphcpt.train import bridge_compat
 from morphcpt.train.plan import CPTPlan, plan_to_yaml, save_dry_run
 
-MEGATRON_BRIDGE_VERSION = "0.4"  # the release whose API this module was written against
-RECIPE = ("megatron.bridge.recipes.gemma.gemma3", "gemma3_1b_pretrain_config")
 IMPORT_MARKER = "import.done.json"
 VERIFIED_MARKER = "verified.json"
 
@@ -107,10 +107,12 @@ def overrides(plan: CPTPlan) -> dict[str, Any]:
         "model.vocab_size": plan.model.vocab_size,
         "model.tensor_model_parallel_size": plan.cluster.tensor_parallel,
         "model.pipeline_model_parallel_size": plan.cluster.pipeline_parallel,
-        # tokenizer: the model's own (the recipe's default is a NullTokenizer)
-        "tokenizer.tokenizer_type": "HuggingFaceTokenizer",
-        "tokenizer.tokenizer_model": plan.model.tokenizer or plan.model.pretrained,
-        "tokenizer.use_tokenizer_vocab_size": False,
+        # tokenizer: none is needed, the data is already token ids. Bridge's NullTokenizer with the model's
+        # vocabulary keeps the embedding at 262,144 rows; a HuggingFaceTokenizer would be checked by len(), which
+        # is 262,145 for gemma-3-1b-pt (an image token past the embedding) and Bridge refuses the model.
+        "tokenizer.tokenizer_type": "NullTokenizer",
+        "tokenizer.tokenizer_model": None,
+        "tokenizer.vocab_size": plan.model.vocab_size,
         # data: this scheme's chunks for training, the canonical set for validation (the default is mock data)
         "dataset.seq_length": plan.loop.seq_length,
         "dataset.blend": None,
@@ -152,6 +154,8 @@ def overrides(plan: CPTPlan) -> dict[str, Any]:
         "checkpoint.save": ckpt,
         "checkpoint.load": ckpt,
         "checkpoint.save_interval": plan.checkpoint.interval,
+        # older checkpoints are deleted (a 1B checkpoint with optimiser state is ~14 GB)
+        "checkpoint.most_recent_k": plan.checkpoint.keep,
         "checkpoint.pretrained_checkpoint": plan.cluster.import_dir,
         "checkpoint.ckpt_format": plan.cluster.ckpt_format,
         # logging
@@ -164,7 +168,7 @@ def overrides(plan: CPTPlan) -> dict[str, Any]:
     }
 
 
-def apply_overrides(cfg, values: dict[str, Any]) -> None:
+def apply_overrides(cfg, values: dict[str, Any], version: str = "?") -> None:
     """Set each dotted path on `cfg`; a path the installed Megatron-Bridge lacks is an error, not a no-op."""
     for path, value in values.items():
         *parents, leaf = path.split(".")
@@ -173,7 +177,8 @@ def apply_overrides(cfg, values: dict[str, Any]) -> None:
             target = getattr(target, name)
         if not hasattr(target, leaf):
             raise AttributeError(
-                f"ConfigContainer has no field {path!r}; this code targets Megatron-Bridge {MEGATRON_BRIDGE_VERSION}"
+                f"ConfigContainer has no field {path!r} in Megatron-Bridge {version}; supported releases: "
+                f"{bridge_compat.supported_series()}"
             )
         if path == "dataset.blend_per_split":
             value = [None if split is None else (split[0], split[1]) for split in value]
@@ -181,22 +186,25 @@ def apply_overrides(cfg, values: dict[str, Any]) -> None:
 
 
 def build_config(plan: CPTPlan):
-    """The recipe's ConfigContainer with the plan applied (imports megatron.bridge: cluster only)."""
-    import importlib
-
-    module, function = RECIPE
-    cfg = getattr(importlib.import_module(module), function)()
-    apply_overrides(cfg, overrides(plan))
+    """The installed release's Gemma 3 1B recipe with the plan applied (imports megatron.bridge: cluster only,
+    or the contract environment of tests/cluster). An unsupported release is refused with the reason."""
+    version, api = bridge_compat.require_supported()
+    _, recipe = bridge_compat.recipe(api)
+    cfg = recipe()
+    apply_overrides(cfg, {**overrides(plan), **dict(api.extra_overrides)}, version)
     return cfg
 
 
 def dry_run(plan: CPTPlan) -> dict:
     """Resolve the plan and the exact overrides, save them under `<run_dir>/plan/`, print them. No megatron."""
     report = {
-        "megatron_bridge": MEGATRON_BRIDGE_VERSION,
-        "recipe": ".".join(RECIPE),
+        "megatron_bridge": bridge_compat.supported_series(),
+        "recipe": "gemma3_1b_pretrain_config (megatron.bridge.recipes.gemma)",
         "layout": parallel_layout(plan),
         "overrides": overrides(plan),
+        "version_specific": {
+            f"{a}.{b}.x": dict(api.extra_overrides) for (a, b), api in bridge_compat.SUPPORTED.items()
+        },
     }
     save_dry_run(plan, "megatron_overrides", report)
     return report
@@ -225,17 +233,6 @@ def _write_run_folder(plan: CPTPlan, extra: dict) -> None:
         }
     meta["jobs"].append({"prepared": now, "job_id": os.environ.get("PBS_JOBID")})
     meta_path.write_text(json.dumps(meta, indent=2))
-
-
-def _bridge_version() -> str:
-    import importlib.metadata
-
-    import megatron.bridge
-
-    try:
-        return importlib.metadata.version("megatron-bridge")
-    except importlib.metadata.PackageNotFoundError:  # a source checkout on PYTHONPATH
-        return getattr(megatron.bridge, "__version__", "unknown")
 
 
 def _free_port() -> int:
@@ -345,14 +342,62 @@ def prepare(plan: CPTPlan) -> dict:
         vocab = Vocabulary.load(plan.model.tokenizer or plan.model.pretrained)
         data = build_datasets(plan.data, plan.loop, vocab, cache_dir=run_dir / "data_cache")
         fingerprint_path.write_text(json.dumps(fingerprint(data, FINGERPRINT_SAMPLES), indent=2))
-    _write_run_folder(plan, {"megatron_bridge": _bridge_version(), "weight_verification": verification})
+    _write_run_folder(
+        plan, {"megatron_bridge": bridge_compat.installed_version(), "weight_verification": verification}
+    )
     return verification
+
+
+def global_rank() -> int:
+    """This process's rank as torchrun sets it (0 without torchrun); valid before and after pretrain()."""
+    return int(os.environ.get("RANK", "0"))
+
+
+def write_progress(plan: CPTPlan, exit_reason: str) -> dict:
+    """`<run_dir>/progress.json`: the iteration of the newest checkpoint and whether the run is complete.
+
+    The job script reads it to decide between "export" and "resubmit"; it is written atomically by rank 0 only.
+    """
+    tracker = plan.checkpoint_dir / "latest_checkpointed_iteration.txt"
+    text = tracker.read_text().strip() if tracker.exists() else ""
+    iteration = int(text) if text.isdigit() else 0
+    progress = {
+        "iteration": iteration,
+        "steps": plan.loop.steps,
+        "complete": iteration >= plan.loop.steps,
+        "exit": exit_reason,
+        "job_id": os.environ.get("PBS_JOBID") or os.environ.get("SLURM_JOB_ID"),
+        "written": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    path = Path(plan.run_dir) / "progress.json"
+    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(progress, indent=2))
+    os.replace(tmp, path)
+    return progress
+
+
+def wandb_run_id(plan: CPTPlan) -> str:
+    """A W&B run id that is the same for every job of a run (and differs between plans), so a resubmitted
+    job continues the same W&B run instead of starting a new one."""
+    return f"{plan.run_name}-{plan.config_hash()[:8]}"
+
+
+def wandb_environment(plan: CPTPlan) -> dict[str, str]:
+    """Environment Bridge's `wandb.init` picks up: Bridge passes no id or resume of its own."""
+    if not plan.logging.wandb:
+        return {}
+    return {
+        "WANDB_RUN_ID": wandb_run_id(plan),
+        "WANDB_RESUME": "allow",
+        "WANDB_MODE": plan.logging.wandb_mode,
+    }
 
 
 def train(plan: CPTPlan) -> None:
     """Stage 2 (under torchrun): pretrain() from the verified import, or resume from the run's checkpoints.
 
-    Afterwards rank 0 writes `<run_dir>/progress.json` (iteration reached, complete or not) for the job script.
+    Bridge ends a job that reached `exit_duration_in_mins` or got SIGTERM with a save and `sys.exit(0)`; either
+    way rank 0 then writes `<run_dir>/progress.json` (iteration reached, complete or not) for the job script.
     """
     from morphcpt.train.data import check_ready
 
@@ -361,25 +406,35 @@ def train(plan: CPTPlan) -> None:
             f"no verified import in {plan.cluster.import_dir}: run cluster.stage=prepare first (the PBS job does)"
         )
     check_ready(plan.data)
-    import torch
+    cfg = build_config(plan)
+    os.environ.update(wandb_environment(plan))
     from megatron.bridge.training.gpt_step import forward_step
     from megatron.bridge.training.pretrain import pretrain
 
-    pretrain(config=build_config(plan), forward_step_func=forward_step)
-    if not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0:
-        tracker = plan.checkpoint_dir / "latest_checkpointed_iteration.txt"
-        iteration = int(tracker.read_text().strip()) if tracker.exists() else 0
-        progress = {
-            "iteration": iteration,
-            "steps": plan.loop.steps,
-            "complete": iteration >= plan.loop.steps,
-        }
-        (Path(plan.run_dir) / "progress.json").write_text(json.dumps(progress))
+    exit_reason = "finished"
+    try:
+        pretrain(config=cfg, forward_step_func=forward_step)
+    except SystemExit as stop:
+        exit_reason = f"sys.exit({stop.code}) (duration or signal)"
+        if stop.code not in (0, None):
+            raise
+    finally:
+        if global_rank() == 0:
+            progress = write_progress(plan, exit_reason)
+            print(f"[morphcpt] progress: {json.dumps(progress)}", flush=True)
 
 
 def run(plan: CPTPlan):
     if plan.dry_run:
         return dry_run(plan)
+    if plan.cluster.stage == "check":
+        from morphcpt.train.megatron_check import ClusterCheckError, check
+
+        try:
+            return check(plan)
+        except (ClusterCheckError, bridge_compat.UnsupportedBridgeError) as error:
+            print(f"\ncluster check FAILED: {error}", file=sys.stderr, flush=True)
+            raise SystemExit(1) from None
     if plan.cluster.stage == "prepare":
         return prepare(plan)
     return train(plan)

@@ -25,7 +25,7 @@ from omegaconf import OmegaConf
 from morphcpt import paths
 
 ENGINES = ("megatron", "hf")
-STAGES = ("prepare", "train")
+STAGES = ("check", "prepare", "train")
 PRECISIONS = ("bf16-mixed", "fp32")
 
 
@@ -123,7 +123,7 @@ class ValidationPlan:
 @dataclass
 class CheckpointPlan:
     interval: int = 1000
-    keep: int = 3  # hf engine: newest checkpoints kept (megatron keeps all)
+    keep: int = 3  # newest checkpoints kept (megatron: checkpoint.most_recent_k)
 
 
 @dataclass
@@ -140,7 +140,9 @@ class LoggingPlan:
 class ClusterPlan:
     """Megatron-Bridge engine only: parallelism, the PBS walltime and where the imported weights live."""
 
-    stage: str = "train"  # "prepare": import the HF weights once and verify them; "train": pretrain()
+    # "check": build and validate everything Bridge would, without a GPU; "prepare": import the HF weights once
+    # and verify them; "train": pretrain()
+    stage: str = "train"
     nodes: int = 1
     gpus_per_node: int = 8
     tensor_parallel: int = 1
