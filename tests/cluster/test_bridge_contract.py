@@ -1,0 +1,242 @@
+"""The cluster engine against the real Megatron-Bridge: every override is a field of the real ConfigContainer, the
+real `runtime_config_update()`/`validate()` accept the plan, Bridge's tokenizer rule keeps 262,144 rows, Bridge's
+own dataset builders read our indexed data, and the `check` stage passes on it and fails loudly when it must.
+
+Runs only where megatron.bridge imports (`make test-cluster`); see conftest.py.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from morphcpt import paths
+from morphcpt.train import bridge_compat, megatron
+from morphcpt.train.plan import load_plan
+
+RECIPES = {"cpt_baseline": "vanilla", "cpt_stochastok": "stochastok", "cpt_patok": "patok"}
+SAMPLE_LINES = 360  # a slice of the shipped sample: 2 chunks + held-out validation, all three schemes
+
+
+@pytest.fixture(scope="session")
+def processed(tmp_path_factory) -> Path:
+    """Our own preprocessing (run here, on this environment's megatron-core) of a slice of the sample."""
+    from morphcpt import preprocess
+    from morphcpt.corpus.split import split_jsonl
+
+    root = tmp_path_factory.mktemp("cluster-data")
+    corpus = root / "corpus.jsonl"
+    with open(paths.SAMPLE_CORPUS) as source:
+        corpus.write_text("".join(line for _, line in zip(range(SAMPLE_LINES), source, strict=False)))
+    split_jsonl(corpus, root / "chunks", 2, holdout_lines=60)
+    out = root / "processed"
+    common = [f"output_dir={out}", "workers=1", "progress=false"]
+    for scheme in RECIPES.values():
+        for chunk in sorted((root / "chunks").glob("chunk_*.jsonl")):
+            preprocess.run(preprocess.compose_config([f"scheme={scheme}", f"input={chunk}", *common]))
+    preprocess.run(
+        preprocess.compose_config(["validation=true", f"input={root / 'chunks/validation.jsonl'}", *common])
+    )
+    return out
+
+
+def plan_for(recipe: str, data_root: Path, tmp_path: Path, *extra: str):
+    return load_plan(
+        [
+            f"recipe={recipe}",
+            f"data.root={data_root}",
+            "data.num_chunks=2",
+            f"output_root={tmp_path / 'out'}",
+            f"model.tokenizer={paths.SAMPLE_TOKENIZER_DIR}",
+            *extra,
+        ]
+    )
+
+
+def test_the_installed_release_is_supported_and_has_the_gemma3_recipe():
+    version, api = bridge_compat.require_supported()
+    name, function = bridge_compat.recipe(api)
+    cfg = function()
+    # the recipe traps our overrides exist for, as the real recipe has them
+    assert cfg.model.vocab_size == 262144 and cfg.model.seq_length != 2048
+    assert cfg.tokenizer.tokenizer_type == "NullTokenizer" and cfg.dataset.blend is None
+    print(version, name)
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_every_override_is_a_field_of_the_real_config(recipe, tmp_path):
+    plan = plan_for(recipe, tmp_path / "data", tmp_path)
+    cfg = megatron.build_config(plan)  # apply_overrides raises on any field the release lacks
+    assert cfg.tokenizer.tokenizer_type == "NullTokenizer" and cfg.tokenizer.vocab_size == 262144
+    assert cfg.model.vocab_size == 262144 and cfg.model.seq_length == cfg.dataset.seq_length == 2048
+    assert cfg.scheduler.start_weight_decay == cfg.scheduler.end_weight_decay == 0.1
+    assert cfg.checkpoint.most_recent_k == 3 and cfg.checkpoint.save == cfg.checkpoint.load
+    assert cfg.train.global_batch_size == 256 and cfg.train.micro_batch_size == 2
+
+
+def test_the_settings_that_broke_the_cluster_path_really_break_this_release(tmp_path):
+    """The two faults of the old overrides, reproduced on the real library (so the fix is not guessed)."""
+    from megatron.bridge.training.setup import _validate_and_set_vocab_size
+
+    version, api = bridge_compat.require_supported()
+    cfg = bridge_compat.recipe(api)[1]()
+    if api.series == (0, 4):  # the field first appears in 0.6: setting it was an AttributeError on every rank
+        with pytest.raises(AttributeError, match="use_tokenizer_vocab_size"):
+            megatron.apply_overrides(cfg, {"tokenizer.use_tokenizer_vocab_size": False}, version)
+    else:
+        assert hasattr(cfg.tokenizer, "use_tokenizer_vocab_size")
+    # a HuggingFaceTokenizer of gemma-3-1b-pt has len() 262,145 against the model's 262,144 rows: refused
+    with pytest.raises(ValueError, match="cannot be smaller"):
+        _validate_and_set_vocab_size(262144, 262145)
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_check_stage_passes_on_our_processed_data(recipe, processed, tmp_path, capsys):
+    plan = plan_for(recipe, processed, tmp_path)
+    report = megatron.run(load_plan([*_overrides(plan), "cluster.stage=check"]))
+    out = capsys.readouterr().out
+    assert f"cluster check: {plan.run_name} (scheme {RECIPES[recipe]}) — OK" in out
+    assert report["megatron_bridge"] == bridge_compat.installed_version()
+    assert report["layout"]["data_parallel"] == 8  # validated at the job's world size, not this process's 1
+    assert report["tokenizer"] == {"type": "NullTokenizer", "vocab_size": 262144, "model_vocab_size": 262144}
+    assert report["validated"]["weight_decay"] == [0.1, 0.1]
+    assert report["validated"]["warmup_steps"] == 500 * 256  # Bridge counts the schedule in samples
+    assert report["data"]["chunks"] == 2 and report["data"]["tokenizer_check"].startswith("matches")
+    for split in ("train", "validation"):
+        assert report["datasets"][split]["read"] > 0
+        assert 0 < report["datasets"][split]["highest_id"] < report["data"]["data_vocab_size"]
+    assert any("stand-in" in note for note in report["notes"])  # no import yet, and it says so
+    assert json.loads((Path(plan.run_dir) / "check.json").read_text())["data"] == report["data"]
+
+
+def _overrides(plan) -> list[str]:
+    return [
+        f"recipe={'cpt_' + {'vanilla': 'baseline'}.get(plan.data.scheme, plan.data.scheme)}",
+        f"data.root={plan.data.root}",
+        "data.num_chunks=2",
+        f"output_root={plan.output_root}",
+        f"model.tokenizer={plan.model.tokenizer}",
+    ]
+
+
+def _check_fails(plan_overrides: list[str], capsys) -> str:
+    with pytest.raises(SystemExit) as stop:
+        megatron.run(load_plan([*plan_overrides, "cluster.stage=check"]))
+    assert stop.value.code == 1
+    return capsys.readouterr().err
+
+
+def test_check_stage_fails_loudly_on_missing_data(processed, tmp_path, capsys):
+    base = _overrides(plan_for("cpt_patok", processed, tmp_path))
+    err = _check_fails([*base, "data.num_chunks=3"], capsys)
+    assert "cluster check FAILED" in err and "chunk_03" in err
+
+
+def _with_fingerprints(processed: Path, target: Path, fingerprints: dict[str, str]) -> Path:
+    """A copy of the processed data whose markers say other tokenizers wrote some files (name -> fingerprint)."""
+    import shutil
+
+    shutil.copytree(processed, target)
+    for name, fingerprint in fingerprints.items():
+        for marker in target.glob(f"*/{name}.done.json"):
+            meta = json.loads(marker.read_text())
+            meta["key"]["tokenizer_fingerprint"] = fingerprint
+            marker.write_text(json.dumps(meta))
+    return target
+
+
+def test_check_stage_fails_loudly_on_data_from_another_tokenizer(processed, tmp_path, capsys):
+    other = "f" * 64
+    data = _with_fingerprints(
+        processed, tmp_path / "d1", {"chunk_01": other, "chunk_02": other, "validation": other}
+    )
+    err = _check_fails(_overrides(plan_for("cpt_patok", data, tmp_path)), capsys)
+    assert "tokenized with tokenizer ffffffffffff" in err and str(paths.SAMPLE_TOKENIZER_DIR) in err
+
+
+def test_check_stage_fails_loudly_on_chunks_from_two_tokenizers(processed, tmp_path, capsys):
+    data = _with_fingerprints(processed, tmp_path / "d2", {"chunk_02": "e" * 64})
+    err = _check_fails(_overrides(plan_for("cpt_patok", data, tmp_path)), capsys)
+    assert "not all written with one tokenizer" in err
+
+
+def test_check_stage_fails_loudly_when_bridge_rejects_the_config(processed, tmp_path, capsys):
+    base = _overrides(plan_for("cpt_patok", processed, tmp_path))
+    err = _check_fails([*base, "cluster.ckpt_format=fsdp_dtensor"], capsys)
+    assert "Megatron-Bridge rejects the configuration" in err
+
+
+def test_check_stage_fails_loudly_on_too_small_a_model_vocabulary(processed, tmp_path, capsys):
+    base = _overrides(plan_for("cpt_patok", processed, tmp_path))
+    err = _check_fails([*base, "model.vocab_size=1000"], capsys)
+    assert "more than the model's" in err or "embedding rows" in err
+
+
+def test_an_unsupported_release_is_refused_with_the_fix(processed, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(bridge_compat, "installed_version", lambda: "0.3.1")
+    err = _check_fails(_overrides(plan_for("cpt_patok", processed, tmp_path)), capsys)
+    assert "0.3.1 is not a release" in err and "0.4.x" in err and "nemo:26.04" in err
+
+
+@pytest.mark.parametrize("rank", ["0", "1"])
+def test_progress_is_written_once_by_rank0_when_bridge_exits_on_duration(
+    rank, processed, tmp_path, monkeypatch
+):
+    """Bridge ends a job at exit_duration_in_mins with a save and sys.exit(0): progress.json must still appear,
+    written by rank 0 alone. The real pretrain() module is imported; only the function is replaced."""
+    import megatron.bridge.training.pretrain as bridge_pretrain
+
+    plan = plan_for("cpt_patok", processed, tmp_path)
+    Path(plan.cluster.import_dir).mkdir(parents=True)
+    (Path(plan.cluster.import_dir) / megatron.VERIFIED_MARKER).write_text("{}")
+    seen = {}
+
+    def pretrain(config, forward_step_func):
+        seen["config"] = config
+        plan.checkpoint_dir.mkdir(parents=True, exist_ok=True)
+        (plan.checkpoint_dir / "latest_checkpointed_iteration.txt").write_text("3000\n")
+        sys.exit(0)
+
+    monkeypatch.setattr(bridge_pretrain, "pretrain", pretrain)
+    monkeypatch.setenv("RANK", rank)
+    for name in ("WANDB_RUN_ID", "WANDB_RESUME", "WANDB_MODE"):
+        monkeypatch.delenv(name, raising=False)
+    megatron.train(plan)  # returns: exit 0 is a normal end of a job
+    progress = Path(plan.run_dir) / "progress.json"
+    assert seen["config"].tokenizer.tokenizer_type == "NullTokenizer"
+    if rank == "1":
+        assert not progress.exists()
+    else:
+        written = json.loads(progress.read_text())
+        assert (written["iteration"], written["complete"]) == (3000, False) and "sys.exit(0)" in written[
+            "exit"
+        ]
+    import os
+
+    assert os.environ["WANDB_RUN_ID"] == megatron.wandb_run_id(plan) and os.environ["WANDB_RESUME"] == "allow"
+
+
+def test_bridge_starts_wandb_without_an_id_of_its_own(processed, tmp_path, monkeypatch):
+    """Our stable run id travels in WANDB_RUN_ID/WANDB_RESUME: that works only while Bridge's own wandb.init
+    passes neither `id` nor `resume`. Bridge's real GlobalState starts W&B here against a recording stand-in."""
+    from megatron.bridge.training.state import GlobalState
+
+    calls = []
+    monkeypatch.setitem(sys.modules, "wandb", types.SimpleNamespace(init=lambda **kw: calls.append(kw)))
+    plan = plan_for("cpt_patok", processed, tmp_path)
+    state = GlobalState()
+    state.cfg = megatron.build_config(plan)
+    assert state.wandb_logger is not None and len(calls) == 1
+    assert "id" not in calls[0] and "resume" not in calls[0]
+    assert calls[0]["project"] == "gemma3-seapile-cpt" and calls[0]["name"] == plan.run_name
+
+
+def test_wandb_id_is_stable_across_jobs_and_differs_between_runs(tmp_path):
+    first = plan_for("cpt_patok", tmp_path, tmp_path)
+    again = plan_for("cpt_patok", tmp_path, tmp_path)
+    other = plan_for("cpt_stochastok", tmp_path, tmp_path)
+    assert megatron.wandb_run_id(first) == megatron.wandb_run_id(again) != megatron.wandb_run_id(other)
