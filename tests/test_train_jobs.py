@@ -53,7 +53,16 @@ def test_training_job_renders_to_valid_bash(variant, tmp_path):
     assert script.index("ELAPSED_MINUTES=$((") > script.index("cluster.stage=prepare")
     # each job logs to its own file in the run folder, so a resubmitted job keeps the previous job's log
     assert 'tee -a "$RUN_DIR/logs/job_${PBS_JOBID:-local}.log"' in script
-    assert script.count("training/nemo/run_in_enroot.sh") == 2 and "cluster.stage=prepare" in script
+    # check (CPU, first minute) -> prepare (import + verify) -> train, each inside the container
+    assert script.count("training/nemo/run_in_enroot.sh") == 3
+    assert (
+        script.index("cluster.stage=check")
+        < script.index("cluster.stage=prepare")
+        < script.index("cluster.stage=train")
+    )
+    # the weights and tokenizer may be local folders (offline nodes); every path the run writes is exported
+    assert '"model.pretrained=$BASE_MODEL" "model.tokenizer=$TOKENIZER"' in script
+    assert 'export OUTPUT_ROOT="/shared/morphcpt/outputs"' in script
     assert f'RUN_DIR="/shared/morphcpt/outputs/runs/{variant["RUN_NAME"]}"' in script  # stable: no job id
     assert f'qsub "$PROJECT_DIR/jobs/run_cpt_{variant["VARIANT"]}.pbs"' in script
 

@@ -39,11 +39,12 @@ SETTINGS: dict[str, str] = {
     "LOG_DIR": "",  # default: $PROJECT_DIR/logs
     "PBS_QUEUE": "workq",
     "PBS_PROJECT": "morphcpt",
-    # Megatron-Bridge 0.4 (Gemma 3 recipes, validation.* and tokenizer.use_tokenizer_vocab_size) ships in 26.04.
+    # Megatron-Bridge 0.4.0 + megatron-core 0.17.0 ship in 26.04 (morphcpt.train.bridge_compat: supported releases).
     "CONTAINER_IMAGE": "nvcr.io#nvidia/nemo:26.04",
     "CONTAINER_SQSH": "",  # default: $PROJECT_DIR/containers/nemo.sqsh
     "CONTAINER_NAME": "morphcpt-nemo",
-    "TOKENIZER": "google/gemma-3-1b-pt",
+    "TOKENIZER": "google/gemma-3-1b-pt",  # a Hub id or a local folder (offline compute nodes)
+    "BASE_MODEL": "google/gemma-3-1b-pt",  # the weights CPT starts from: a Hub id or a local HF folder
     "SEED": "1234",
     "NUM_CHUNKS": "20",
     "CHUNK_DIR": "",  # default: $DATA_ROOT/chunks

@@ -15,6 +15,7 @@ import argparse
 import importlib.metadata
 import os
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,10 +87,17 @@ def check_gpus(cluster: bool) -> list[Check]:
     return [Check("GPUs", True, f"{len(names)}: " + ", ".join(names), required=cluster)]
 
 
+CONTAINER_PROBE = (
+    "import importlib.metadata as m; from morphcpt.train.bridge_compat import api_for; "
+    "v = m.version('megatron-bridge'); print('megatron-bridge', v, 'megatron-core', m.version('megatron-core')); "
+    "print('supported:', api_for(v).container)"
+)
+
+
 def check_enroot(env: dict[str, str]) -> list[Check]:
     enroot = shutil.which("enroot")
     sqsh = env.get("CONTAINER_SQSH") or str(paths.REPO_ROOT / "containers" / "nemo.sqsh")
-    return [
+    checks = [
         Check(
             "enroot", enroot is not None, enroot or "not on PATH", "ask the cluster admins to install enroot"
         ),
@@ -100,13 +108,40 @@ def check_enroot(env: dict[str, str]) -> list[Check]:
             "bash training/nemo/setup/setup_enroot.sh (imports CONTAINER_IMAGE once)",
         ),
     ]
+    if enroot and Path(sqsh).is_file():
+        checks.append(check_container_versions(env))
+    return checks
+
+
+def check_container_versions(env: dict[str, str]) -> Check:
+    """The Megatron-Bridge and megatron-core inside the container, and whether the cluster engine supports them."""
+    project = env.get("PROJECT_DIR") or str(paths.REPO_ROOT)
+    runner = Path(project) / "training" / "nemo" / "run_in_enroot.sh"
+    fix = "use CONTAINER_IMAGE=nvcr.io#nvidia/nemo:26.04 (Megatron-Bridge 0.4.0) and rerun setup_enroot.sh"
+    try:
+        done = subprocess.run(
+            ["bash", str(runner), "python", "-c", CONTAINER_PROBE],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, **{k: v for k, v in env.items() if k not in SECRETS}},
+        )
+    except subprocess.TimeoutExpired:
+        return Check("container Megatron-Bridge", False, "the container did not answer within 300 s", fix)
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    versions = next((line for line in lines if line.startswith("megatron-bridge")), None)
+    supported = any(line.startswith("supported:") for line in lines)
+    if done.returncode == 0 and versions and supported:
+        return Check("container Megatron-Bridge", True, versions)
+    reason = lines[-1] if lines else f"exit {done.returncode}"
+    return Check("container Megatron-Bridge", False, f"{versions or 'unknown'}: {reason}", fix)
 
 
 def check_env(env_file: Path, env: dict[str, str], cluster: bool) -> list[Check]:
     checks = []
     if cluster:
         checks.append(Check(".env", env_file.is_file(), str(env_file), "cp .env.example .env and fill it in"))
-        for key in ("PROJECT_DIR", "DATA_ROOT", "LOG_DIR"):
+        for key in ("PROJECT_DIR", "DATA_ROOT", "OUTPUT_ROOT", "LOG_DIR"):
             value = env.get(key)
             checks.append(
                 Check(
@@ -139,7 +174,7 @@ def check_models(env: dict[str, str], cluster: bool) -> list[Check]:
         checks.append(Check("sample tokenizer", True, f"{paths.SAMPLE_TOKENIZER_DIR} ({vocab.size} ids)"))
     except Exception as err:  # any failure to load means the same fix
         checks.append(Check("sample tokenizer", False, f"{err}", "restore data/tokenizer from git"))
-    base = env.get("TOKENIZER", "google/gemma-3-1b-pt")
+    base = env.get("BASE_MODEL") or env.get("TOKENIZER", "google/gemma-3-1b-pt")
     found, detail = _base_model_reachable(base, env.get("HF_TOKEN") or os.environ.get("HF_TOKEN"))
     checks.append(
         Check(

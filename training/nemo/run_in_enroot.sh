@@ -3,7 +3,8 @@
 # at the same paths as on the host (so every path in a job script means the same thing inside and out).
 #   training/nemo/run_in_enroot.sh python training/nemo/data/preprocess_data.py scheme=patok input=...
 # Settings come from the environment (job scripts export them), then from $PROJECT_DIR/.env for anything unset:
-# PROJECT_DIR, DATA_ROOT, CONTAINER_NAME, CONTAINER_SQSH; HF_TOKEN and WANDB_API_KEY are passed through by name.
+# PROJECT_DIR, DATA_ROOT, OUTPUT_ROOT, LOG_DIR, HF_HOME, BASE_MODEL, TOKENIZER, CONTAINER_NAME, CONTAINER_SQSH;
+# HF_TOKEN, WANDB_API_KEY, HF_HUB_OFFLINE, WANDB_MODE, ... are passed through by name, never by value.
 # MORPHCPT_NO_ENROOT=1 runs the command directly instead (workstations without enroot, and the tests).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -54,14 +55,48 @@ if ! grep -Fqx "$CONTAINER_NAME" <(enroot list); then
     ) 9>"$lock"
 fi
 
-mounts=(--mount "$PROJECT_DIR:$PROJECT_DIR")
-if [[ -n "${DATA_ROOT:-}" && "$DATA_ROOT" != "$PROJECT_DIR" && "$DATA_ROOT" != "$PROJECT_DIR"/* ]]; then
-    mounts+=(--mount "$DATA_ROOT:$DATA_ROOT")
-fi
+# Every host folder the command reads or writes is mounted at its own path: the project, the data, the outputs
+# (imports, checkpoints, progress.json, exports: written inside an unmounted path they would stay in the container,
+# where the host never sees them), the logs, the Hugging Face cache, and local model/tokenizer folders (offline
+# compute nodes). MORPHCPT_EXTRA_MOUNTS adds more, colon-separated. A folder inside one already mounted is skipped.
+mounts=()
+mounted=()
+add_mount() {
+    local path="$1" parent
+    [[ -n "$path" && "$path" == /* ]] || return 0
+    path="${path%/}"
+    for parent in "${mounted[@]}"; do
+        [[ "$path" == "$parent" || "$path" == "$parent"/* ]] && return 0
+    done
+    mkdir -p "$path" 2>/dev/null || true
+    [[ -d "$path" ]] || return 0
+    mounted+=("$path")
+    mounts+=(--mount "$path:$path")
+}
+add_mount "$PROJECT_DIR"
+for path in "${DATA_ROOT:-}" "${OUTPUT_ROOT:-}" "${LOG_DIR:-}" "${HF_HOME:-}"; do
+    add_mount "$path"
+done
+for path in "${BASE_MODEL:-}" "${TOKENIZER:-}"; do
+    [[ -d "$path" ]] && add_mount "$path"  # a Hub id is not a folder
+done
+IFS=: read -r -a extra <<< "${MORPHCPT_EXTRA_MOUNTS:-}"
+for path in "${extra[@]}"; do
+    add_mount "$path"
+done
+
 envs=(--env "PYTHONPATH=$PROJECT_DIR/src" --env "HF_HOME=${HF_HOME:-$PROJECT_DIR/.cache/huggingface}")
-for name in HF_TOKEN WANDB_API_KEY WANDB_PROJECT WANDB_ENTITY WANDB_MODE; do
-    # By name only, so secrets never appear on a command line.
+# By name only, so secrets never appear on a command line (enroot copies the value from this environment).
+for name in HF_TOKEN WANDB_API_KEY WANDB_PROJECT WANDB_ENTITY WANDB_MODE HF_HUB_OFFLINE TRANSFORMERS_OFFLINE \
+    PBS_JOBID PBS_ARRAY_INDEX SLURM_JOB_ID; do
     [[ -n "${!name:-}" ]] && envs+=(--env "$name")
 done
+# enroot starts from a clean environment, so the GPUs PBS gave this job (CUDA_VISIBLE_DEVICES, set by the
+# cgroup) never reach the container, and its NVIDIA hook would expose every GPU of the node. Hand them over as
+# NVIDIA_VISIBLE_DEVICES, which the hook reads from the host environment; inside, they are numbered from 0.
+if [[ -n "${CUDA_VISIBLE_DEVICES:-}" && -z "${NVIDIA_VISIBLE_DEVICES:-}" ]]; then
+    export NVIDIA_VISIBLE_DEVICES="$CUDA_VISIBLE_DEVICES"
+fi
+[[ -n "${NVIDIA_VISIBLE_DEVICES:-}" ]] && envs+=(--env NVIDIA_VISIBLE_DEVICES)
 exec enroot start --rw "${mounts[@]}" "${envs[@]}" "$CONTAINER_NAME" \
     bash -c 'cd "$0" && exec "$@"' "$PROJECT_DIR" "$@"

@@ -19,12 +19,21 @@ command -v enroot >/dev/null || { echo "enroot is not installed on this node" >&
 if [[ ! -f "$CONTAINER_SQSH" ]]; then
     mkdir -p "$(dirname "$CONTAINER_SQSH")"
     echo "importing docker://$CONTAINER_IMAGE -> $CONTAINER_SQSH (tens of GB, takes a while)"
+    # an interrupted import leaves its output behind, and enroot import refuses to overwrite it
+    rm -f "$CONTAINER_SQSH.partial"
     enroot import -o "$CONTAINER_SQSH.partial" "docker://$CONTAINER_IMAGE"
     mv "$CONTAINER_SQSH.partial" "$CONTAINER_SQSH"
 fi
 if ! grep -Fqx "$CONTAINER_NAME" <(enroot list); then
     enroot create --name "$CONTAINER_NAME" "$CONTAINER_SQSH"
 fi
-# The container must import what the jobs use; the project itself comes in through PYTHONPATH at run time.
+# The container must import what the jobs use, and ship a Megatron-Bridge release the cluster engine supports
+# (morphcpt.train.bridge_compat); the project itself comes in through PYTHONPATH at run time.
 enroot start --mount "$ROOT:$ROOT" --env "PYTHONPATH=$ROOT/src" "$CONTAINER_NAME" \
-    python -c "import megatron.core, hydra, omegaconf, transformers, pyarrow; print('container ready')"
+    python -c "import megatron.core, hydra, omegaconf, transformers, pyarrow, torch
+from morphcpt.train.bridge_compat import require_supported
+import importlib.metadata as m
+version, api = require_supported()
+print('megatron-bridge', version, '| megatron-core', m.version('megatron-core'), '| torch', torch.__version__,
+      '| transformers', transformers.__version__)
+print('container ready:', api.container)"
