@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint format clean-demo
+.PHONY: demo test test-cluster lint format clean-demo
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -18,6 +18,16 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# The cluster path against the real Megatron-Bridge on a CPU: the NeMo 26.04 release (0.4) and the newest on PyPI
+# (0.6), each in a Python 3.12 environment cached outside the checkout (tests/cluster/build_env.sh).
+BRIDGE_SERIES ?= 0.4 0.6
+test-cluster:
+	@for series in $(BRIDGE_SERIES); do \
+		env_dir=$$(bash tests/cluster/build_env.sh $$series) || exit 1; \
+		echo "== cluster contract tests: Megatron-Bridge $$series ($$env_dir)"; \
+		PYTHONPATH=src $$env_dir/bin/python -m pytest -q -p no:cacheprovider tests/cluster || exit 1; \
+	done
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests scripts training benchmarks
