@@ -29,6 +29,9 @@ BAD = [
     (b'{"text": null}\n', "non_string_text"),
     (b'{"text": "\\ud800 lone surrogate"}\n', "invalid_text"),
     (b'{"text": " \\n\\t "}\n', "empty_text"),
+    # Crafted lines that raise something other than JSONDecodeError inside json.loads.
+    (b"[" * 1000 + b"]" * 1000 + b"\n", "unparsable_json"),  # RecursionError
+    (b'{"text": "x", "n": ' + b"9" * 5000 + b"}\n", "unparsable_json"),  # ValueError: too many digits
 ]
 
 
@@ -170,6 +173,63 @@ def test_split_names_widen_with_the_chunk_count_and_cli_runs(tmp_path, capsys):
     with pytest.raises(SystemExit) as error:
         split.main(["--input", str(path), "--output-dir", str(tmp_path / "d")])
     assert error.value.code == 2 and "--holdout-lines" in capsys.readouterr().err
+
+
+def test_resplitting_into_a_folder_of_older_chunks_removes_the_stale_ones(tmp_path, capsys):
+    path, data, _ = _corpus(tmp_path, 200)
+    out = tmp_path / "chunks"
+    split.split_jsonl(path, out, 20, holdout_lines=5)
+    (out / "notes.txt").write_text("not ours")
+    assert (
+        split.main(
+            ["--input", str(path), "--output-dir", str(out), "--num-chunks", "4", "--holdout-lines", "0"]
+        )
+        == 0
+    )
+    assert "removed files of an earlier split" in capsys.readouterr().out
+    left = sorted(p.name for p in out.iterdir())
+    assert left == [*(f"chunk_0{i}.jsonl" for i in range(1, 5)), "manifest.json", "notes.txt"]
+    assert b"".join((out / f"chunk_0{i}.jsonl").read_bytes() for i in range(1, 5)) == data
+    # 9 → 120 chunks changes the name width: chunk_01 … are stale next to chunk_001 …
+    split.split_jsonl(path, out, 120)
+    assert not (out / "chunk_01.jsonl").exists() and (out / "chunk_001.jsonl").exists()
+
+
+def test_split_usage_errors_say_what_is_wrong(tmp_path, capsys):
+    path, _, _ = _corpus(tmp_path, 5)
+    base = ["--input", str(path), "--output-dir", str(tmp_path / "c")]
+    for extra, message in [
+        (["--num-chunks", "0"], "--num-chunks must be at least 1, got 0"),
+        (["--holdout-lines", "-1"], "--holdout-lines must be 0 or more, got -1"),
+        (["--holdout-lines", "5"], "cannot hold out all 5 lines of the input"),
+        (["--holdout-lines", "9"], "cannot hold out 9 lines: the input has only 5"),
+    ]:
+        with pytest.raises(SystemExit) as error:
+            split.main([*base, *extra])
+        err = capsys.readouterr().err
+        assert error.value.code == 2 and message in err, err
+        assert ("set --holdout-lines smaller" in err) == ("cannot hold out" in message)
+    assert not (tmp_path / "c" / "manifest.json").exists()
+
+
+def test_split_says_when_chunks_are_empty(tmp_path, capsys):
+    path, _, _ = _corpus(tmp_path, 3)
+    assert (
+        split.main(
+            [
+                "--input",
+                str(path),
+                "--output-dir",
+                str(tmp_path / "c"),
+                "--num-chunks",
+                "5",
+                "--holdout-lines",
+                "0",
+            ]
+        )
+        == 0
+    )
+    assert "2 chunk(s) are empty" in capsys.readouterr().out
 
 
 def _write_shards(folder, texts_per_shard, row_group_size=3):
