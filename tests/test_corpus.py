@@ -270,6 +270,30 @@ def test_download_resumes_after_limit_and_after_a_torn_line(tmp_path, parquet_da
     assert _texts(output) == texts
 
 
+def test_a_download_resumed_from_another_source_is_refused(tmp_path, parquet_dataset):
+    folder, texts = parquet_dataset
+    output = tmp_path / "out.jsonl"
+    assert download.download_seapile(output, "fil", limit=5, from_parquet=folder, progress=False) == 5
+    with pytest.raises(ValueError, match=r"holds 5 lines from parquet:.*:tl; resuming from parquet:.*:vi"):
+        download.download_seapile(output, "vi", from_parquet=folder, progress=False)
+    other = tmp_path / "copy"
+    shutil.copytree(folder, other)
+    with pytest.raises(ValueError, match="another source's rows"):
+        download.download_seapile(output, "fil", from_parquet=other, progress=False)
+    assert _texts(output) == texts[:5]  # nothing appended
+    assert download.download_seapile(output, "fil", from_parquet=folder, progress=False) == len(texts) - 5
+
+
+def test_a_corrupt_shard_is_named(tmp_path, parquet_dataset):
+    folder, texts = parquet_dataset
+    shard = folder / "tl" / "train-00001.parquet"
+    shard.write_bytes(shard.read_bytes()[:40])
+    output = tmp_path / "out.jsonl"
+    with pytest.raises(download.ShardError, match=r"parquet shard tl/train-00001.parquet cannot be read"):
+        download.download_seapile(output, "fil", from_parquet=folder, progress=False)
+    assert _texts(output) == texts[:7]  # the first shard's rows are kept for the resume
+
+
 def test_download_from_the_hub_needs_a_token(tmp_path, monkeypatch):
     monkeypatch.delenv("HF_TOKEN", raising=False)
     with pytest.raises(RuntimeError, match="HF_TOKEN"):
@@ -336,4 +360,4 @@ def test_download_from_the_hub_lists_downloads_and_deletes_shards(tmp_path, parq
     assert _texts(output) == texts
     # The resumed run skipped the first shard by its footer, without downloading it again.
     assert downloads == ["tl/train-00000.parquet", "tl/train-00001.parquet", "tl/train-00002.parquet"]
-    assert sorted(p.name for p in output.parent.iterdir()) == ["out.jsonl"]
+    assert sorted(p.name for p in output.parent.iterdir()) == ["out.jsonl", "out.jsonl.source.json"]
