@@ -188,6 +188,20 @@ def test_training_resumes_from_the_previous_checkpoint_and_matches_a_clean_run(
     assert checkpoints.verify(resumed.checkpoint_dir / "step_00000004") is None
 
 
+def test_exporting_a_chosen_corrupt_step_names_it(finished_run, data_root, tmp_path):
+    from morphcpt.export import find_checkpoint
+
+    plan, _ = finished_run
+    copy = plan_for(data_root, tmp_path, "run_name=full", "loop.steps=4")
+    shutil.copytree(plan.run_dir, copy.run_dir)
+    _corrupt("truncated weights", copy.checkpoint_dir / "step_00000002")
+    with pytest.raises(
+        checkpoints.CheckpointError, match="step_00000002 is not usable: model/model.safetensors"
+    ):
+        find_checkpoint(copy, 2)
+    assert find_checkpoint(copy, None)[1] == 4
+
+
 def test_no_intact_checkpoint_is_an_error_listing_each(finished_run, tmp_path):
     plan, _ = finished_run
     root = tmp_path / "checkpoints"
