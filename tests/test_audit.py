@@ -76,3 +76,32 @@ def test_schemes_must_hold_the_same_documents(tmp_path, sample_corpus):
     preprocess(tmp_path / "b.jsonl", tmp_path / "out", "stochastok", "name=c")
     with pytest.raises(ValueError, match="different numbers of documents"):
         audit.audit(tmp_path / "out")
+
+
+def test_text_is_compared_with_the_source_so_a_lossy_tokenizer_is_caught(tmp_path, monkeypatch):
+    """A tokenizer that loses text (here: a literal "▁" read as a space, as before the fix) loses it in every
+    scheme alike; only a comparison with the source text, not with vanilla's decoding, can see it."""
+    from morphcpt.tokenization.vocabulary import Vocabulary
+
+    corpus = tmp_path / "marks.jsonl"
+    texts = ["walang marka dito", "may \u2581 marka", "dalawa\u2581\u2581 pa"]
+    corpus.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
+    for scheme in ("vanilla", "stochastok"):
+        preprocess(corpus, tmp_path / "kept", scheme)
+    rows = audit.audit(tmp_path / "kept", max_documents=0)["rows"]
+    assert [row["text_differs"] for row in rows] == [0, 0]
+
+    def lossy(self, text):
+        return self.encoder.encode(text, add_special_tokens=False).ids
+
+    monkeypatch.setattr(Vocabulary, "_encode_keeping_word_start", lossy)
+    for scheme in ("vanilla", "stochastok"):
+        preprocess(corpus, tmp_path / "lost", scheme)
+    result = audit.audit(tmp_path / "lost", max_documents=0)
+    assert [row["text_differs"] for row in result["rows"]] == [2, 2]
+    assert "against the source JSONL" in audit.format_table(result)
+    # Without the source, the audit says what it compared with instead.
+    corpus.unlink()
+    result = audit.audit(tmp_path / "lost", max_documents=0)
+    assert result["text_compared_with"] == {"marks": "vanilla"}
+    assert "against vanilla's decoding for marks" in audit.format_table(result)

@@ -29,6 +29,9 @@ BAD = [
     (b'{"text": null}\n', "non_string_text"),
     (b'{"text": "\\ud800 lone surrogate"}\n', "invalid_text"),
     (b'{"text": " \\n\\t "}\n', "empty_text"),
+    # Crafted lines that raise something other than JSONDecodeError inside json.loads.
+    (b"[" * 1000 + b"]" * 1000 + b"\n", "unparsable_json"),  # RecursionError
+    (b'{"text": "x", "n": ' + b"9" * 5000 + b"}\n", "unparsable_json"),  # ValueError: too many digits
 ]
 
 
@@ -172,6 +175,63 @@ def test_split_names_widen_with_the_chunk_count_and_cli_runs(tmp_path, capsys):
     assert error.value.code == 2 and "--holdout-lines" in capsys.readouterr().err
 
 
+def test_resplitting_into_a_folder_of_older_chunks_removes_the_stale_ones(tmp_path, capsys):
+    path, data, _ = _corpus(tmp_path, 200)
+    out = tmp_path / "chunks"
+    split.split_jsonl(path, out, 20, holdout_lines=5)
+    (out / "notes.txt").write_text("not ours")
+    assert (
+        split.main(
+            ["--input", str(path), "--output-dir", str(out), "--num-chunks", "4", "--holdout-lines", "0"]
+        )
+        == 0
+    )
+    assert "removed files of an earlier split" in capsys.readouterr().out
+    left = sorted(p.name for p in out.iterdir())
+    assert left == [*(f"chunk_0{i}.jsonl" for i in range(1, 5)), "manifest.json", "notes.txt"]
+    assert b"".join((out / f"chunk_0{i}.jsonl").read_bytes() for i in range(1, 5)) == data
+    # 9 → 120 chunks changes the name width: chunk_01 … are stale next to chunk_001 …
+    split.split_jsonl(path, out, 120)
+    assert not (out / "chunk_01.jsonl").exists() and (out / "chunk_001.jsonl").exists()
+
+
+def test_split_usage_errors_say_what_is_wrong(tmp_path, capsys):
+    path, _, _ = _corpus(tmp_path, 5)
+    base = ["--input", str(path), "--output-dir", str(tmp_path / "c")]
+    for extra, message in [
+        (["--num-chunks", "0"], "--num-chunks must be at least 1, got 0"),
+        (["--holdout-lines", "-1"], "--holdout-lines must be 0 or more, got -1"),
+        (["--holdout-lines", "5"], "cannot hold out all 5 lines of the input"),
+        (["--holdout-lines", "9"], "cannot hold out 9 lines: the input has only 5"),
+    ]:
+        with pytest.raises(SystemExit) as error:
+            split.main([*base, *extra])
+        err = capsys.readouterr().err
+        assert error.value.code == 2 and message in err, err
+        assert ("set --holdout-lines smaller" in err) == ("cannot hold out" in message)
+    assert not (tmp_path / "c" / "manifest.json").exists()
+
+
+def test_split_says_when_chunks_are_empty(tmp_path, capsys):
+    path, _, _ = _corpus(tmp_path, 3)
+    assert (
+        split.main(
+            [
+                "--input",
+                str(path),
+                "--output-dir",
+                str(tmp_path / "c"),
+                "--num-chunks",
+                "5",
+                "--holdout-lines",
+                "0",
+            ]
+        )
+        == 0
+    )
+    assert "2 chunk(s) are empty" in capsys.readouterr().out
+
+
 def _write_shards(folder, texts_per_shard, row_group_size=3):
     folder.mkdir(parents=True)
     for i, texts in enumerate(texts_per_shard):
@@ -208,6 +268,30 @@ def test_download_resumes_after_limit_and_after_a_torn_line(tmp_path, parquet_da
         handle.write(b'{"text": "doc 2-')
     assert download.download_seapile(output, "tl", from_parquet=folder, progress=False) == len(texts) - 9
     assert _texts(output) == texts
+
+
+def test_a_download_resumed_from_another_source_is_refused(tmp_path, parquet_dataset):
+    folder, texts = parquet_dataset
+    output = tmp_path / "out.jsonl"
+    assert download.download_seapile(output, "fil", limit=5, from_parquet=folder, progress=False) == 5
+    with pytest.raises(ValueError, match=r"holds 5 lines from parquet:.*:tl; resuming from parquet:.*:vi"):
+        download.download_seapile(output, "vi", from_parquet=folder, progress=False)
+    other = tmp_path / "copy"
+    shutil.copytree(folder, other)
+    with pytest.raises(ValueError, match="another source's rows"):
+        download.download_seapile(output, "fil", from_parquet=other, progress=False)
+    assert _texts(output) == texts[:5]  # nothing appended
+    assert download.download_seapile(output, "fil", from_parquet=folder, progress=False) == len(texts) - 5
+
+
+def test_a_corrupt_shard_is_named(tmp_path, parquet_dataset):
+    folder, texts = parquet_dataset
+    shard = folder / "tl" / "train-00001.parquet"
+    shard.write_bytes(shard.read_bytes()[:40])
+    output = tmp_path / "out.jsonl"
+    with pytest.raises(download.ShardError, match=r"parquet shard tl/train-00001.parquet cannot be read"):
+        download.download_seapile(output, "fil", from_parquet=folder, progress=False)
+    assert _texts(output) == texts[:7]  # the first shard's rows are kept for the resume
 
 
 def test_download_from_the_hub_needs_a_token(tmp_path, monkeypatch):
@@ -276,4 +360,4 @@ def test_download_from_the_hub_lists_downloads_and_deletes_shards(tmp_path, parq
     assert _texts(output) == texts
     # The resumed run skipped the first shard by its footer, without downloading it again.
     assert downloads == ["tl/train-00000.parquet", "tl/train-00001.parquet", "tl/train-00002.parquet"]
-    assert sorted(p.name for p in output.parent.iterdir()) == ["out.jsonl"]
+    assert sorted(p.name for p in output.parent.iterdir()) == ["out.jsonl", "out.jsonl.source.json"]

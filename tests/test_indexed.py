@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import struct
 
 import numpy as np
@@ -45,7 +46,8 @@ def test_files_appear_only_when_complete(tmp_path):
     writer = indexed.IndexedWriter(prefix, 1000)
     writer.add([2, 7, 1])
     assert not indexed.dataset_exists(prefix)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["atomic_text_document.bin.tmp"]
+    (tmp_bin,) = tmp_path.iterdir()
+    assert tmp_bin.name.startswith("atomic_text_document.bin.") and tmp_bin.name.endswith(".tmp")
     writer.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "atomic_text_document.bin",
@@ -70,3 +72,44 @@ def test_idx_layout_matches_the_comment_and_megatron(tmp_path):
     assert dataset.sequence_lengths.tolist() == [5, 3]
     assert dataset.document_indices.tolist() == [0, 1, 2]
     assert len(raw) == 34 + 2 * 4 + 2 * 8 + 3 * 8
+
+
+def test_two_writers_of_one_prefix_never_delete_or_publish_each_others_files(tmp_path):
+    # The fault behind a corrupt "done" chunk: each new writer deleted the other's fixed-name temporary file.
+    prefix = tmp_path / "twice_text_document"
+    first, second = indexed.IndexedWriter(prefix, 1000), indexed.IndexedWriter(prefix, 1000)
+    first.add([2, 5, 1])
+    second.add([2, 6, 6, 1])
+    first.add([2, 7, 1])
+    assert len(indexed.temporary_files(prefix)) == 2
+    first.close()
+    assert [d.tolist() for d in indexed.iter_documents(prefix)] == [[2, 5, 1], [2, 7, 1]]
+    second.abort()
+    assert [d.tolist() for d in indexed.iter_documents(prefix)] == [[2, 5, 1], [2, 7, 1]]
+    assert not indexed.temporary_files(prefix)
+
+
+def test_a_second_holder_of_the_output_lock_fails_at_once_naming_the_first(tmp_path):
+    prefix = tmp_path / "locked_text_document"
+    with indexed.output_lock(prefix):
+        second = indexed.output_lock(prefix)
+        with pytest.raises(indexed.OutputLocked, match=f"pid {os.getpid()}"):
+            second.__enter__()
+    with indexed.output_lock(prefix):  # released on exit
+        pass
+
+
+def test_verify_dataset_catches_a_changed_size_or_checksum(tmp_path):
+    prefix = tmp_path / "digest_text_document"
+    with indexed.IndexedWriter(prefix, 1000) as writer:
+        writer.add([2, 5, 9, 1])
+    recorded = indexed.dataset_digest(prefix)
+    assert indexed.verify_dataset(prefix, recorded) is None
+    data = bytearray(indexed.bin_path(prefix).read_bytes())
+    data[2] ^= 1
+    indexed.bin_path(prefix).write_bytes(bytes(data))
+    assert "checksum" in indexed.verify_dataset(prefix, recorded)
+    assert indexed.verify_dataset(prefix, recorded, checksums=False) is None
+    indexed.bin_path(prefix).write_bytes(bytes(data[:4]))
+    assert "4 bytes" in indexed.verify_dataset(prefix, recorded, checksums=False)
+    assert "older version" in indexed.verify_dataset(prefix, None)

@@ -95,6 +95,16 @@ def test_job_refuses_to_run_outside_an_array(rendered):
     assert result.returncode == 2 and "qsub -J" in result.stderr
 
 
+def test_a_task_killed_by_a_signal_fails_the_local_run(tmp_path, capsys):
+    script = tmp_path / "job.pbs"
+    script.write_text('#!/bin/bash\nif [ "$PBS_ARRAY_INDEX" = 2 ]; then kill -TERM $$; fi\necho done\n')
+    codes = jobs.run_local(script, [1, 2], log_dir=tmp_path / "logs")
+    assert codes == {1: 0, 2: -15}
+    assert jobs.main(["run", str(script), "--array", "1-2", "--log-dir", str(tmp_path / "logs")]) == 1
+    assert "job.pbs[2]: killed by SIGTERM" in capsys.readouterr().out
+    assert jobs.exit_status({1: 0, 2: 0}) == 0 and jobs.exit_status({1: 3}) == 1
+
+
 @pytest.mark.skipif(shutil.which("enroot") is not None, reason="enroot is installed here")
 def test_run_in_enroot_without_enroot_needs_the_switch(tmp_path):
     script = paths.REPO_ROOT / "training" / "nemo" / "run_in_enroot.sh"

@@ -9,7 +9,7 @@ import pytest
 
 from morphcpt import indexed, paths
 from morphcpt.corpus.reader import BadLineError, ReadReport, iter_documents
-from morphcpt.corpus.split import split_jsonl
+from morphcpt.corpus.split import manifest_entry, split_jsonl
 from morphcpt.preprocess import compose_config, dataset_prefixes, output_paths, run
 
 SCHEMES = ("vanilla", "stochastok", "patok")
@@ -147,6 +147,94 @@ def test_rerun_skips_a_completed_chunk_and_redoes_a_changed_or_interrupted_one(t
     )
     assert not list(tmp_path.rglob("*.tmp"))
     assert json.loads(marker.read_text())["documents"] == first["documents"]
+
+
+def test_a_rerun_redoes_a_done_chunk_whose_files_were_altered(tmp_path, processed, corpus):
+    out, _ = processed
+    preprocess(corpus, tmp_path, scheme="stochastok")
+    prefix, marker = output_paths(tmp_path, "stochastok", "small")
+    assert json.loads(marker.read_text())["files"] == indexed.dataset_digest(prefix)
+    good = indexed.bin_path(prefix).read_bytes()
+    # Same size, one byte changed: what another run publishing its half-written .bin under this marker leaves.
+    indexed.bin_path(prefix).write_bytes(good[:100] + bytes([good[100] ^ 1]) + good[101:])
+    redone = preprocess(corpus, tmp_path, scheme="stochastok")
+    assert "skipped" not in redone and indexed.bin_path(prefix).read_bytes() == good
+
+
+def test_a_second_run_on_the_same_output_fails_at_once_and_touches_nothing(tmp_path, corpus):
+    prefix, marker = output_paths(tmp_path, "vanilla", "small")
+    with indexed.output_lock(prefix):  # a first run, still writing
+        with pytest.raises(indexed.OutputLocked, match="being written by pid"):
+            preprocess(corpus, tmp_path)
+        assert not marker.exists() and not indexed.temporary_files(prefix)
+    assert preprocess(corpus, tmp_path)["documents"] > 0
+
+
+_KILL_A_WORKER = """
+import os, signal, sys
+from morphcpt import preprocess
+
+original = preprocess._encode_batch
+def dies_on_the_second_batch(batch):
+    if batch[0][0] >= 16:
+        os.kill(os.getpid(), signal.SIGKILL)  # what the out-of-memory killer does
+    return original(batch)
+preprocess._encode_batch = dies_on_the_second_batch
+overrides = [f"input={sys.argv[1]}", f"output_dir={sys.argv[2]}", "workers=2", "batch_size=16", "progress=false"]
+preprocess.run(preprocess.compose_config(overrides))
+"""
+
+
+def test_a_killed_worker_fails_the_run_at_once_instead_of_hanging(tmp_path, corpus):
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", _KILL_A_WORKER, str(corpus), str(tmp_path)],
+        cwd=paths.REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,  # the fault was a hang until walltime
+    )
+    assert result.returncode != 0
+    assert "WorkerDied" in result.stderr and "worker process died" in result.stderr, result.stderr[-2000:]
+    prefix, marker = output_paths(tmp_path, "vanilla", "small")
+    assert not marker.exists() and not indexed.dataset_exists(prefix)
+    assert not indexed.temporary_files(prefix)
+
+
+def test_a_chunk_done_without_its_manifest_is_redone_with_the_real_offset(tmp_path, processed, corpus):
+    out, _ = processed
+    chunks = tmp_path / "chunks"
+    split_jsonl(corpus, chunks, 2)
+    manifest = chunks / "manifest.json"
+    manifest.rename(tmp_path / "away.json")
+    early = preprocess(chunks / "chunk_02.jsonl", tmp_path / "out", scheme="stochastok")
+    assert early["key"]["index_offset"] == 0
+    (tmp_path / "away.json").rename(manifest)
+    again = preprocess(chunks / "chunk_02.jsonl", tmp_path / "out", scheme="stochastok")
+    assert "skipped" not in again
+    assert again["key"]["index_offset"] == manifest_entry(chunks / "chunk_02.jsonl")["first_line"] > 0
+    first = preprocess(chunks / "chunk_01.jsonl", tmp_path / "out", scheme="stochastok")
+    assert first["key"]["index_offset"] == 0
+    both = documents(tmp_path / "out", "stochastok", "chunk_01") + documents(
+        tmp_path / "out", "stochastok", "chunk_02"
+    )
+    assert both == documents(out, "stochastok", "small")  # the seeds of the whole corpus
+
+
+def test_a_chunk_the_manifest_does_not_describe_is_refused(tmp_path, corpus):
+    chunks = tmp_path / "chunks"
+    split_jsonl(corpus, chunks, 2)
+    stale = chunks / "chunk_09.jsonl"
+    stale.write_bytes((chunks / "chunk_01.jsonl").read_bytes())
+    with pytest.raises(ValueError, match="chunk_09.jsonl is not listed in .*manifest.json"):
+        preprocess(stale, tmp_path / "out")
+    assert preprocess(stale, tmp_path / "out", "index_offset=0")["documents"] > 0  # explicitly allowed
+    with open(chunks / "chunk_02.jsonl", "ab") as handle:
+        handle.write(b'{"text": "appended after the split"}\n')
+    with pytest.raises(ValueError, match="changed after the split"):
+        preprocess(chunks / "chunk_02.jsonl", tmp_path / "out")
 
 
 def test_validation_set_is_vanilla_whatever_the_scheme(tmp_path, processed, corpus):

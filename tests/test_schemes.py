@@ -37,6 +37,9 @@ EDGE_TEXTS = [
     "magmag-magmag kumain-kumain ",
     "Pinag-aralan, pinagsisikapan; naglalaro! umuulan?",
     "a" * 300,
+    # A literal "▁" (U+2581) is how the tokenizer spells a space inside pieces: it must survive as itself.
+    "\u2581",
+    "isang \u2581 marka\u2581\u2581 at \u2581magluto ng pagkain\u2581",
 ]
 
 

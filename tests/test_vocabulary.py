@@ -108,3 +108,20 @@ def test_a_missing_tokenizer_folder_is_a_clear_error(tmp_path):
         Vocabulary.load(tmp_path / "nowhere")
     with pytest.raises(FileNotFoundError, match="tokenizer folder not found"):
         Vocabulary.load("/no/such/tokenizer")
+
+
+@pytest.mark.parametrize(
+    "text", ["\u2581", "a\u2581b", " \u2581 ", "\u2581\u2581kumain \u2581 na\u2581", "x" * 50 + "\u2581"]
+)
+def test_a_literal_word_start_mark_in_text_is_kept(vocab, text):
+    ids = vocab.encode(text)
+    assert vocab.decode(ids) == text
+    assert vocab.tokenizer.decode(ids, skip_special_tokens=True) == text  # the tokenizer's own decoder agrees
+    assert vocab.encode_batch(["plain text", text, "more plain"])[1] == ids
+    # Only the mark itself changes: the text around it is tokenized as without it.
+    parts = text.split("\u2581")
+    mark = [vocab.piece_id(f"<0x{b:02X}>") for b in "\u2581".encode()]
+    expected = []
+    for n, part in enumerate(parts):
+        expected += (mark if n else []) + (vocab.encode(part) if part else [])
+    assert ids == expected

@@ -45,6 +45,8 @@ def find_checkpoint(plan: CPTPlan, step: int | None) -> tuple[Path, int]:
             raise FileNotFoundError(
                 f"no hf checkpoint {'for step ' + str(step) if step else ''} under {root}"
             )
+        if step is not None and (problem := checkpoints.verify(path)):  # latest_checkpoint verified its own
+            raise checkpoints.CheckpointError(f"checkpoint {path} is not usable: {problem}")
         return path, checkpoints.read_meta(path)["step"]
     if step is None:
         tracker = root / MEGATRON_TRACKER

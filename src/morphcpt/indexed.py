@@ -13,9 +13,14 @@ check so that no id can wrap (numpy casts int64 262143 to uint16 65535 without a
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
+import secrets
+import socket
 import struct
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -66,20 +71,99 @@ def dataset_exists(prefix: str | Path) -> bool:
 
 
 def remove_dataset(prefix: str | Path) -> None:
-    """Delete a dataset and any temporary files an interrupted writer left."""
-    for path in (bin_path(prefix), idx_path(prefix), _tmp(bin_path(prefix)), _tmp(idx_path(prefix))):
+    """Delete a dataset and every temporary file a writer of it left (call it only while holding `output_lock`,
+    or another writer's files in progress go too)."""
+    prefix = Path(prefix)
+    for path in (bin_path(prefix), idx_path(prefix), *temporary_files(prefix)):
         path.unlink(missing_ok=True)
 
 
-def _tmp(path: Path) -> Path:
-    return path.with_name(path.name + ".tmp")
+def temporary_files(prefix: str | Path) -> list[Path]:
+    """Temporary files of writers of `prefix`, finished or not: `<prefix>.{bin,idx}.<writer>.tmp`."""
+    prefix = Path(prefix)
+    if not prefix.parent.is_dir():
+        return []
+    names = (f"{prefix.name}.bin", f"{prefix.name}.idx")
+    return sorted(
+        p
+        for p in prefix.parent.iterdir()
+        if p.name.endswith(".tmp") and any(p.name.startswith(n + ".") for n in names)
+    )
+
+
+class OutputLocked(RuntimeError):
+    """Another process is writing the same output."""
+
+
+@contextmanager
+def output_lock(prefix: str | Path) -> Iterator[Path]:
+    """Hold an exclusive lock on `<prefix>.lock` while writing one output, or fail at once if another process
+    holds it (two runs on the same output would otherwise publish each other's half-written files).
+
+    The lock is `flock` on an open file: the kernel releases it when the process dies, so a killed run never
+    leaves a stale lock behind (the file stays; it is reused). On network file systems flock must be supported
+    (NFS emulates it; Lustre needs the `flock` mount option).
+    """
+    path = Path(f"{prefix}.lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise OutputLocked(
+                f"{prefix} is being written by {holder} (lock {path}); wait for it to finish, or stop it, "
+                "then rerun (a finished output is skipped)"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
+        handle.flush()
+        yield path
+
+
+def file_digest(path: str | Path) -> dict:
+    """{"bytes", "sha256"} of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return {"bytes": Path(path).stat().st_size, "sha256": digest.hexdigest()}
+
+
+def dataset_digest(prefix: str | Path) -> dict:
+    """Sizes and checksums of a dataset's two files, as a completion marker records them."""
+    return {"bin": file_digest(bin_path(prefix)), "idx": file_digest(idx_path(prefix))}
+
+
+def verify_dataset(prefix: str | Path, recorded: dict | None, checksums: bool = True) -> str | None:
+    """None when `<prefix>.{bin,idx}` match the sizes (and checksums) `recorded` by `dataset_digest`, else why not."""
+    if not recorded:
+        return "the marker records no sizes or checksums (written by an older version)"
+    for kind, path in (("bin", bin_path(prefix)), ("idx", idx_path(prefix))):
+        if not path.exists():
+            return f"{path} is missing"
+        size = path.stat().st_size
+        if size != recorded[kind]["bytes"]:
+            return f"{path} has {size} bytes, the marker recorded {recorded[kind]['bytes']}"
+        if checksums and file_digest(path)["sha256"] != recorded[kind]["sha256"]:
+            return f"{path} does not match the checksum its marker recorded"
+    return None
+
+
+def _tmp(path: Path, tag: str) -> Path:
+    return path.with_name(f"{path.name}.{tag}.tmp")
 
 
 class IndexedWriter:
     """Write documents to `<prefix>.{bin,idx}`; the files appear only when `close()` succeeds.
 
-    Both files are written under `.tmp` names; on success the `.bin` is renamed first and the `.idx` last, so a
-    visible `.idx` always has its complete `.bin`. On an exception inside `with`, the temporary files are removed.
+    Both files are written under temporary names unique to this writer (`<prefix>.bin.<pid>-<random>.tmp`), so
+    a second writer never deletes or publishes this one's files; on success the `.bin` is renamed first and the
+    `.idx` last, so a visible `.idx` always has its complete `.bin`. On an exception inside `with`, the temporary
+    files are removed. Two writers of one prefix must still not run at once (the last renames would mix their
+    files): `morphcpt.preprocess` holds `output_lock` around the writer.
     """
 
     def __init__(self, prefix: str | Path, vocab_size: int) -> None:
@@ -89,8 +173,9 @@ class IndexedWriter:
         self.vocab_size = vocab_size
         self.dtype = dtype_for_vocab(vocab_size)
         self.prefix.parent.mkdir(parents=True, exist_ok=True)
-        remove_dataset(self.prefix)
-        self._builder = IndexedDatasetBuilder(str(_tmp(bin_path(self.prefix))), dtype=self.dtype.type)
+        tag = f"{os.getpid()}-{secrets.token_hex(4)}"
+        self._tmp_bin, self._tmp_idx = _tmp(bin_path(self.prefix), tag), _tmp(idx_path(self.prefix), tag)
+        self._builder = IndexedDatasetBuilder(str(self._tmp_bin), dtype=self.dtype.type)
         self.documents = 0
         self.tokens = 0
 
@@ -108,14 +193,14 @@ class IndexedWriter:
         self.tokens += array.size
 
     def close(self) -> None:
-        tmp_idx = _tmp(idx_path(self.prefix))
-        self._builder.finalize(str(tmp_idx))
-        os.replace(_tmp(bin_path(self.prefix)), bin_path(self.prefix))
-        os.replace(tmp_idx, idx_path(self.prefix))
+        self._builder.finalize(str(self._tmp_idx))
+        os.replace(self._tmp_bin, bin_path(self.prefix))
+        os.replace(self._tmp_idx, idx_path(self.prefix))
 
     def abort(self) -> None:
         self._builder.data_file.close()
-        remove_dataset(self.prefix)
+        self._tmp_bin.unlink(missing_ok=True)
+        self._tmp_idx.unlink(missing_ok=True)
 
     def __enter__(self) -> IndexedWriter:
         return self

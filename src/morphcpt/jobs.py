@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -249,8 +250,25 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     codes = run_local(args.script, parse_array(args.array), args.parallel, args.no_enroot, args.log_dir)
     for index, code in codes.items():
-        print(f"{Path(args.script).name}[{index}]: {'ok' if code == 0 else f'exit {code}'}")
-    return max(codes.values(), default=0) and 1
+        print(f"{Path(args.script).name}[{index}]: {describe_exit(code)}")
+    return exit_status(codes)
+
+
+def describe_exit(code: int) -> str:
+    """`ok`, `exit 3`, or `killed by SIGTERM` (subprocess reports death by signal N as -N)."""
+    if code == 0:
+        return "ok"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit {code}"
+
+
+def exit_status(codes: dict[int, int]) -> int:
+    """0 when every array index succeeded, else 1 (a death by signal, a negative code, is a failure too)."""
+    return 0 if all(code == 0 for code in codes.values()) else 1
 
 
 if __name__ == "__main__":

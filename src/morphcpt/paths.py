@@ -17,3 +17,24 @@ SAMPLE_CORPUS = DATA_DIR / "sample" / "tl_sample.jsonl"
 SAMPLE_TOKENIZER_DIR = DATA_DIR / "tokenizer"
 LEXICON_DIR = DATA_DIR / "lexicon"
 OUTPUTS_DIR = REPO_ROOT / "outputs"
+
+
+def model_source(name_or_path: str | Path, what: str = "model") -> str:
+    """A local folder or a Hugging Face Hub id, checked before any loader sees it.
+
+    Something that looks like a path (absolute, relative with `./`, `~`, or more than one `/`) but is not a
+    folder here raises a one-line `FileNotFoundError`; left to transformers, it becomes a malformed Hub request
+    and several chained tracebacks. Anything else is passed on as a Hub id (`google/gemma-3-1b-pt`)."""
+    text = str(name_or_path)
+    looks_like_path = (
+        isinstance(name_or_path, Path) or text.startswith(("/", ".", "~")) or text.count("/") > 1
+    )
+    if looks_like_path or Path(text).expanduser().exists():
+        folder = Path(text).expanduser()
+        if not folder.is_dir():
+            raise FileNotFoundError(
+                f"{what} folder not found: {text} (give a folder holding config.json, or a Hub id such as "
+                "google/gemma-3-1b-pt)"
+            )
+        return str(folder)
+    return text

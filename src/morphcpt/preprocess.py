@@ -12,9 +12,13 @@ random choice depends on (seed, scheme, document) only: the bytes are identical 
 A text longer than `max_chars` becomes several documents (its parts share that document's generator).
 
 Bad lines never stop a run unless `strict=true`; they are counted by reason in the marker. Output is written under
-temporary names and renamed; the marker (statistics, bad-line report, config, tokenizer fingerprint, timings) is
-written last. A rerun skips a chunk whose marker matches the settings that determine the bytes, and redoes one
-that was interrupted or whose settings changed (`force=true` always redoes).
+temporary names unique to the run and renamed; the marker (statistics, bad-line report, config, tokenizer
+fingerprint, sizes and sha256 of both files, timings) is written last. A run holds `<prefix>.lock`, so a second
+run on the same output fails at once. A rerun skips a chunk whose marker matches the settings that determine the
+bytes and whose files still have the recorded sizes and checksums; it redoes one that was interrupted, altered,
+or whose settings changed (`force=true` always redoes). A chunk must be the file the split manifest beside it
+describes (same sha256); one the manifest does not list is refused. A worker process that dies (an OOM kill)
+fails the run at once.
 
 The canonical validation set: `validation=true` writes `<output_dir>/validation/<name>_text_document.{bin,idx}`
 with vanilla ids whatever `scheme` says, so every scheme's run validates on the same tokens and validation losses
@@ -33,6 +37,8 @@ import os
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,12 +48,14 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 
 from morphcpt import paths
 from morphcpt.corpus.reader import DEFAULT_MAX_CHARS, ReadReport, iter_documents
-from morphcpt.corpus.split import manifest_entry
+from morphcpt.corpus.split import MANIFEST, manifest_entry
 
 log = logging.getLogger(__name__)
 
 VALIDATION_DIR = "validation"
-MARKER_FORMAT = 1
+MARKER_FORMAT = (
+    2  # 2: the key holds the index offset actually used; the marker holds file sizes and checksums
+)
 # Settings that do not change the output bytes, and so do not invalidate a completed chunk.
 _NON_DETERMINING = ("workers", "batch_size", "progress", "force", "output_dir", "input")
 
@@ -143,27 +151,43 @@ def _encode_batch(batch: list[tuple[int, tuple[str, ...]]]) -> list[tuple[np.nda
     return out
 
 
+class WorkerDied(RuntimeError):
+    """A worker process died (killed by a signal, e.g. the kernel's OOM killer) before returning its batch."""
+
+
 def _ordered_results(batches: Iterator, workers: int, init_args: tuple) -> Iterator[list]:
     """Results of `_encode_batch` in input order, with a bounded number of batches in flight.
 
     `Pool.imap` would read the whole input ahead into its task queue; a window of 4 batches per worker keeps
-    memory constant whatever the chunk size.
+    memory constant whatever the chunk size. A `ProcessPoolExecutor`, not a `multiprocessing.Pool`: when a worker
+    dies (an OOM kill), the pool's futures fail with `BrokenProcessPool` at once, where `Pool` would replace the
+    worker and wait for the lost batch until the job's walltime.
     """
     if workers <= 1:
         _init_worker(*init_args)
         yield from map(_encode_batch, batches)
         return
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    with multiprocessing.get_context(method).Pool(
-        workers, initializer=_init_worker, initargs=init_args
+    with ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context(method),
+        initializer=_init_worker,
+        initargs=init_args,
     ) as pool:
         pending: deque = deque()
-        for batch in batches:
-            pending.append(pool.apply_async(_encode_batch, (batch,)))
-            if len(pending) >= 4 * workers:
-                yield pending.popleft().get()
-        while pending:
-            yield pending.popleft().get()
+        try:
+            for batch in batches:
+                pending.append(pool.submit(_encode_batch, batch))
+                if len(pending) >= 4 * workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        except BrokenProcessPool:
+            raise WorkerDied(
+                "a preprocessing worker process died before finishing its batch (killed by a signal: often the "
+                "out-of-memory killer, so check the job's memory limit); nothing was published. Rerun, with "
+                "fewer workers or more memory"
+            ) from None
 
 
 def _batches(records, index_offset: int, size: int) -> Iterator[list[tuple[int, tuple[str, ...]]]]:
@@ -190,40 +214,82 @@ def _scheme_config(node: Any):
 
 
 def run(cfg: DictConfig | PreprocessConfig) -> dict:
-    """Preprocess one chunk with one scheme (or the validation set); return the statistics in its marker."""
+    """Preprocess one chunk with one scheme (or the validation set); return the statistics in its marker.
+
+    The whole run holds `<prefix>.lock`: a second run on the same output fails at once instead of mixing its
+    files with this one's.
+    """
+    from morphcpt.indexed import output_lock
+
+    cfg = OmegaConf.structured(cfg) if not OmegaConf.is_config(cfg) else cfg
+    name = cfg.name or Path(cfg.input).name.removesuffix(".jsonl")
+    scheme_cfg = _scheme_config({"name": "vanilla"} if cfg.validation else cfg.scheme)
+    folder = VALIDATION_DIR if cfg.validation else scheme_cfg.name
+    prefix, marker = output_paths(cfg.output_dir, folder, name)
+    with output_lock(prefix):
+        return _run_locked(cfg, scheme_cfg, folder, name, prefix, marker)
+
+
+def check_against_manifest(input_path: Path, input_sha256: str, explicit_offset: bool) -> dict | None:
+    """The input's entry in the split manifest beside it, after checking the file is the one the split wrote.
+
+    A chunk the manifest does not list is left over from an earlier split (or put there by hand): its corpus
+    line numbers, and so its random seeds, are unknown, so it is refused unless `index_offset` is given.
+    """
+    entry = manifest_entry(input_path)
+    if entry is None:
+        if (input_path.parent / MANIFEST).exists() and not explicit_offset:
+            raise ValueError(
+                f"{input_path} is not listed in {input_path.parent / MANIFEST}: a stale chunk from an earlier "
+                "split? Re-split into an empty folder, or set index_offset= to process it anyway"
+            )
+        if not explicit_offset:
+            log.warning("%s: no split manifest beside it; its first line counts as corpus line 0", input_path)
+        return None
+    if entry.get("sha256") not in (None, input_sha256):
+        raise ValueError(
+            f"{input_path} differs from the file {input_path.parent / MANIFEST} describes (sha256 "
+            f"{input_sha256[:12]} != {entry['sha256'][:12]}); it changed after the split: split again"
+        )
+    return entry
+
+
+def _run_locked(cfg, scheme_cfg, folder: str, name: str, prefix: Path, marker: Path) -> dict:
     from tqdm import tqdm
 
-    from morphcpt.indexed import IndexedWriter, dataset_exists
+    from morphcpt.indexed import IndexedWriter, dataset_digest, remove_dataset, verify_dataset
     from morphcpt.tokenization.schemes import build_scheme
     from morphcpt.tokenization.vocabulary import Vocabulary
 
     started = time.perf_counter()
-    cfg = OmegaConf.structured(cfg) if not OmegaConf.is_config(cfg) else cfg
     input_path = Path(cfg.input)
-    name = cfg.name or input_path.name.removesuffix(".jsonl")
-    scheme_cfg = _scheme_config({"name": "vanilla"} if cfg.validation else cfg.scheme)
-    folder = VALIDATION_DIR if cfg.validation else scheme_cfg.name
-    prefix, marker = output_paths(cfg.output_dir, folder, name)
-    entry = manifest_entry(input_path)
+    input_sha256 = _sha256(input_path)
+    entry = check_against_manifest(input_path, input_sha256, cfg.index_offset is not None)
     index_offset = cfg.index_offset if cfg.index_offset is not None else (entry["first_line"] if entry else 0)
 
     vocab = Vocabulary.load(cfg.tokenizer)
     resolved = OmegaConf.to_container(OmegaConf.create(cfg), resolve=True)
     key = {
         "format": MARKER_FORMAT,
-        "input_sha256": _sha256(input_path),
+        "input_sha256": input_sha256,
         "tokenizer_fingerprint": vocab.fingerprint,
         "scheme": OmegaConf.to_container(OmegaConf.structured(scheme_cfg), resolve=True),
+        # The config's index_offset is usually null: the key holds the offset actually used, so a chunk done
+        # while the manifest was missing (offset 0) is redone once the manifest gives its real offset.
+        **{k: v for k, v in resolved.items() if k not in (*_NON_DETERMINING, "scheme", "index_offset")},
         "index_offset": index_offset,
-        **{k: v for k, v in resolved.items() if k not in (*_NON_DETERMINING, "scheme")},
     }
-    if marker.exists() and dataset_exists(prefix) and not cfg.force:
+    if marker.exists() and not cfg.force:
         done = json.loads(marker.read_text())
-        if done.get("key") == key:
+        if done.get("key") != key:
+            log.info("%s: marker does not match the settings, redoing", prefix)
+        elif problem := verify_dataset(prefix, done.get("files")):
+            log.warning("%s: marked done but %s; redoing", prefix, problem)
+        else:
             log.info("%s: already done (%s), skipping", prefix, marker)
             return {**done, "skipped": True}
-        log.info("%s: marker does not match the settings, redoing", prefix)
     marker.unlink(missing_ok=True)
+    remove_dataset(prefix)  # and the temporary files of runs that were killed (we hold the lock)
 
     if cfg.workers > 1:  # processes, not the tokenizer's threads, do the parallel work
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -253,6 +319,8 @@ def run(cfg: DictConfig | PreprocessConfig) -> dict:
             progress.update(0)
     progress.close()
     finished = time.perf_counter()
+    if writer.documents == 0:
+        log.warning("%s: no documents in %s; training skips this chunk", prefix, input_path)
     stats = {
         "prefix": prefix.name,
         "documents": writer.documents,
@@ -267,6 +335,7 @@ def run(cfg: DictConfig | PreprocessConfig) -> dict:
             "process_s": round(finished - loaded, 3),
             "tokens_per_s": round(writer.tokens / max(finished - loaded, 1e-9), 1),
         },
+        "files": dataset_digest(prefix),
         "config": resolved,
         "key": key,
     }

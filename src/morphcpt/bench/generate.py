@@ -3,7 +3,9 @@
     python scripts/generate_benchmarks.py --output-dir data/benchmarks --seed 0 [pacute.affixation=70 ...]
 
 Writes `<out>/pacute/<subset>_{mcq,gen}.jsonl`, `<out>/hierarchical/level<N>_{mcq,gen}.jsonl` and
-`<out>/manifest.json` (seed, configuration, counts per category, file hashes, what was skipped and why). Every
+`<out>/manifest.json` (seed, configuration, counts per category, file hashes, what was skipped and why). The
+manifest says `"complete": false` from before the first file is rewritten until the last one is written, so a
+killed run is never mistaken for a finished set (evaluation checks the manifest and the files' hashes). Every
 random choice comes from `random.Random("<seed>:<benchmark>:<subset>:<task>")`, so a subset does not change
 when another one's size does. Each file passes the quality gates (`gates.py`) before it is written.
 """
@@ -13,7 +15,9 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import random
+import sys
 from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
@@ -111,6 +115,10 @@ def generate(cfg: BenchmarkConfig) -> dict:
         for n, (name, tasks) in HIERARCHICAL_LEVELS.items()
         if cfg.hierarchical.get(f"level{n}")
     ]
+    # Mark the folder as being regenerated before the first file changes: a killed run leaves a manifest saying
+    # so (evaluation refuses such a set), never an old manifest over a mix of old and new files.
+    out_dir.mkdir(parents=True, exist_ok=True)
+    _write_manifest(out_dir, {"complete": False, "seed": cfg.seed, "config": asdict(cfg)})
     for benchmark, subset, category, tasks, size, level in plan:
         questions = [
             q
@@ -130,6 +138,7 @@ def generate(cfg: BenchmarkConfig) -> dict:
             "mcq_positions": {k: positions[k] for k in "ABCD"},
         }
     manifest = {
+        "complete": True,
         "seed": cfg.seed,
         "config": asdict(cfg),
         "counts": counts,
@@ -137,8 +146,14 @@ def generate(cfg: BenchmarkConfig) -> dict:
         "skipped": SKIPPED,
         "lexicon": {"words": len(lex.words), "affixed": {k: len(v) for k, v in sorted(lex.affixed.items())}},
     }
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    _write_manifest(out_dir, manifest)
     return manifest
+
+
+def _write_manifest(out_dir: Path, manifest: dict) -> None:
+    tmp = out_dir / "manifest.json.tmp"
+    tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    os.replace(tmp, out_dir / "manifest.json")
 
 
 def summary(manifest: dict) -> str:
@@ -160,7 +175,23 @@ def load_config(path: Path | None, overrides: list[str]) -> BenchmarkConfig:
     if path is not None:
         merged = OmegaConf.merge(merged, OmegaConf.load(path))
     merged = OmegaConf.merge(merged, OmegaConf.from_dotlist(overrides))
-    return OmegaConf.to_object(merged)
+    cfg = OmegaConf.to_object(merged)
+    check_sizes(cfg)
+    return cfg
+
+
+def check_sizes(cfg: BenchmarkConfig) -> None:
+    """Sizes name known subsets and levels and are 0 (skip) or more: `pacute.affixaton=70` or `level2=-5` would
+    otherwise be accepted and silently do nothing."""
+    known = {"pacute": list(PACUTE_SUBSETS), "hierarchical": [f"level{n}" for n in HIERARCHICAL_LEVELS]}
+    for group, names in known.items():
+        for name, size in getattr(cfg, group).items():
+            if name not in names:
+                raise ValueError(
+                    f"unknown {group} subset {name!r} in {group}.{name}; known: {', '.join(names)}"
+                )
+            if not isinstance(size, int) or size < 0:
+                raise ValueError(f"{group}.{name} must be a size of 0 (skip) or more, got {size!r}")
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[Path | None, list[str]]:
@@ -185,6 +216,11 @@ def parse_args(argv: list[str] | None = None) -> tuple[Path | None, list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     config_path, overrides = parse_args(argv)
-    manifest = generate(load_config(config_path, overrides))
+    try:
+        cfg = load_config(config_path, overrides)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    manifest = generate(cfg)
     print(summary(manifest))
     return 0

@@ -12,6 +12,8 @@ the output, read row group by row group with pyarrow, and deleted. `--from-parqu
 One row becomes one line, in shard order, so the download is resumable: a rerun counts the complete lines already
 in the output, skips that many rows (whole shards by their footer's row count, without downloading them), and
 appends. A last line cut off by an interruption is removed first. `--limit N` caps the output at N lines.
+`<output>.source.json` records where the lines come from (the Hub or a local folder, and the language folder): a
+resume from another source is refused. A shard that cannot be read stops the download with its name.
 """
 
 from __future__ import annotations
@@ -19,11 +21,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 REPO_ID = "aisingapore/SEA-PILE-v2"
 LANGUAGE_DIRS = {"fil": "tl", "tl": "tl", "tgl": "tl", "filipino": "tl", "tagalog": "tl"}
@@ -146,22 +151,63 @@ def download_seapile(
                 "(or put it in .env), pass --token, or read a local copy with --from-parquet"
             )
         shards = hub_shards(data_dir, token, output.parent)
+    source = (
+        f"parquet:{Path(from_parquet).resolve()}:{data_dir}"
+        if from_parquet is not None
+        else f"hub:{REPO_ID}:{data_dir}"
+    )
+    check_source(output, source, done)
     added, skip = 0, done
     with open(output, "ab") as out, tqdm(initial=done, total=limit, unit="doc", disable=not progress) as bar:
         for shard in shards:
-            if skip and skip >= (rows := shard.num_rows()):
-                skip -= rows
-                continue
-            bar.set_postfix_str(shard.name)
-            with shard.local() as path:
-                for text in iter_texts(path, skip):
-                    out.write((json.dumps({"text": text}, ensure_ascii=False) + "\n").encode("utf-8"))
-                    added += 1
-                    bar.update()
-                    if limit is not None and done + added >= limit:
-                        return added
+            try:
+                if skip and skip >= (rows := shard.num_rows()):
+                    skip -= rows
+                    continue
+                bar.set_postfix_str(shard.name)
+                with shard.local() as path:
+                    for text in iter_texts(path, skip):
+                        out.write((json.dumps({"text": text}, ensure_ascii=False) + "\n").encode("utf-8"))
+                        added += 1
+                        bar.update()
+                        if limit is not None and done + added >= limit:
+                            return added
+            except (
+                OSError,
+                ValueError,
+            ) as error:  # pyarrow's ArrowInvalid is a ValueError, ArrowIOError an OSError
+                raise ShardError(
+                    f"parquet shard {shard.name} cannot be read ({error}); the {done + added} lines before it are "
+                    f"kept in {output}: replace the shard (or fetch it again) and rerun to resume"
+                ) from error
             skip = 0
     return added
+
+
+class ShardError(RuntimeError):
+    """A parquet shard is corrupt or unreadable; the message names it."""
+
+
+def source_record(output: Path) -> Path:
+    return output.with_name(output.name + ".source.json")
+
+
+def check_source(output: Path, source: str, done: int) -> None:
+    """Record where `output`'s lines come from; refuse to append lines of another source to them.
+
+    A resume counts lines and skips that many rows: from another source (another language, another local copy)
+    it would silently append the wrong rows after the right ones."""
+    record = source_record(output)
+    if record.exists() and done:
+        recorded = json.loads(record.read_text(encoding="utf-8"))["source"]
+        if recorded != source:
+            raise ValueError(
+                f"{output} holds {done} lines from {recorded}; resuming from {source} would append another "
+                f"source's rows. Use another --output, or delete {output} and {record.name} to start over"
+            )
+    elif done:
+        log.warning("%s has %d lines from an unrecorded source; assuming %s", output, done, source)
+    record.write_text(json.dumps({"source": source}) + "\n", encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:

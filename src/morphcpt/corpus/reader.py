@@ -29,6 +29,7 @@ REASONS = {
     "invalid_utf8": "the line is not valid UTF-8",
     "blank_line": "the line is empty or whitespace",
     "invalid_json": "the line is not valid JSON",
+    "unparsable_json": "the JSON nests too deep or holds a number too long to parse",
     "not_object": "the JSON value is not an object",
     "missing_text": "the object has no text field",
     "non_string_text": "the text field is not a string",
@@ -122,6 +123,8 @@ def parse_line(raw: bytes, text_key: str = "text") -> str | tuple[str]:
         value = json.loads(decoded)
     except json.JSONDecodeError:
         return ("invalid_json",)
+    except (RecursionError, ValueError):  # nested ~1,000 deep; an integer past Python's 4,300-digit limit
+        return ("unparsable_json",)
     if not isinstance(value, dict):
         return ("not_object",)
     if text_key not in value:

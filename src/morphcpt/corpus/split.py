@@ -20,6 +20,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 MANIFEST = "manifest.json"
@@ -68,7 +69,16 @@ def _holdout_start(handle, size: int, lines: int) -> int:
                 return start + newline + 1
             cursor = newline
         position = start
-    raise ValueError(f"cannot hold out {lines} lines: the input has only {found + 1 if size else 0}")
+    total = found + 1 if size else 0
+    if total == lines:
+        raise HoldoutTooLarge(
+            f"cannot hold out all {lines} lines of the input: none would be left for the chunks"
+        )
+    raise HoldoutTooLarge(f"cannot hold out {lines} lines: the input has only {total}")
+
+
+class HoldoutTooLarge(ValueError):
+    """--holdout-lines asks for more lines than the input has."""
 
 
 def _byte_at(handle, offset: int) -> bytes:
@@ -109,14 +119,17 @@ def split_jsonl(
 ) -> dict:
     """Split `input_path` into `num_chunks` byte-balanced chunks (+ optional held-out tail); return the manifest."""
     if num_chunks < 1:
-        raise ValueError(f"num_chunks must be at least 1, got {num_chunks}")
+        raise ValueError(f"--num-chunks must be at least 1, got {num_chunks}")
+    if holdout_lines < 0:
+        raise ValueError(f"--holdout-lines must be 0 or more, got {holdout_lines}")
     input_path, output_dir = Path(input_path), Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     manifest_path = output_dir / MANIFEST
-    manifest_path.unlink(missing_ok=True)  # a half-redone folder must not look finished
     size = input_path.stat().st_size
     with open(input_path, "rb") as handle:
         data_end = _holdout_start(handle, size, holdout_lines)
+        manifest_path.unlink(missing_ok=True)  # a half-redone folder must not look finished
+        stale = remove_stale(output_dir, num_chunks, holdout_lines > 0)
         bounds = [_next_line_start(handle, data_end * k // num_chunks, data_end) for k in range(num_chunks)]
         bounds.append(data_end)
         chunks, first_line = [], 0
@@ -142,11 +155,31 @@ def split_jsonl(
         "holdout_lines": holdout_lines,
         "chunks": chunks,
         "validation": validation,
+        "removed_stale": stale,
     }
     tmp = manifest_path.with_name(MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=2) + "\n")
     os.replace(tmp, manifest_path)
     return manifest
+
+
+def remove_stale(output_dir: Path, num_chunks: int, validation: bool) -> list[str]:
+    """Delete what an earlier split left in `output_dir` that this one will not write: chunks past `num_chunks`
+    (or numbered with another width), `validation.jsonl` when nothing is held out, and temporary files. Left
+    there, a stale chunk would be preprocessed and trained on (and a stale validation set picked up by the jobs).
+    Only files named as this module names them are touched. Returns the names removed."""
+    keep = {f"{chunk_name(k, num_chunks)}.jsonl" for k in range(1, num_chunks + 1)}
+    if validation:
+        keep.add(f"{VALIDATION_NAME}.jsonl")
+    ours = re.compile(rf"(chunk_\d+|{VALIDATION_NAME})\.jsonl(\.tmp)?|{re.escape(MANIFEST)}\.tmp")
+    removed = sorted(
+        path.name
+        for path in output_dir.iterdir()
+        if path.is_file() and ours.fullmatch(path.name) and path.name not in keep
+    )
+    for name in removed:
+        (output_dir / name).unlink()
+    return removed
 
 
 def manifest_entry(chunk_path: str | Path) -> dict | None:
@@ -177,8 +210,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         manifest = split_jsonl(args.input, args.output_dir, args.num_chunks, args.holdout_lines)
-    except ValueError as error:
+    except HoldoutTooLarge as error:
         parser.error(f"{error} (set --holdout-lines smaller, or 0 for no validation set)")
+    except ValueError as error:
+        parser.error(str(error))
+    if manifest["removed_stale"]:
+        print(f"removed files of an earlier split: {', '.join(manifest['removed_stale'])}")
+    empty = [entry["file"] for entry in manifest["chunks"] if entry["lines"] == 0]
+    if empty:
+        print(f"note: {len(empty)} chunk(s) are empty (fewer lines than chunks); training skips them")
     for entry in [*manifest["chunks"], *([manifest["validation"]] if manifest["validation"] else [])]:
         print(f"{entry['file']}: {entry['lines']} lines, {entry['bytes']} bytes")
     print(f"manifest: {Path(args.output_dir) / MANIFEST}")

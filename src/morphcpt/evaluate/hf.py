@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteria, StoppingCriteriaList
 
+from morphcpt import paths
 from morphcpt.evaluate.gen import first_line
 
 
@@ -64,8 +65,13 @@ class HFCausalLM:
         """bf16 on a GPU, fp32 on CPU unless `dtype` says otherwise."""
         target = resolve_device(device)
         dtype = dtype or (torch.bfloat16 if target.type == "cuda" else torch.float32)
-        tokenizer = AutoTokenizer.from_pretrained(name_or_path)
-        model = AutoModelForCausalLM.from_pretrained(name_or_path, dtype=dtype).to(target)
+        source = paths.model_source(name_or_path)  # a missing folder: one clear line, not Hub tracebacks
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(source)
+            model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype)
+        except (OSError, ValueError) as error:
+            raise OSError(f"cannot load model {name_or_path}: {error}") from None
+        model = model.to(target)
         return cls(model, tokenizer, batch_size=batch_size)
 
     def encode(self, texts: Sequence[str]) -> list[list[int]]:

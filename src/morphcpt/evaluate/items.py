@@ -240,6 +240,10 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict]]:
                 row = json.loads(line)
             except json.JSONDecodeError as error:
                 raise BenchmarkFormatError(f"{path}:{number}: not valid JSON ({error.msg})") from None
+            except (RecursionError, ValueError):  # nested ~1,000 deep, or an integer of 5,000 digits
+                raise BenchmarkFormatError(
+                    f"{path}:{number}: JSON nested too deep or number too long"
+                ) from None
             if not isinstance(row, dict):
                 raise BenchmarkFormatError(f"{path}:{number}: expected a JSON object")
             yield number, row

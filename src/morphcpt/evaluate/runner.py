@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
 import json
 import logging
 import os
@@ -29,7 +30,7 @@ from tqdm.auto import tqdm
 
 from morphcpt import paths
 from morphcpt.evaluate.gen import GEN_METRICS, score_gen
-from morphcpt.evaluate.items import BENCHMARK_DIR, LANGUAGES, Item, load_benchmark
+from morphcpt.evaluate.items import BENCHMARK_DIR, LANGUAGES, Item, find_subset, load_benchmark
 from morphcpt.evaluate.mcq import MCQ_METRICS, score_mcq
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,7 @@ def model_specs(models: Sequence[str], names: Sequence[str] | None = None) -> li
         raise ValueError(f"{len(names)} --model-names for {len(models)} --models")
     specs = []
     for i, model in enumerate(models):
+        paths.model_source(model)  # a folder that is not there: one clear error before any task runs
         folder = Path(model)
         is_dir = folder.is_dir()
         metadata_file = folder / METADATA_FILE
@@ -108,13 +110,51 @@ def result_path(output_dir: Path, model: str, task: str, mode: str, language: st
 
 
 def load_tasks(cfg: EvalConfig) -> dict[tuple[str, str], list[Item]]:
-    """(task, mode) -> items, for every benchmark and mode asked for, cut to `limit`."""
+    """(task, mode) -> items, for every benchmark and mode asked for, cut to `limit`. A task without items is an
+    error (its result would hold n=0, and look done); so are files that differ from the generator's manifest."""
     tasks: dict[tuple[str, str], list[Item]] = {}
     for mode in cfg.modes:
         for name in cfg.benchmarks:
             for task, items in load_benchmark(name, mode, cfg.benchmark_dir).items():
+                if not items:
+                    raise ValueError(
+                        f"{task} ({mode}) has no items under {cfg.benchmark_dir}: its file is empty; "
+                        "regenerate the benchmarks or leave that task out"
+                    )
                 tasks[(task, mode)] = items[: cfg.limit] if cfg.limit else items
+    check_manifest(Path(cfg.benchmark_dir), tasks)
     return tasks
+
+
+def check_manifest(benchmark_dir: Path, tasks: dict[tuple[str, str], list[Item]]) -> None:
+    """Generated benchmarks come with `manifest.json` (sha256 of every file, `complete` once all are written):
+    refuse a folder whose generation did not finish, or a file that is not the one the manifest lists.
+    A folder without a manifest (the official PACUTE files) is read as it is."""
+    manifest_path = benchmark_dir / "manifest.json"
+    if not manifest_path.is_file():
+        return
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except ValueError as error:
+        raise ValueError(f"{manifest_path} is unreadable ({error}); regenerate the benchmarks") from None
+    if manifest.get("complete") is False:
+        raise ValueError(
+            f"{manifest_path}: the generation of these benchmarks did not finish (the set may mix old and new "
+            "files); run generate_benchmarks.py again"
+        )
+    recorded = manifest.get("files", {})
+    for task, mode in tasks:
+        benchmark, _, subset = task.partition("-")
+        found = find_subset(benchmark_dir, benchmark, subset, mode)
+        if found is None:
+            continue
+        relative = found[0].relative_to(benchmark_dir).as_posix()
+        if relative in recorded:
+            digest = hashlib.sha256(found[0].read_bytes()).hexdigest()
+            if digest != recorded[relative]:
+                raise ValueError(
+                    f"{found[0]} is not the file {manifest_path} lists (sha256 differs): regenerate the benchmarks"
+                )
 
 
 # -------------------------------------------------------------------------------------------- resumable cache
@@ -127,11 +167,26 @@ def _settings(spec: ModelSpec, task: str, mode: str, cfg: EvalConfig) -> dict:
     return settings
 
 
+def read_result(path: Path) -> dict | None:
+    """A result file, or None when there is none or it is unreadable (truncated, not JSON): then it is scored
+    again, with a warning that names it."""
+    if not path.is_file():
+        return None
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(result, dict) or not isinstance(result.get("predictions"), list):
+            raise ValueError("not a result object")
+        return result
+    except ValueError as error:
+        log.warning("%s is unreadable (%s); scoring that task again", path, error)
+        return None
+
+
 def _cached_predictions(final: Path, partial: Path, settings: dict) -> dict[str, dict]:
     """Predictions already made under the same settings: from an earlier result file and the partial log."""
     cached: dict[str, dict] = {}
-    if final.is_file():
-        result = json.loads(final.read_text())
+    result = read_result(final)
+    if result is not None:
         if result.get("settings") == settings:
             cached.update((p["id"], p) for p in result["predictions"])
         else:
@@ -182,10 +237,8 @@ def _write_json_atomic(path: Path, payload: dict) -> None:
 
 
 def is_complete(path: Path, settings: dict, items: Sequence[Item]) -> bool:
-    if not path.is_file():
-        return False
-    result = json.loads(path.read_text())
-    if result.get("settings") != settings:
+    result = read_result(path)
+    if result is None or not items or result.get("settings") != settings:
         return False
     done = {p["id"]: p["fingerprint"] for p in result["predictions"]}
     return all(done.get(item.id) == item.fingerprint for item in items) and len(done) == len(items)

@@ -87,6 +87,11 @@ class Vocabulary:
             for i, p in enumerate(self.pieces)
         ]
         self.fingerprint: str = self._fingerprint()
+        by_byte = {value: i for i, value in self.byte_values.items()}
+        word_start = WORD_START.encode("utf-8")
+        self._word_start_bytes: list[int] | None = (
+            [by_byte[b] for b in word_start] if all(b in by_byte for b in word_start) else None
+        )
 
         # Own copy of the backend (`encoder`): special tokens in the text stay text, nothing is added around it.
         self.encoder = Tokenizer.from_str(backend.to_str())
@@ -118,11 +123,40 @@ class Vocabulary:
         return h.hexdigest()
 
     def encode(self, text: str) -> list[int]:
-        """Canonical ids of `text`: no <bos>/<eos> added, literal "<eos>" in the text stays text."""
+        """Canonical ids of `text`: no <bos>/<eos> added, literal "<eos>" in the text stays text, and a literal
+        "▁" stays "▁" (see `_encode_keeping_word_start`)."""
+        if WORD_START in text:
+            return self._encode_keeping_word_start(text)
         return self.encoder.encode(text, add_special_tokens=False).ids
 
     def encode_batch(self, texts: list[str]) -> list[list[int]]:
-        return [e.ids for e in self.encoder.encode_batch_fast(texts, add_special_tokens=False)]
+        plain = [i for i, text in enumerate(texts) if WORD_START not in text]
+        out: list[list[int]] = [[] for _ in texts]
+        encoded = self.encoder.encode_batch_fast([texts[i] for i in plain], add_special_tokens=False)
+        for i, encoding in zip(plain, encoded, strict=True):
+            out[i] = encoding.ids
+        for i, text in enumerate(texts):
+            if WORD_START in text:
+                out[i] = self._encode_keeping_word_start(text)
+        return out
+
+    def _encode_keeping_word_start(self, text: str) -> list[int]:
+        """Ids of a text holding a literal "▁" (U+2581), which the tokenizer's normaliser cannot tell from a space
+        (it spells spaces "▁"; the decoder turns every "▁" back into a space). The text is encoded canonically
+        between the "▁"s, and each "▁" becomes its three UTF-8 byte pieces `<0xE2><0x96><0x81>`, which decode to
+        "▁" itself (in `decode` and in the tokenizer's own decoder, whose byte fallback runs after the replace)."""
+        if self._word_start_bytes is None:
+            raise ValueError(
+                f"the text holds a literal {WORD_START!r} (U+2581) and this tokenizer has no byte-fallback "
+                "pieces to keep it: it would decode as a space"
+            )
+        ids: list[int] = []
+        for n, segment in enumerate(text.split(WORD_START)):
+            if n:
+                ids.extend(self._word_start_bytes)
+            if segment:
+                ids.extend(self.encoder.encode(segment, add_special_tokens=False).ids)
+        return ids
 
     def decode(self, ids: Iterable[int]) -> str:
         """The exact text of `ids`: specials dropped, byte pieces joined into characters, "▁" read as a space.

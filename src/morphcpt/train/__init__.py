@@ -12,6 +12,9 @@ Heavy libraries (torch, transformers, megatron) are imported only by the engine 
 
 from __future__ import annotations
 
+import signal
+import sys
+
 import hydra
 
 from morphcpt import paths
@@ -34,7 +37,24 @@ def run(plan: CPTPlan):
 register()
 
 
+def exit_status(result) -> int:
+    """The command's exit status for a run's result: 143 (128 + SIGTERM, what a shell reports for a process the
+    signal ended) when SIGTERM stopped it, so a job script can tell an interrupted run from a finished one; else
+    0. Says on stderr how the run stopped and where it can resume."""
+    interrupted = getattr(result, "interrupted", False)
+    if interrupted:
+        why = "by SIGTERM" if getattr(result, "signalled", False) else "by loop.max_steps_per_run"
+        print(
+            f"training stopped {why} at step {result.final_step}; checkpoint {result.checkpoint_dir}; "
+            "rerun the same command to resume",
+            file=sys.stderr,
+        )
+    return 128 + signal.SIGTERM if interrupted and getattr(result, "signalled", False) else 0
+
+
 @hydra.main(config_path=str(paths.CONF_DIR), config_name="train", version_base="1.3")
 def main(cfg) -> None:
     """Hydra entry point: `python -m morphcpt.train KEY=VALUE ...`."""
-    run(plan_from_config(cfg))
+    status = exit_status(run(plan_from_config(cfg)))
+    if status:
+        raise SystemExit(status)

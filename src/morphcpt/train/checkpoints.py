@@ -7,17 +7,23 @@ Layout under `<run_dir>/checkpoints/`:
         trainer.pt        optimiser and scheduler state, step, consumed samples
         rng_rank{r}.pt    Python, NumPy, torch (CPU and CUDA) generator states of rank r
         meta.json         step, config hash, scheme, validation metrics at that step
+        files.json        size and sha256 of every file above, written last
     latest                name of the newest complete checkpoint
 
-A checkpoint is written under `step_X.tmp/` and renamed when complete, then `latest` is replaced atomically, so a
-kill at any moment leaves the previous checkpoint intact.
+A checkpoint is written under `step_X.tmp/`, read back and checksummed into `files.json`, and renamed when
+complete; then `latest` is replaced atomically, so a kill at any moment leaves the previous checkpoint intact.
+On resume, `latest_checkpoint` verifies the newest checkpoint against its `files.json` and, when a file is missing,
+truncated or altered, falls back with a warning to the previous complete one that `checkpoint.keep` retained.
+Every error names the checkpoint.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +32,12 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from morphcpt.indexed import file_digest
+
+log = logging.getLogger(__name__)
+
 LATEST = "latest"
+FILES = "files.json"
 
 
 @dataclass
@@ -39,19 +50,95 @@ def step_dir(root: Path, step: int) -> Path:
     return root / f"step_{step:08d}"
 
 
+class CheckpointError(RuntimeError):
+    """A checkpoint is incomplete, corrupt or unloadable; the message names it."""
+
+
+def _manifest(folder: Path) -> dict[str, dict]:
+    """{relative path: {"bytes", "sha256"}} of every file under `folder` but the manifest itself."""
+    return {
+        str(path.relative_to(folder)): file_digest(path)
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and path.name != FILES
+    }
+
+
+def verify(path: Path) -> str | None:
+    """None when checkpoint `path` is complete and intact, else what is wrong with it.
+
+    With a `files.json`, every file must be there with its recorded size and sha256. A checkpoint written before
+    `files.json` existed is checked for its parts only."""
+    try:
+        meta = json.loads((path / "meta.json").read_text())
+        if not isinstance(meta, dict) or "step" not in meta:
+            return "meta.json holds no step"
+        manifest_file = path / FILES
+        if not manifest_file.exists():
+            missing = [n for n in ("trainer.pt", "model/config.json") if not (path / n).exists()]
+            return f"{', '.join(missing)} missing" if missing else None
+        recorded = json.loads(manifest_file.read_text())
+        for name, want in recorded.items():
+            file = path / name
+            if not file.is_file():
+                return f"{name} is missing"
+            if file.stat().st_size != want["bytes"]:
+                return f"{name} has {file.stat().st_size} bytes, {want['bytes']} were written"
+            if file_digest(file)["sha256"] != want["sha256"]:
+                return f"{name} does not match the checksum written with it"
+    except FileNotFoundError as error:
+        return f"{Path(error.filename).name} is missing"
+    except (
+        OSError,
+        ValueError,
+        KeyError,
+        TypeError,
+    ) as error:  # unreadable, or JSON that is not what we wrote
+        return f"unreadable: {error}"
+    return None
+
+
+def _step_dirs(root: Path) -> list[Path]:
+    """Complete-looking checkpoint folders (renamed from .tmp), newest first."""
+    found = [p for p in root.glob("step_*") if p.is_dir() and re.fullmatch(r"step_\d+", p.name)]
+    return sorted(found, key=lambda p: int(p.name.removeprefix("step_")), reverse=True)
+
+
 def latest_checkpoint(root: Path) -> Path | None:
-    """The newest complete checkpoint under `root`, or None."""
+    """The newest intact checkpoint under `root`, or None when there is none at all.
+
+    The newest one normally is the one `latest` names; a checkpoint that fails `verify` is skipped with a
+    warning (and so is a `latest` naming a missing folder), falling back to the previous intact one. When
+    checkpoints exist but none is intact, `CheckpointError` lists them all: starting over silently would
+    throw the run away."""
     pointer = root / LATEST
-    if not pointer.exists():
-        return None
-    path = root / pointer.read_text().strip()
-    if not (path / "meta.json").exists():
-        raise FileNotFoundError(f"{pointer} names {path.name}, which is not a complete checkpoint")
-    return path
+    named = pointer.read_text().strip() if pointer.is_file() else None
+    candidates = _step_dirs(root)
+    if named and not (root / named).is_dir():
+        log.warning("%s names %s, which does not exist; using the newest intact checkpoint", pointer, named)
+    problems = []
+    for path in candidates:
+        problem = verify(path)
+        if problem is None:
+            if problems:
+                log.warning(
+                    "falling back to checkpoint %s: %s", path, "; ".join(f"{p} {why}" for p, why in problems)
+                )
+            return path
+        problems.append((path, problem))
+        log.warning("checkpoint %s is not usable: %s", path, problem)
+    if problems:
+        listing = "\n  ".join(f"{p}: {why}" for p, why in problems)
+        raise CheckpointError(
+            f"no intact checkpoint under {root}:\n  {listing}\nMove them away to start the run over."
+        )
+    return None
 
 
 def read_meta(path: Path) -> dict:
-    return json.loads((path / "meta.json").read_text())
+    try:
+        return json.loads((path / "meta.json").read_text())
+    except (OSError, ValueError) as error:
+        raise CheckpointError(f"checkpoint {path}: cannot read meta.json: {error}") from None
 
 
 def _rank() -> int:
@@ -113,6 +200,11 @@ def save(
         (tmp / "meta.json").write_text(json.dumps({**meta, "step": state.step}, indent=2))
     _barrier()
     if _rank() == 0:
+        # Read every file back (every rank's RNG state included) and record what was written; a checkpoint
+        # that cannot be read back never becomes `latest`.
+        (tmp / FILES).write_text(json.dumps(_manifest(tmp), indent=1))
+        if problem := verify(tmp):
+            raise CheckpointError(f"checkpoint {final} failed its check after writing: {problem}")
         shutil.rmtree(final, ignore_errors=True)
         os.replace(tmp, final)
         pointer = root / (LATEST + ".tmp")
@@ -132,11 +224,14 @@ def _rotate(root: Path, keep: int) -> None:
 def load_trainer(path: Path, optimizer: torch.optim.Optimizer, scheduler) -> TrainerState:
     """Restore optimiser, scheduler and this rank's RNG from checkpoint `path`; the model is loaded separately
     (from `path / "model"`, a Hugging Face folder)."""
-    trainer = torch.load(path / "trainer.pt", map_location="cpu", weights_only=False)
-    optimizer.load_state_dict(trainer["optimizer"])
-    scheduler.load_state_dict(trainer["scheduler"])
     rng_file = path / f"rng_rank{_rank()}.pt"
     if not rng_file.exists():
         raise FileNotFoundError(f"{rng_file} missing: resume with the same number of ranks as the checkpoint")
-    set_rng_state(torch.load(rng_file, weights_only=False))
-    return TrainerState(step=trainer["step"], consumed_samples=trainer["consumed_samples"])
+    try:
+        trainer = torch.load(path / "trainer.pt", map_location="cpu", weights_only=False)
+        optimizer.load_state_dict(trainer["optimizer"])
+        scheduler.load_state_dict(trainer["scheduler"])
+        set_rng_state(torch.load(rng_file, weights_only=False))
+        return TrainerState(step=trainer["step"], consumed_samples=trainer["consumed_samples"])
+    except Exception as error:  # a pickle, zip or state-dict error says nothing of which checkpoint
+        raise CheckpointError(f"checkpoint {path}: cannot restore the trainer state: {error}") from error

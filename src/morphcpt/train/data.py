@@ -13,6 +13,8 @@ count of consumed samples. Building a blend needs a torch.distributed process gr
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +23,10 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from morphcpt.indexed import bin_path, dataset_exists, idx_path, read_index
+from morphcpt.indexed import bin_path, dataset_exists, idx_path, read_index, verify_dataset
 from morphcpt.train.plan import DataPlan, LoopPlan
+
+log = logging.getLogger(__name__)
 
 BYTES_PER_READ = 1 << 24  # tokens per slice when summing a whole .bin
 FINGERPRINT_SAMPLES = 16  # training samples hashed into a run's data fingerprint
@@ -63,19 +67,26 @@ def done_marker(prefix: Path) -> Path:
     return prefix.with_name(prefix.name.removesuffix("_text_document") + ".done.json")
 
 
+def _marker(prefix: Path) -> dict:
+    return json.loads(done_marker(prefix).read_text())
+
+
 def check_ready(data: DataPlan) -> None:
-    """Every chunk of the scheme is completely preprocessed and the validation set exists, or say what is not."""
+    """Every chunk of the scheme is completely preprocessed and the validation set exists, or say what is not.
+
+    A chunk whose files no longer have the sizes its marker recorded (overwritten, truncated) counts as not
+    ready: reading it would crash training, or worse, train on the wrong tokens."""
     problems = []
-    for prefix in data.chunk_prefixes():
+    for prefix, what in [
+        *((p, "") for p in data.chunk_prefixes()),
+        (data.validation_prefix(), "validation set "),
+    ]:
         if not dataset_exists(prefix):
-            problems.append(f"missing {prefix}.{{bin,idx}}")
+            problems.append(f"missing {what}{prefix}.{{bin,idx}}")
         elif not done_marker(prefix).exists():
-            problems.append(f"incomplete {prefix} (no {done_marker(prefix).name})")
-    validation = data.validation_prefix()
-    if not dataset_exists(validation):
-        problems.append(f"missing validation set {validation}.{{bin,idx}}")
-    elif not done_marker(validation).exists():
-        problems.append(f"incomplete validation set {validation} (no {done_marker(validation).name})")
+            problems.append(f"incomplete {what}{prefix} (no {done_marker(prefix).name})")
+        elif (files := _marker(prefix).get("files")) and (problem := verify_dataset(prefix, files, False)):
+            problems.append(f"altered {what}{prefix}: {problem}")
     if problems:
         listing = "\n  ".join(
             problems[:10] + ([f"... and {len(problems) - 10} more"] if len(problems) > 10 else [])
@@ -85,6 +96,54 @@ def check_ready(data: DataPlan) -> None:
             f"Run preprocessing for scheme={data.scheme} and the validation set (morphcpt preprocess, or the "
             "preprocess_data PBS jobs)."
         )
+
+
+class TokenizerMismatch(ValueError):
+    """The data was tokenized with another tokenizer than the one training uses."""
+
+
+def check_tokenizer(prefixes: Iterable[Path], vocab) -> None:
+    """Every dataset was tokenized with `vocab` (same fingerprint recorded in its marker), or refuse, naming both.
+
+    Ids from another tokenizer of the same size would train silently on the wrong pieces (and save the wrong
+    tokenizer with the model); from a larger one they index past the embedding."""
+    ours = vocab.fingerprint
+    name = getattr(vocab.tokenizer, "name_or_path", "") or "the training tokenizer"
+    wrong = []
+    for prefix in prefixes:
+        marker = _marker(prefix)
+        theirs = marker.get("key", {}).get("tokenizer_fingerprint")
+        if theirs != ours:
+            source = marker.get("config", {}).get("tokenizer", "an unrecorded tokenizer")
+            wrong.append(f"{prefix}: tokenized with {source} (fingerprint {str(theirs)[:12]})")
+    if wrong:
+        listing = "\n  ".join(wrong[:10] + ([f"... and {len(wrong) - 10} more"] if len(wrong) > 10 else []))
+        raise TokenizerMismatch(
+            f"the data was tokenized with another tokenizer than training uses, {name} "
+            f"({vocab.size} ids, fingerprint {ours[:12]}):\n  {listing}\n"
+            "Preprocess again with the training tokenizer, or set model.tokenizer to the one the data used."
+        )
+
+
+def usable_chunks(data: DataPlan) -> tuple[list[Path], list[float]]:
+    """The scheme's chunk prefixes and blend weights, without empty chunks (0 documents in their marker).
+
+    Splitting into more chunks than the corpus has lines makes empty chunks; megatron-core cannot open an empty
+    dataset, so they are left out of the blend with a note. No document at all is an error."""
+    prefixes, weights = [], []
+    for prefix, weight in zip(data.chunk_prefixes(), data.blend_weights(), strict=True):
+        if _marker(prefix)["documents"] > 0:
+            prefixes.append(prefix)
+            weights.append(weight)
+        else:
+            log.warning("%s holds no documents; left out of the training blend", prefix)
+    if not prefixes:
+        raise DataNotReady(
+            f"every chunk of scheme {data.scheme!r} under {data.root} is empty: nothing to train on"
+        )
+    if _marker(data.validation_prefix())["documents"] == 0:
+        raise DataNotReady(f"the validation set {data.validation_prefix()} holds no documents")
+    return prefixes, weights
 
 
 def byte_table(vocab) -> np.ndarray:
@@ -103,18 +162,20 @@ def dataset_bytes(prefix: Path, table: np.ndarray) -> tuple[int, int]:
 
 
 def build_datasets(data: DataPlan, loop: LoopPlan, vocab, cache_dir: Path) -> TrainData:
-    """GPTDataset blend of the scheme's chunks (steps x global batch samples) + one epoch of validation."""
+    """GPTDataset blend of the scheme's non-empty chunks (steps x global batch samples) + one epoch of validation,
+    after checking that every dataset is complete and was tokenized with `vocab`."""
     from megatron.core.datasets.blended_megatron_dataset_builder import BlendedMegatronDatasetBuilder
     from megatron.core.datasets.gpt_dataset import GPTDataset, GPTDatasetConfig
 
     check_ready(data)
+    prefixes, weights = usable_chunks(data)
+    check_tokenizer([*prefixes, data.validation_prefix()], vocab)
     ensure_process_group()
-    prefixes = data.chunk_prefixes()
     config = GPTDatasetConfig(
         random_seed=data.seed,
         sequence_length=loop.seq_length,
         blend_per_split=[
-            ([str(p) for p in prefixes], data.blend_weights()),
+            ([str(p) for p in prefixes], weights),
             ([str(data.validation_prefix())], None),
             None,
         ],

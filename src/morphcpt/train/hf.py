@@ -49,6 +49,7 @@ class RunResult:
     val_bpb: float
     checkpoint_dir: Path  # the newest checkpoint; `checkpoint_dir / "model"` is a Hugging Face folder
     interrupted: bool  # stopped before the last step (SIGTERM or loop.max_steps_per_run); rerun to resume
+    signalled: bool = False  # stopped by SIGTERM (the command exits 143, so a job script can tell)
 
 
 @dataclass
@@ -329,6 +330,7 @@ def train(plan: CPTPlan) -> RunResult:
     last_saved = resume
     start_step = state.step
     model.train()
+    stop_now = False
     with _StopFlag() as stop:
         while state.step < loop.steps:
             stop_now = _all_reduce([float(stop.requested)], ranks.device, dist.ReduceOp.MAX)[0] > 0
@@ -372,4 +374,5 @@ def train(plan: CPTPlan) -> RunResult:
         val_bpb=last_val["val_bpb"],
         checkpoint_dir=last_saved,
         interrupted=interrupted,
+        signalled=stop_now,
     )

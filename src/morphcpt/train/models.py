@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
+from morphcpt import paths
 from morphcpt.train.parity import compare_logits, prompt_batch
 from morphcpt.train.plan import ModelPlan
 
@@ -116,9 +117,11 @@ def save_tiny_gemma3(tokenizer_dir: str | Path, out_dir: str | Path, *, seed: in
 
 
 def load_strict(name_or_path: str | Path) -> Gemma3ForCausalLM:
-    model, info = Gemma3ForCausalLM.from_pretrained(
-        str(name_or_path), dtype=torch.float32, output_loading_info=True
-    )
+    source = paths.model_source(name_or_path)
+    try:
+        model, info = Gemma3ForCausalLM.from_pretrained(source, dtype=torch.float32, output_loading_info=True)
+    except Exception as error:  # a truncated safetensors file, a broken config: say which folder
+        raise WeightLoadError(f"{name_or_path}: cannot load the model: {error}") from None
     problems = {k: sorted(v) for k, v in info.items() if k != "error_msgs" and v} | (
         {"error_msgs": info["error_msgs"]} if info.get("error_msgs") else {}
     )
