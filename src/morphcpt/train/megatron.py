@@ -185,13 +185,24 @@ def apply_overrides(cfg, values: dict[str, Any], version: str = "?") -> None:
         setattr(target, leaf, value)
 
 
-def build_config(plan: CPTPlan):
+def training_blend(plan: CPTPlan) -> dict[str, Any]:
+    """The blend override for data that exists: empty chunks (split into more chunks than lines) are left out,
+    since megatron-core cannot open an empty dataset; see morphcpt.train.data.usable_chunks."""
+    from morphcpt.train.data import usable_chunks
+
+    prefixes, weights = usable_chunks(plan.data)
+    validation = [[str(plan.data.validation_prefix())], None]
+    return {"dataset.blend_per_split": [[[str(p) for p in prefixes], weights], validation, None]}
+
+
+def build_config(plan: CPTPlan, data: dict[str, Any] | None = None):
     """The installed release's Gemma 3 1B recipe with the plan applied (imports megatron.bridge: cluster only,
-    or the contract environment of tests/cluster). An unsupported release is refused with the reason."""
+    or the contract environment of tests/cluster), then `data` (training_blend) on top. An unsupported release
+    is refused with the reason."""
     version, api = bridge_compat.require_supported()
     _, recipe = bridge_compat.recipe(api)
     cfg = recipe()
-    apply_overrides(cfg, {**overrides(plan), **dict(api.extra_overrides)}, version)
+    apply_overrides(cfg, {**overrides(plan), **dict(api.extra_overrides), **(data or {})}, version)
     return cfg
 
 
@@ -330,16 +341,23 @@ def verify_import(plan: CPTPlan) -> dict:
 def prepare(plan: CPTPlan) -> dict:
     """Stage 1 (one process, one GPU): import once, verify once, fingerprint the data once, record the job."""
     from morphcpt.tokenization.vocabulary import Vocabulary
-    from morphcpt.train.data import FINGERPRINT_SAMPLES, build_datasets, check_ready, fingerprint
+    from morphcpt.train.data import (
+        FINGERPRINT_SAMPLES,
+        build_datasets,
+        check_ready,
+        check_tokenizer,
+        fingerprint,
+    )
 
     check_ready(plan.data)
+    vocab = Vocabulary.load(plan.model.tokenizer or plan.model.pretrained)
+    check_tokenizer([*plan.data.chunk_prefixes(), plan.data.validation_prefix()], vocab)
     import_weights(plan)
     verification = verify_import(plan)
     run_dir = Path(plan.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     fingerprint_path = run_dir / "data_fingerprint.json"
     if not fingerprint_path.exists():
-        vocab = Vocabulary.load(plan.model.tokenizer or plan.model.pretrained)
         data = build_datasets(plan.data, plan.loop, vocab, cache_dir=run_dir / "data_cache")
         fingerprint_path.write_text(json.dumps(fingerprint(data, FINGERPRINT_SAMPLES), indent=2))
     _write_run_folder(
@@ -406,7 +424,7 @@ def train(plan: CPTPlan) -> None:
             f"no verified import in {plan.cluster.import_dir}: run cluster.stage=prepare first (the PBS job does)"
         )
     check_ready(plan.data)
-    cfg = build_config(plan)
+    cfg = build_config(plan, training_blend(plan))
     os.environ.update(wandb_environment(plan))
     from megatron.bridge.training.gpt_step import forward_step
     from megatron.bridge.training.pretrain import pretrain

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from morphcpt.train import bridge_compat
-from morphcpt.train.megatron import IMPORT_MARKER, build_config, parallel_layout
+from morphcpt.train.megatron import IMPORT_MARKER, build_config, parallel_layout, training_blend
 from morphcpt.train.plan import CPTPlan
 
 CHECK_SAMPLES = 4  # samples read from each of the train and validation datasets
@@ -79,7 +79,7 @@ def validate_config(plan: CPTPlan, notes: list[str]):
     the job's world size."""
     from megatron.bridge.training.config import runtime_config_update
 
-    cfg = build_config(plan)
+    cfg = build_config(plan, training_blend(plan))
     layout = parallel_layout(plan)
     with _import_stand_in(cfg, plan, notes), _world_size(layout["world_size"]):
         try:
@@ -145,19 +145,22 @@ def check_data_markers(plan: CPTPlan) -> dict:
             f"{plan.model.vocab_size:,} embedding rows"
         )
     fingerprint = fingerprints.pop()
-    tokenizer_source = plan.model.tokenizer or plan.model.pretrained
-    if tokenizer_source and Path(tokenizer_source).is_dir():
-        from morphcpt.tokenization.vocabulary import Vocabulary
+    from morphcpt.tokenization.vocabulary import Vocabulary
+    from morphcpt.train.data import TokenizerMismatch, check_tokenizer
 
-        expected = Vocabulary.load(tokenizer_source).fingerprint
-        if expected != fingerprint:
-            raise ClusterCheckError(
-                f"the data under {plan.data.root} was tokenized with tokenizer {fingerprint[:12]}, but the plan's "
-                f"tokenizer {tokenizer_source} is {expected[:12]}: preprocess with the model's tokenizer"
-            )
-        tokenizer_note = f"matches {tokenizer_source}"
-    else:
-        tokenizer_note = f"not compared ({tokenizer_source} is not a local folder)"
+    tokenizer_source = plan.model.tokenizer or plan.model.pretrained
+    try:
+        vocab = Vocabulary.load(tokenizer_source)
+    except Exception as error:  # any failure to load means the same fix
+        raise ClusterCheckError(
+            f"cannot load the plan's tokenizer {tokenizer_source}: {error}. Offline compute nodes: set TOKENIZER "
+            "in .env to a local folder (hf download ... --local-dir) and HF_HUB_OFFLINE=1"
+        ) from error
+    try:
+        check_tokenizer(prefixes, vocab)
+    except TokenizerMismatch as error:
+        raise ClusterCheckError(str(error)) from error
+    tokenizer_note = f"matches {tokenizer_source} ({vocab.size:,} ids)"
     return {
         "chunks": len(prefixes) - 1,
         "documents": sum(int(m["documents"]) for p, m in markers.items() if p != prefixes[-1]),
@@ -215,9 +218,9 @@ def check(plan: CPTPlan) -> dict:
     version, api = bridge_compat.require_supported()
     recipe_name, _ = bridge_compat.recipe(api)
     notes: list[str] = []
+    data = check_data_markers(plan)
     cfg, layout = validate_config(plan, notes)
     tokenizer = check_tokenizer(cfg, plan)
-    data = check_data_markers(plan)
     datasets = check_datasets(cfg, tokenizer.pop("tokenizer"), plan)
     ckpt = Path(cfg.checkpoint.load) / "latest_checkpointed_iteration.txt"
     report = {
