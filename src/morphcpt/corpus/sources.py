@@ -234,7 +234,7 @@ def read_csv(path: Path, column: str, delimiter: str) -> Iterator[RawRecord]:
             line = reader.line_num
             for row in reader:
                 where = f"{path}:{line + 1}"
-                nbytes = sum(len(cell) for cell in row) + len(row)
+                nbytes = len(delimiter.join(row).encode()) + 1
                 line = reader.line_num
                 if not row:
                     continue
@@ -263,11 +263,12 @@ def read_parquet(path: Path, column: str) -> Iterator[RawRecord]:
             f"{path}: no column {column!r}; columns: {', '.join(names)} (choose with ?column=NAME)"
         )
     row = 0
+    share = path.stat().st_size // max(parquet.metadata.num_rows, 1)  # progress in file bytes, not text bytes
     for group in range(parquet.num_row_groups):
         values = parquet.read_row_group(group, columns=[column]).column(column).to_pylist()
         for value in values:
             row += 1
-            yield _value(f"{path}:row {row}", value, len(value) if isinstance(value, str) else 0)
+            yield _value(f"{path}:row {row}", value, share)
 
 
 def read_hub(spec: SourceSpec) -> Iterator[RawRecord]:
