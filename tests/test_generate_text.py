@@ -7,6 +7,7 @@ import io
 import json
 
 import pytest
+import torch
 
 from morphcpt.evaluate.generate_text import (
     NotACausalLM,
@@ -109,3 +110,7 @@ def test_a_folder_without_a_causal_lm_is_refused(tmp_path, tiny_gemma3, sample_t
     with pytest.raises(SystemExit):
         main(["--model", str(tiny_gemma3)])  # no prompt, no --interactive
     assert "give --prompt" in capsys.readouterr().err
+    if not torch.cuda.is_available():
+        with pytest.raises(SystemExit):
+            main(["--model", str(tiny_gemma3), "--prompt", "x", "--device", "cuda"])
+        assert "no CUDA GPU is available" in capsys.readouterr().err

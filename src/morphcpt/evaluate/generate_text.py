@@ -108,6 +108,8 @@ class TextGenerator:
 
         path = check_causal_lm(folder)
         target = resolve_device(device)
+        if target.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"--device {device}: no CUDA GPU is available here (use --device auto or cpu)")
         dtype = torch.bfloat16 if target.type == "cuda" else torch.float32
         model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).to(target)
         return cls(model, AutoTokenizer.from_pretrained(path))
@@ -242,7 +244,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{result.prompt}{result.text}\n", flush=True)
         print(_rate(sum(r.new_tokens for r in results), elapsed) + f" on {generator.device}", file=sys.stderr)
     if args.interactive:
-        interactive(generator, sampling, sys.stdin, sys.stdout, sys.stderr)
+        try:
+            interactive(generator, sampling, sys.stdin, sys.stdout, sys.stderr)
+        except KeyboardInterrupt:  # Ctrl-C ends the session, not with a traceback
+            print(file=sys.stderr)
     return 0
 
 
