@@ -65,6 +65,13 @@ def test_budget_selection_never_exceeds_and_fills_with_smaller_documents():
     assert keep.tolist() == [True, False, True, True]
     assert tokens[keep].sum() == 11
     assert format_count(12_345_678) == "12.3M"
+    rng = np.random.default_rng(0)
+    keys, tokens = rng.integers(0, 2**63, 500, dtype=np.uint64), rng.integers(1, 400, 500)
+    for budget in (1, 999, 50_000, int(tokens.sum())):
+        keep = select_within_budget(keys, tokens, budget)
+        left = budget - tokens[keep].sum()
+        assert 0 <= left  # never over, and no passed-over document would still have fitted:
+        assert not any(tokens[i] <= left for i in np.flatnonzero(~keep))
 
 
 def test_fixtures_of_every_type_become_one_tagged_corpus(tmp_path):
