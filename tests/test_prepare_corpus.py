@@ -70,7 +70,7 @@ def test_budget_selection_never_exceeds_and_fills_with_smaller_documents():
     for budget in (1, 999, 50_000, int(tokens.sum())):
         keep = select_within_budget(keys, tokens, budget)
         left = budget - tokens[keep].sum()
-        assert 0 <= left  # never over, and no passed-over document would still have fitted:
+        assert left >= 0  # never over, and no passed-over document would still have fitted:
         assert not any(tokens[i] <= left for i in np.flatnonzero(~keep))
 
 

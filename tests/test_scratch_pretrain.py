@@ -60,6 +60,11 @@ def test_language_balance_gives_each_language_about_the_same_bytes(corpus, tmp_p
     )
     assert 0.6 < kept_tl / sizes["en"] < 1.4  # a seeded sample, so about equal, not exactly
     assert list(balanced_texts([corpus], shares)) == list(balanced_texts([corpus], shares))
+    natural, smoothed = language_shares([corpus], alpha=1.0), language_shares([corpus], alpha=0.3)
+    assert natural == {"en": 1.0, "tl": 1.0}
+    assert smoothed["en"] == 1.0 and shares["tl"] < smoothed["tl"] < 1.0
+    kept = {lang: sizes[lang] * smoothed[lang] for lang in sizes}  # in proportion to size**0.3
+    assert kept["tl"] / kept["en"] == pytest.approx((sizes["tl"] / sizes["en"]) ** 0.3)
 
 
 def _texts_of(corpus, lang):

@@ -64,6 +64,7 @@ class PrepareError(ValueError):
 @dataclass
 class SourceStats:
     name: str
+    settings: dict[str, str]  # as given on the command line (`?key=value&...`)
     lang: str | None
     weight: float | None
     max_tokens: int | None
@@ -159,7 +160,7 @@ def _read_all(cfg: PrepareConfig, specs: list[SourceSpec], spool: _Spool, counte
     stats = []
     for index, spec in enumerate(specs):
         budget = parse_count(spec.max_tokens) if spec.max_tokens is not None else None
-        st = SourceStats(spec.name, spec.lang, spec.weight, budget)
+        st = SourceStats(spec.name, spec.options, spec.lang, spec.weight, budget)
         stats.append(st)
         bar = tqdm(
             total=source_bytes(spec),

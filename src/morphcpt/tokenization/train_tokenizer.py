@@ -68,16 +68,23 @@ def read_texts(paths: Iterable[str | Path]) -> Iterator[str]:
         yield text
 
 
-def language_shares(paths: Iterable[str | Path], lang_field: str = "lang") -> dict[str, float]:
-    """Keep probability per language tag that gives every language about as many UTF-8 bytes of training text
-    as the smallest one has (untagged text counts as the language "untagged")."""
+def language_shares(
+    paths: Iterable[str | Path], lang_field: str = "lang", alpha: float = 0.0
+) -> dict[str, float]:
+    """Keep probability per language tag (untagged text is the language "untagged") so that a language with n
+    bytes contributes in proportion to n**alpha: alpha 0 gives every language about as many bytes as the smallest
+    one has, alpha 1 keeps everything (natural shares), values between (0.3 is common) flatten the mix. The
+    language with the largest keep probability keeps all its text."""
+    if not 0 <= alpha <= 1:
+        raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
     sizes: dict[str, int] = {}
     for text, lang in read_records(paths, lang_field):
         sizes[lang or "untagged"] = sizes.get(lang or "untagged", 0) + len(text.encode("utf-8"))
     if not sizes:
         return {}
-    smallest = min(sizes.values())
-    return {lang: smallest / size for lang, size in sorted(sizes.items())}
+    raw = {lang: size ** (alpha - 1) for lang, size in sizes.items()}
+    top = max(raw.values())
+    return {lang: raw[lang] / top for lang in sorted(sizes)}
 
 
 def balanced_texts(
@@ -244,17 +251,19 @@ def train_sentencepiece_tokenizer(
     byte_fallback: bool = True,
     balance_languages: bool = False,
     lang_field: str = "lang",
+    balance_alpha: float = 0.0,
 ) -> Path:
     """Train on the `text` of one or more JSONL files and write a Hugging Face tokenizer folder to `out_dir`.
 
     `vocab_size` counts every piece (specials, 256 bytes with byte fallback, characters, merges); SentencePiece
     refuses a size the corpus cannot fill. `input_sentence_size` caps how many training segments are read, in
     order. `balance_languages` samples the documents so that every language tag (`lang_field`, as written by
-    `morphcpt.corpus.prepare`) gives about as many bytes as the smallest language (see `language_shares`).
+    `morphcpt.corpus.prepare`) gives about as many bytes as the smallest language, or with `balance_alpha` a share
+    in proportion to its size**alpha (see `language_shares`).
     """
     paths = [corpus_jsonl] if isinstance(corpus_jsonl, str | Path) else list(corpus_jsonl)
     if balance_languages:
-        shares = language_shares(paths, lang_field)
+        shares = language_shares(paths, lang_field, balance_alpha)
         logger.info("language sampling shares: %s", {k: round(v, 4) for k, v in shares.items()})
         texts = balanced_texts(paths, shares, seed, lang_field)
     else:
@@ -301,6 +310,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--balance-languages", action="store_true", help="sample so every language tag gives equal bytes"
     )
+    parser.add_argument(
+        "--balance-alpha",
+        type=float,
+        default=0.0,
+        help="with --balance-languages: a language of n bytes weighs n**alpha (0: equal, 1: natural shares)",
+    )
     parser.add_argument("--lang-field", default="lang", help="the JSONL field holding the language tag")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
@@ -315,6 +330,7 @@ def main(argv: list[str] | None = None) -> None:
         byte_fallback=not args.no_byte_fallback,
         balance_languages=args.balance_languages,
         lang_field=args.lang_field,
+        balance_alpha=args.balance_alpha,
     )
     documents, tokens = count_tokens(args.corpus, out)
     print(f"tokenizer written to {out}: {documents} training documents are {tokens} tokens")
