@@ -112,7 +112,8 @@ class _StopFlag:
 
     def __exit__(self, *exc) -> None:
         for sig, previous in (self._previous or {}).items():
-            signal.signal(sig, previous)
+            if previous is not None:  # None: the handler was not set from Python, nothing to restore
+                signal.signal(sig, previous)
 
 
 def _all_reduce(values: list[float], device: torch.device, op=None) -> list[float]:

@@ -83,9 +83,9 @@ class Metrics:
         if not self.enabled:
             return
         self._write(row)
+        ppl = f", val_ppl {row['val_ppl']:.2f}" if "val_ppl" in row else ""
         self._bar.write(
-            f"step {row['step']}: val_loss {row['val_loss']:.4f}, val_ppl {row['val_ppl']:.2f}, "
-            f"val_bpb {row['val_bpb']:.4f}"
+            f"step {row['step']}: val_loss {row['val_loss']:.4f}{ppl}, val_bpb {row['val_bpb']:.4f}"
         )
         self._emit("val", row)
 
