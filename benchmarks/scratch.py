@@ -8,7 +8,8 @@ text generation.
   excluded) and the peak resident set above the one after imports. Token counts are estimated from bytes, or
   with `--with-tokenizer`, counted with the sample tokenizer.
 - train-tokenizer: seconds to train a SentencePiece BPE tokenizer of each `--vocab-sizes` on the sample corpus.
-- generation: tokens/s of greedy decoding, 64 new tokens, batch 1 and 8, with the tiny Gemma 3 on CPU; and with a
+- generation: tokens/s of greedy decoding, 64 new tokens, batch 1 and 8, with the tiny Gemma 3 on CPU with each of
+  `--threads` (default 1 and all cores: on a busy machine one thread can be far faster); and with a
   Gemma 3 1B-shaped random model (the sample tokenizer's vocabulary) when a CUDA GPU is present.
 """
 
@@ -114,7 +115,7 @@ def bench_tokenizer(vocab_sizes: list[int], folder: Path) -> list[dict]:
     return rows
 
 
-def bench_generation(folder: Path) -> list[dict]:
+def bench_generation(folder: Path, thread_counts: list[int]) -> list[dict]:
     import torch
 
     from morphcpt.evaluate.generate_text import SamplingConfig, TextGenerator
@@ -132,7 +133,9 @@ def bench_generation(folder: Path) -> list[dict]:
         model_dir = save_tiny_gemma3(paths.SAMPLE_TOKENIZER_DIR, folder / name, seed=0, **shape)
         generator = TextGenerator.load(model_dir, device=device)
         generator.generate(prompts[:1], SamplingConfig(max_new_tokens=4, temperature=0))  # warm-up
-        for batch in (1, 8):
+        for threads, batch in [(t, b) for t in (thread_counts if device == "cpu" else [0]) for b in (1, 8)]:
+            if threads:
+                torch.set_num_threads(threads)
             if device == "cuda":
                 torch.cuda.synchronize()
             tic = time.perf_counter()
@@ -153,8 +156,8 @@ def bench_generation(folder: Path) -> list[dict]:
                 }
             )
             print(
-                f"generate {name} on {device}, batch {batch}: {tokens} tokens in {seconds:.2f} s = "
-                f"{tokens / seconds:.1f} tokens/s",
+                f"generate {name} on {device} ({torch.get_num_threads()} threads), batch {batch}: {tokens} tokens "
+                f"in {seconds:.2f} s = {tokens / seconds:.1f} tokens/s",
                 flush=True,
             )
     return rows
@@ -167,6 +170,9 @@ def main() -> None:
         "--with-tokenizer", action="store_true", help="count tokens with the sample tokenizer"
     )
     parser.add_argument("--vocab-sizes", type=int, nargs="+", default=[2000, 8000])
+    parser.add_argument(
+        "--threads", type=int, nargs="+", default=[1, os.cpu_count() or 1], help="CPU threads"
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -174,7 +180,7 @@ def main() -> None:
         report = {
             "prepare_corpus": bench_prepare(args.replicate, args.with_tokenizer, folder),
             "train_tokenizer": bench_tokenizer(args.vocab_sizes, folder),
-            "generation": bench_generation(folder),
+            "generation": bench_generation(folder, args.threads),
             "cpu_count": os.cpu_count(),
         }
     if args.json:

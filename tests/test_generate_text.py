@@ -80,14 +80,30 @@ def test_interactive_session_streams_each_prompt_and_reports_speed(generator):
     assert err.getvalue().count("tokens/s]") == 2
 
 
-def test_cli_prompts_file_and_tokens_per_second(tiny_gemma3, tmp_path, capsys):
+@pytest.fixture
+def keep_threads():
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_cli_prompts_file_and_tokens_per_second(tiny_gemma3, tmp_path, capsys, keep_threads):
     prompts = tmp_path / "prompts.txt"
     prompts.write_text("Ang mga bata ay\n\nKumain ka na\n")
-    args = ["--model", str(tiny_gemma3), "--prompts-file", str(prompts), "--max-new-tokens", "5"]
+    args = [
+        "--model",
+        str(tiny_gemma3),
+        "--prompts-file",
+        str(prompts),
+        "--max-new-tokens",
+        "5",
+        "--threads",
+        "1",
+    ]
     assert main([*args, "--temperature", "0", "--device", "cpu", "--batch-size", "2"]) == 0
     captured = capsys.readouterr()
     assert captured.out.startswith("Ang mga bata ay") and "\nKumain ka na" in captured.out
-    assert "tokens/s] on cpu" in captured.err
+    assert "tokens/s] on cpu" in captured.err and torch.get_num_threads() == 1
 
 
 def test_a_folder_without_a_causal_lm_is_refused(tmp_path, tiny_gemma3, sample_tokenizer_dir, capsys):
