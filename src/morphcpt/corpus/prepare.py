@@ -1,7 +1,7 @@
 """Prepare one pretraining corpus (JSONL) from several sources: normalise, drop exact duplicates, sample to a token
 budget, write a manifest. The first step of training a model for a new language from scratch.
 
-    python scripts/prepare_corpus.py data/scratch/tl_ui.txt?txt=block data/scratch/en_docs.jsonl?lang=en \
+    python scripts/prepare_corpus.py "data/scratch/tl_ui.txt?txt=block" "data/scratch/en_docs.jsonl?lang=en" \
         "data/scratch/tl_chromium.csv?column=body" data/scratch/tl_jokes.parquet --lang tl \
         --output outputs/scratch/corpus.jsonl [--max-tokens 10M|100M|1B|10B|N] [--tokenizer DIR] [--seed 0]
 

@@ -3,10 +3,12 @@ datasets, each read as a stream of records that say where they came from.
 
 A source is written on the command line as a location with optional settings in URL query form:
 
-    data/scratch/tl_ui.txt?txt=block&lang=tl           a file; txt=file (default: one document per file) or block
-    "data/more/*.jsonl?lang=tl&weight=2"                a glob (quote it) or a folder (every known file inside)
-    data/scratch/tl_chromium.csv?column=body            csv/tsv/parquet/jsonl/json: the text column (default text)
+    "data/scratch/tl_ui.txt?txt=block&lang=tl"         a file; txt=file (default: one document per file) or block
+    "data/more/*.jsonl?lang=tl&weight=2"                a glob or a folder (every known file inside)
+    "data/scratch/tl_chromium.csv?column=body"          csv/tsv/parquet/jsonl/json: the text column (default text)
     "hf:wikimedia/wikipedia?config=20231101.nl&split=train&lang=nl&max_tokens=1B"   streamed from the Hub
+
+Quote every source: `?`, `*` and `&` mean something to the shell.
 
 Settings: `lang` (language tag written on every document), `weight` (share of the global token budget),
 `max_tokens` (this source's own budget), `column`, `txt` (file | block), `type` (force a file type: txt, jsonl,
