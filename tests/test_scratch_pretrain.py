@@ -134,6 +134,15 @@ def test_a_token_budget_sets_the_steps(budget, steps, sample_tokenizer_dir):
     assert cpu.loop.steps == 10  # ceil(10000 / (16 x 64))
 
 
+def test_the_readme_walkthrough_plan_matches_its_export_path(sample_tokenizer_dir, tmp_path):
+    readme = (paths.REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    plan = load_plan(
+        ["recipe=pretrain_scratch_cpu", f"model.tokenizer={sample_tokenizer_dir}", f"output_root={tmp_path}"]
+    )
+    assert plan.loop.steps == 98 and "100k-token budget (98 steps)" in readme
+    assert f"--run-dir outputs/scratch/runs/{plan.run_name} " in readme
+
+
 def test_pretrain_scratch_job_renders_to_valid_bash(tmp_path):
     settings = derived_settings(
         {**SETTINGS, "PROJECT_DIR": "/p", "DATA_ROOT": "/d", "SCRATCH_MODEL": "scratch_1b"}
