@@ -11,6 +11,10 @@ import sys
 
 STAGES: dict[str, tuple[str, str]] = {
     "download": ("morphcpt.corpus.download", "stream SEA-PILE v2 (or local parquet shards) to JSONL"),
+    "prepare": (
+        "morphcpt.corpus.prepare",
+        "prepare one corpus from txt/jsonl/json/csv/parquet/Hub sources, to a token budget",
+    ),
     "split": ("morphcpt.corpus.split", "split a JSONL corpus into N byte-balanced chunks"),
     "preprocess": (
         "morphcpt.preprocess",
@@ -27,6 +31,10 @@ STAGES: dict[str, tuple[str, str]] = {
     "train-tokenizer": (
         "morphcpt.tokenization.train_tokenizer",
         "train a SentencePiece tokenizer for a language",
+    ),
+    "generate": (
+        "morphcpt.evaluate.generate_text",
+        "generate text with an exported model (prompts, interactive)",
     ),
     "demo": ("morphcpt.demo", "the whole pipeline on the shipped sample with a tiny model, on CPU"),
 }

@@ -4,6 +4,8 @@ Used to build the shipped sample tokenizer (`data/tokenizer`) and to train a tok
 
     python -m morphcpt.tokenization.train_tokenizer data/sample/tl_sample.jsonl --out-dir data/tokenizer \
         --vocab-size 4096
+    morphcpt train-tokenizer outputs/scratch/corpus.jsonl --out-dir outputs/scratch/tokenizer --vocab-size 2000 \
+        --balance-languages [--character-coverage 0.9995] [--no-byte-fallback]
 
 Conventions copied from Gemma: BPE with byte fallback (`<0x00>`…`<0xFF>`), digits split, `▁` marking a word
 start, no dummy prefix, identity normalisation (text is never altered, so decoding is lossless), ids pad 0,
@@ -38,23 +40,63 @@ DEFAULT_INPUT_SENTENCE_SIZE = 2_000_000
 DEFAULT_SEED = 0
 
 
-def read_texts(paths: Iterable[str | Path]) -> Iterator[str]:
-    """The non-empty `text` strings of JSONL files, in order; unreadable lines are skipped and counted."""
+def read_records(paths: Iterable[str | Path], lang_field: str = "lang") -> Iterator[tuple[str, str | None]]:
+    """(text, language tag) of every non-empty `text` in JSONL files, in order; unreadable lines are skipped and
+    counted."""
     skipped = 0
     for path in paths:
         with open(path, "rb") as lines:
             for raw in lines:
                 try:
-                    text = json.loads(raw.decode("utf-8"))["text"]
+                    row = json.loads(raw.decode("utf-8"))
+                    text = row["text"]
                 except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
                     skipped += 1
                     continue
                 if isinstance(text, str) and text:
-                    yield text
+                    lang = row.get(lang_field)
+                    yield text, lang if isinstance(lang, str) else None
                 else:
                     skipped += 1
     if skipped:
         logger.warning("skipped %d unreadable or empty lines while reading training text", skipped)
+
+
+def read_texts(paths: Iterable[str | Path]) -> Iterator[str]:
+    """The non-empty `text` strings of JSONL files, in order; unreadable lines are skipped and counted."""
+    for text, _ in read_records(paths):
+        yield text
+
+
+def language_shares(
+    paths: Iterable[str | Path], lang_field: str = "lang", alpha: float = 0.0
+) -> dict[str, float]:
+    """Keep probability per language tag (untagged text is the language "untagged") so that a language with n
+    bytes contributes in proportion to n**alpha: alpha 0 gives every language about as many bytes as the smallest
+    one has, alpha 1 keeps everything (natural shares), values between (0.3 is common) flatten the mix. The
+    language with the largest keep probability keeps all its text."""
+    if not 0 <= alpha <= 1:
+        raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
+    sizes: dict[str, int] = {}
+    for text, lang in read_records(paths, lang_field):
+        sizes[lang or "untagged"] = sizes.get(lang or "untagged", 0) + len(text.encode("utf-8"))
+    if not sizes:
+        return {}
+    raw = {lang: size ** (alpha - 1) for lang, size in sizes.items()}
+    top = max(raw.values())
+    return {lang: raw[lang] / top for lang in sorted(sizes)}
+
+
+def balanced_texts(
+    paths: Iterable[str | Path], shares: dict[str, float], seed: int = DEFAULT_SEED, lang_field: str = "lang"
+) -> Iterator[str]:
+    """The texts of a language kept with its share's probability, decided by a seeded hash of the text (the same
+    documents on every run)."""
+    from morphcpt.corpus.budget import document_key
+
+    for text, lang in read_records(paths, lang_field):
+        if document_key(seed, text) < shares[lang or "untagged"] * 2.0**64:
+            yield text
 
 
 def training_segments(text: str, max_bytes: int) -> Iterator[str]:
@@ -89,6 +131,7 @@ def train_sentencepiece_model(
     max_sentence_bytes: int = DEFAULT_MAX_SENTENCE_BYTES,
     input_sentence_size: int = DEFAULT_INPUT_SENTENCE_SIZE,
     seed: int = DEFAULT_SEED,
+    byte_fallback: bool = True,
 ) -> bytes:
     """Train the SentencePiece BPE model and return its serialized proto."""
     sentences = (segment for text in texts for segment in training_segments(text, max_sentence_bytes))
@@ -99,7 +142,7 @@ def train_sentencepiece_model(
         model_writer=model,
         model_type="bpe",
         vocab_size=vocab_size,
-        byte_fallback=True,
+        byte_fallback=byte_fallback,
         split_digits=True,
         add_dummy_prefix=False,
         normalization_rule_name="identity",
@@ -153,7 +196,7 @@ def hf_backend_from_sentencepiece(model_proto: bytes) -> Tokenizer:
             merges=[(m[3], m[4]) for m in merges],
             unk_token=unk,
             fuse_unk=True,
-            byte_fallback=True,
+            byte_fallback=any(model.is_byte(i) for i in range(len(pieces))),
         )
     )
     backend.normalizer = normalizers.Replace(" ", WORD_START)
@@ -205,20 +248,34 @@ def train_sentencepiece_tokenizer(
     max_sentence_bytes: int = DEFAULT_MAX_SENTENCE_BYTES,
     input_sentence_size: int = DEFAULT_INPUT_SENTENCE_SIZE,
     seed: int = DEFAULT_SEED,
+    byte_fallback: bool = True,
+    balance_languages: bool = False,
+    lang_field: str = "lang",
+    balance_alpha: float = 0.0,
 ) -> Path:
     """Train on the `text` of one or more JSONL files and write a Hugging Face tokenizer folder to `out_dir`.
 
-    `vocab_size` counts every piece (specials, 256 bytes, characters, merges); SentencePiece refuses a size
-    the corpus cannot fill. `input_sentence_size` caps how many training segments are read, in order.
+    `vocab_size` counts every piece (specials, 256 bytes with byte fallback, characters, merges); SentencePiece
+    refuses a size the corpus cannot fill. `input_sentence_size` caps how many training segments are read, in
+    order. `balance_languages` samples the documents so that every language tag (`lang_field`, as written by
+    `morphcpt.corpus.prepare`) gives about as many bytes as the smallest language, or with `balance_alpha` a share
+    in proportion to its size**alpha (see `language_shares`).
     """
     paths = [corpus_jsonl] if isinstance(corpus_jsonl, str | Path) else list(corpus_jsonl)
+    if balance_languages:
+        shares = language_shares(paths, lang_field, balance_alpha)
+        logger.info("language sampling shares: %s", {k: round(v, 4) for k, v in shares.items()})
+        texts = balanced_texts(paths, shares, seed, lang_field)
+    else:
+        texts = read_texts(paths)
     model_proto = train_sentencepiece_model(
-        read_texts(paths),
+        texts,
         vocab_size,
         character_coverage=character_coverage,
         max_sentence_bytes=max_sentence_bytes,
         input_sentence_size=input_sentence_size,
         seed=seed,
+        byte_fallback=byte_fallback,
     )
     out = Path(out_dir)
     save_hf_folder(model_proto, out)
@@ -247,6 +304,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-sentence-bytes", type=int, default=DEFAULT_MAX_SENTENCE_BYTES)
     parser.add_argument("--input-sentence-size", type=int, default=DEFAULT_INPUT_SENTENCE_SIZE)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument(
+        "--no-byte-fallback", action="store_true", help="unknown characters become <unk>, not UTF-8 bytes"
+    )
+    parser.add_argument(
+        "--balance-languages", action="store_true", help="sample so every language tag gives equal bytes"
+    )
+    parser.add_argument(
+        "--balance-alpha",
+        type=float,
+        default=0.0,
+        help="with --balance-languages: a language of n bytes weighs n**alpha (0: equal, 1: natural shares)",
+    )
+    parser.add_argument("--lang-field", default="lang", help="the JSONL field holding the language tag")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
     out = train_sentencepiece_tokenizer(
@@ -257,6 +327,10 @@ def main(argv: list[str] | None = None) -> None:
         max_sentence_bytes=args.max_sentence_bytes,
         input_sentence_size=args.input_sentence_size,
         seed=args.seed,
+        byte_fallback=not args.no_byte_fallback,
+        balance_languages=args.balance_languages,
+        lang_field=args.lang_field,
+        balance_alpha=args.balance_alpha,
     )
     documents, tokens = count_tokens(args.corpus, out)
     print(f"tokenizer written to {out}: {documents} training documents are {tokens} tokens")

@@ -94,7 +94,10 @@ def _setup_ranks() -> _Ranks:
 
 
 class _StopFlag:
-    """Set by SIGTERM (PBS, torchrun, kill): the loop checkpoints after the current step and returns."""
+    """Set by SIGTERM (PBS, torchrun, kill) or SIGINT (Ctrl-C): the loop checkpoints after the current step and
+    returns."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
     def __init__(self) -> None:
         self.requested = False
@@ -102,15 +105,16 @@ class _StopFlag:
 
     def __enter__(self) -> _StopFlag:
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGTERM, self._handle)
+            self._previous = {sig: signal.signal(sig, self._handle) for sig in self.SIGNALS}
         return self
 
     def _handle(self, signum, frame) -> None:
         self.requested = True
 
     def __exit__(self, *exc) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGTERM, self._previous)
+        for sig, previous in (self._previous or {}).items():
+            if previous is not None:  # None: the handler was not set from Python, nothing to restore
+                signal.signal(sig, previous)
 
 
 def _all_reduce(values: list[float], device: torch.device, op=None) -> list[float]:
@@ -133,7 +137,8 @@ def _token_losses(model, batch: dict, device: torch.device, bf16: bool) -> tuple
 
 @torch.no_grad()
 def evaluate(model, data: TrainData, plan: CPTPlan, ranks: _Ranks, bf16: bool) -> dict:
-    """Validation loss (nats/token) and bits per byte over the canonical validation set.
+    """Validation loss (nats/token), perplexity (exp of the loss) and bits per byte over the canonical validation
+    set.
 
     Bits per byte divides the summed nats by the UTF-8 bytes of exactly the tokens that were scored (their pieces'
     byte lengths), so it compares schemes, tokenizers and truncated evaluations on the same footing.
@@ -155,6 +160,7 @@ def evaluate(model, data: TrainData, plan: CPTPlan, ranks: _Ranks, bf16: bool) -
     model.train()
     return {
         "val_loss": nats / max(tokens, 1),
+        "val_ppl": math.exp(min(nats / max(tokens, 1), 700.0)),  # capped: exp overflows a float past ~709
         "val_bpb": nats / math.log(2) / max(nbytes, 1),
         "val_tokens": int(tokens),
         "val_bytes": int(nbytes),

@@ -83,7 +83,10 @@ class Metrics:
         if not self.enabled:
             return
         self._write(row)
-        self._bar.write(f"step {row['step']}: val_loss {row['val_loss']:.4f}, val_bpb {row['val_bpb']:.4f}")
+        ppl = f", val_ppl {row['val_ppl']:.2f}" if "val_ppl" in row else ""
+        self._bar.write(
+            f"step {row['step']}: val_loss {row['val_loss']:.4f}{ppl}, val_bpb {row['val_bpb']:.4f}"
+        )
         self._emit("val", row)
 
     def _write(self, row: dict) -> None:

@@ -96,6 +96,14 @@ class LoopPlan:
     seed: int = 1234
     # hf engine: stop after this many optimiser steps in one invocation (a checkpoint is written); null: no limit.
     max_steps_per_run: int | None = None
+    # Token budget (10M, 100M, 1B, 10B or a number): sets `steps` = ceil(budget / (global batch x seq length)).
+    train_tokens: str | None = None
+
+    def apply_token_budget(self) -> None:
+        if self.train_tokens is not None:
+            from morphcpt.corpus.budget import parse_count
+
+            self.steps = -(-parse_count(self.train_tokens) // (self.global_batch_size * self.seq_length))
 
 
 @dataclass
@@ -211,6 +219,11 @@ def validate(plan: CPTPlan) -> CPTPlan:
         raise ValueError(
             f"warmup ({plan.optim.warmup_steps}) must be shorter than the run ({loop.steps} steps)"
         )
+    if plan.model.pretrained is None and not plan.model.tokenizer:
+        raise ValueError(
+            "a randomly initialised model (model.pretrained=null) needs model.tokenizer=DIR, e.g. the folder "
+            "`morphcpt train-tokenizer` wrote"
+        )
     plan.data.blend_weights()
     return plan
 
@@ -246,6 +259,7 @@ def plan_from_config(cfg) -> CPTPlan:
         raise TypeError(
             f"config did not compose to a CPTPlan (got {type(plan).__name__}); is train_schema in defaults?"
         )
+    plan.loop.apply_token_budget()
     return validate(resolve_paths(plan))
 
 
