@@ -97,6 +97,11 @@ class Item:
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     @property
+    def gold_indices(self) -> tuple[int, ...]:
+        """Every option position holding the answer: an item may list the right answer twice."""
+        return tuple(i for i, option in enumerate(self.options) if option == self.answer)
+
+    @property
     def has_duplicate_options(self) -> bool:
         return len(set(self.options)) != len(self.options)
 
@@ -124,7 +129,7 @@ def _label_index(label: str, options: list[str], where: str) -> int:
             raise BenchmarkFormatError(f"{where}: label {label!r} points past the {len(options)} options")
         return index
     matches = [i for i, option in enumerate(options) if option == label]
-    if len(matches) == 1:
+    if matches:  # several copies of one text are one answer
         return matches[0]
     raise BenchmarkFormatError(f"{where}: label {label!r} is neither a letter A-Z nor the text of one option")
 
@@ -144,9 +149,9 @@ def _pacute_options(prompt: dict, row: dict, where: str) -> tuple[list[str], int
             index = _label_index(str(row["label"]), options, where)
         elif isinstance(mcq, dict) and "correct" in mcq:
             matches = [i for i, option in enumerate(options) if option == str(mcq["correct"])]
-            if len(matches) != 1:
-                raise BenchmarkFormatError(f"{where}: mcq_options.correct is not exactly one of the choices")
-            index = matches[0]
+            if not matches:
+                raise BenchmarkFormatError(f"{where}: mcq_options.correct is none of the choices")
+            index = matches[0]  # a duplicated answer: any copy counts (Item.gold_indices)
         else:
             raise BenchmarkFormatError(
                 f"{where}: MCQ row has choices but neither a label nor mcq_options.correct"
