@@ -333,6 +333,10 @@ def test_without_scheme_roles_the_report_says_it_cannot_answer(tmp_path):
     assert assign_roles(results) == {}
     report = build_report(tmp_path / "results", n_boot=500, plots=False).read_text()
     assert "cannot answer the research question" in report
+    # write_benchmarks holds PACUTE affixation only: the pooled PACUTE score must say it is not the whole
+    assert (
+        "**Warning: pacute MCQ is incomplete** — no results for composition, manipulation, stress, " in report
+    )
     assert "Plots not drawn" in report and not (tmp_path / "results" / "analysis" / "plots").exists()
 
 

@@ -15,6 +15,7 @@ import yaml
 from morphcpt.evaluate.answers import first_line, match, normalise
 from morphcpt.evaluate.gen import score_gen
 from morphcpt.evaluate.items import (
+    PACUTE_SUBSETS,
     BenchmarkFormatError,
     Item,
     expand_benchmark,
@@ -117,12 +118,14 @@ class ContentModel:
 
 @pytest.fixture(scope="session")
 def benchmark_dir(tmp_path_factory) -> Path:
-    """Our own layout (pacute/<subset>_<mode>.jsonl, hierarchical/level<N>_<mode>.jsonl) built from the
-    hand-written official-format files, hierarchical rows given ids."""
+    """Our own layout (pacute/<subset>_<mode>.jsonl, hierarchical/level<N>_<mode>.jsonl, cute/cute_<mode>.jsonl)
+    built from the hand-written official-format files, hierarchical rows given ids."""
     root = tmp_path_factory.mktemp("benchmarks")
-    (root / "pacute").mkdir()
     for path in PACUTE_OFFICIAL.glob("*.jsonl"):
-        shutil.copy(path, root / "pacute" / path.name)
+        name = path.stem.rpartition("_")[0]
+        folder = root / ("pacute" if name in PACUTE_SUBSETS else name)
+        folder.mkdir(exist_ok=True)
+        shutil.copy(path, folder / path.name)
     (root / "hierarchical").mkdir()
     for mode in ("mcq", "gen"):
         rows = [json.loads(line) for line in (HIERARCHICAL_OFFICIAL / f"hierarchical_{mode}.jsonl").open()]
@@ -216,8 +219,11 @@ def test_our_layout_and_the_official_layout_hold_the_same_questions(benchmark_di
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
-        ("pacute", ("pacute", ["affixation", "composition", "manipulation", "syllabification"])),
+        ("pacute", ("pacute", ["affixation", "composition", "manipulation", "stress", "syllabification"])),
         ("pacute-affixation", ("pacute", ["affixation"])),
+        ("pacute-stress", ("pacute", ["stress"])),
+        ("cute", ("cute", ["cute"])),
+        ("Multi-Digit-Addition", ("multi_digit_addition", ["multi_digit_addition"])),
         ("Hierarchical-Level2", ("hierarchical", ["level2"])),
         ("hierarchical-l5", ("hierarchical", ["level5"])),
         ("hierarchical", ("hierarchical", [f"level{n}" for n in range(6)])),
@@ -227,10 +233,59 @@ def test_benchmark_names(name, expected):
     assert expand_benchmark(name) == expected
 
 
-@pytest.mark.parametrize("name", ["cute", "pacute-spelling", "hierarchical-level9"])
+@pytest.mark.parametrize("name", ["cutie", "pacute-spelling", "hierarchical-level9", "langgame-x"])
 def test_unknown_benchmark_names_are_rejected(name):
     with pytest.raises(ValueError):
         expand_benchmark(name)
+
+
+@pytest.mark.parametrize("name", ["cutie", "pacute-spelling"])
+def test_an_unknown_benchmark_on_the_command_line_is_a_usage_error(name, capsys):
+    from morphcpt.evaluate.runner import build_parser
+
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args(["--benchmarks", "pacute", name])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert "argument --benchmarks" in error and name in error and "Traceback" not in error
+
+
+def test_every_file_of_the_official_release_format_is_read():
+    from morphcpt.evaluate.items import BENCHMARKS, survey
+
+    for root in (PACUTE_OFFICIAL, HIERARCHICAL_OFFICIAL):
+        files = survey(root, BENCHMARKS, ("mcq", "gen"))
+        assert files["skipped"] == [] and len(files["found"]) == len(list(root.glob("*.jsonl")))
+    assert survey(PACUTE_OFFICIAL, ["pacute"], ["mcq"])["skipped"] == sorted(
+        p.name
+        for p in PACUTE_OFFICIAL.glob("*.jsonl")
+        if "_gen" in p.name or not p.name.startswith(("affixation", "stress", "syllabification"))
+    )
+    stress = load_benchmark("pacute-stress", "mcq", PACUTE_OFFICIAL)["pacute-stress"]
+    assert [item.answer for item in stress] == ["mabilis", "batà"]
+    for name in ("cute", "langgame", "multi_digit_addition"):
+        for mode in ("mcq", "gen"):
+            (task,) = load_benchmark(name, mode, PACUTE_OFFICIAL).items()
+            assert task[0] == name and task[1] and all(item.task == name for item in task[1])
+
+
+def test_a_whole_benchmark_with_a_subset_missing_warns_and_the_results_name_it(tmp_path, caplog):
+    root = tmp_path / "benchmarks"
+    root.mkdir()
+    for name in ("affixation_mcq.jsonl", "syllabification_mcq.jsonl"):
+        shutil.copy(PACUTE_OFFICIAL / name, root / name)
+    shutil.copy(PACUTE_OFFICIAL / "cute_mcq.jsonl", root / "cute_mcq.jsonl")
+    items = all_items(root, "pacute", "mcq")
+    cfg = EvalConfig(
+        models=["m"], benchmarks=["pacute"], eval_mode="mcq", benchmark_dir=root, output_dir=tmp_path
+    )
+    with caplog.at_level("WARNING"):
+        written = run_evaluation(cfg, lambda spec, cfg: OracleModel(items))
+    assert "pacute MCQ is INCOMPLETE" in caplog.text and "composition, manipulation, stress" in caplog.text
+    assert "skipped (not asked for): cute_mcq.jsonl" in caplog.text
+    for path in written:
+        result = json.loads(path.read_text())
+        assert result["missing_subsets"] == ["composition", "manipulation", "stress"]
 
 
 def test_a_missing_subset_says_where_it_looked(tmp_path):
@@ -563,12 +618,23 @@ def test_hf_predictions_do_not_depend_on_option_order(tiny_lm):
 
 def test_batched_greedy_generation_equals_one_prompt_at_a_time(tiny_lm, benchmark_dir):
     prompts = [i.prompt() for i in all_items(benchmark_dir, "pacute", "gen")]
-    tiny_lm.batch_size = 1
-    single = tiny_lm.generate(prompts, max_new_tokens=8)
-    tiny_lm.batch_size = 4
-    batched = tiny_lm.generate(prompts, max_new_tokens=8)
+    generate, new_tokens = tiny_lm.model.generate, []
+
+    def counting(**kwargs):  # re-encoding decoded text is no measure: count the generated ids themselves
+        output = generate(**kwargs)
+        new_tokens.append(output.shape[1] - kwargs["input_ids"].shape[1])
+        return output
+
+    tiny_lm.model.generate = counting
+    try:
+        tiny_lm.batch_size = 1
+        single = tiny_lm.generate(prompts, max_new_tokens=8)
+        tiny_lm.batch_size = 4
+        batched = tiny_lm.generate(prompts, max_new_tokens=8)
+    finally:
+        tiny_lm.model.generate = generate
     assert batched == single
-    assert all(len(tiny_lm.encode([text])[0]) <= 8 for text in batched)
+    assert new_tokens and max(new_tokens) <= 8
 
 
 # ------------------------------------------------------------------------------------------------ runner
@@ -639,7 +705,12 @@ def test_a_larger_limit_scores_only_the_new_items(benchmark_dir, tmp_path):
     run_evaluation(EvalConfig(**base, limit=1), lambda spec, cfg: OracleModel(items))
     second = OracleModel(items)
     run_evaluation(EvalConfig(**base), lambda spec, cfg: second)
-    assert second.calls == sum(len(i.options) for i in items) - 2 * 4  # first item of both subsets reused
+    firsts = {}
+    for item in items:
+        firsts.setdefault(item.task, item)
+    assert len(firsts) == 3
+    # the first item of every subset was reused
+    assert second.calls == sum(len(i.options) for i in items) - sum(len(i.options) for i in firsts.values())
 
 
 def test_tagalog_prompts_and_changed_settings_get_their_own_results(benchmark_dir, tmp_path):

@@ -22,6 +22,7 @@ from morphcpt.analysis.results import (
     PRIMARY_METRIC,
     ModelInfo,
     assign_roles,
+    incomplete_benchmarks,
     load_results,
     models_in_order,
     role_of,
@@ -295,6 +296,11 @@ def build_report(
         f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.\n",
         _models_table(models, roles) + "\n",
     ]
+    for (benchmark, mode), missing in incomplete_benchmarks(results).items():
+        sections.append(
+            f"**Warning: {benchmark} {mode.upper()} is incomplete** — no results for {', '.join(missing)}; its "
+            "pooled score covers only the subsets evaluated and is not comparable with the full benchmark's.\n"
+        )
     for language in languages:
         findings = headline_findings(comparisons, roles, language)
         heading = "## Answer to the research question" + (

@@ -122,6 +122,8 @@ def export_lm_eval(
         written.append(config_file)
         groups[task_name(task.partition("-")[0], mode, language)].append(name)
     for group, members in sorted(groups.items()):
+        if members == [group]:  # a benchmark of one task (cute, ...) is its own group
+            continue
         metrics = ["acc", "acc_norm"] if group.endswith(("_mcq", "_mcq_tl")) else list(answers.GEN_METRICS)
         config = {
             "group": group,
