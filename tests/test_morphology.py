@@ -7,7 +7,8 @@ import time
 import pytest
 
 from morphcpt.morphology import LANGUAGE_PACKS, FilipinoPack, Morph, apply_affix, get_language_pack, syllabify
-from morphcpt.morphology.filipino import AffixSpec, load_roots, reduplicate
+from morphcpt.morphology.affixation import AffixSpec, reduplicate
+from morphcpt.morphology.filipino import load_roots
 
 FIL = get_language_pack("fil")
 

@@ -30,82 +30,31 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from morphcpt.morphology.affixes import (
+    CIRCUMFIXES,
+    CORONAL,
+    DELETED_BY_ENDING,
+    DELETING,
+    INFIXES,
+    LABIAL,
+    LINKER,
+    NASAL_OF,
+    PREFIX_PARTS,
+    PREFIXES,
+    SUFFIXES,
+    SYNCOPE,
+    fold,
+    is_vowel,
+    onset_len,
+)
 from morphcpt.morphology.base import Analysis, LanguagePack, Morph
-from morphcpt.morphology.syllabify import VOWELS, first_syllable_cv, fold_letters
+from morphcpt.morphology.syllabify import VOWELS, first_syllable_cv
 
 CURATED_ROOTS = Path(__file__).resolve().parent / "data" / "tl_roots.txt"
 HEADWORD_FILES = ("tgl_words.txt",)
 
-# Surface prefixes. Compound prefixes that behave as one unit (pinag-, ipinag-, nakapag-, napaka-) are listed
-# whole; the analyser may still stack up to three of these (pinaka- + ma- + ganda).
-PREFIXES: tuple[str, ...] = (
-    "i", "ika", "ikina", "ipa", "ipag", "ipang", "ipan", "ipam", "ipina", "ipinag",
-    "ka", "kasing", "kasin", "kasim",
-    "ma", "mag", "magka", "magpa", "magsi", "magsipag", "maka", "makapag", "maki", "makipag",
-    "mang", "man", "mam", "mapa", "mapag",
-    "na", "nag", "nagka", "nagpa", "nagsi", "nagsipag", "naka", "nakapag", "naki", "nakipag",
-    "nang", "nan", "nam", "napa", "napag", "napaka",
-    "pa", "pag", "pagka", "pagpa", "paka", "paki", "pakiki", "pakikipag",
-    "pang", "pan", "pam", "pina", "pinag", "pinaka", "pinang", "pinan", "pinam",
-    "sing", "sin", "sim", "tag", "taga", "tig",
-    "nakaka", "makaka",
-)  # fmt: skip
-# Compound prefixes whose second part is the CV reduplication of the ka- prefix (nakakatawa = naka|ka|tawa).
-PREFIX_PARTS: dict[str, tuple[tuple[str, str], ...]] = {
-    "nakaka": (("naka", "prefix"), ("ka", "reduplicant")),
-    "makaka": (("maka", "prefix"), ("ka", "reduplicant")),
-}
-INFIXES: tuple[str, ...] = ("um", "in")
-# -han/-hin after vowel-final roots, -nan/-nin in a few (tawanan), plain -an/-in elsewhere (and after a glottal stop).
-SUFFIXES: tuple[str, ...] = ("an", "han", "nan", "in", "hin", "nin")
-CIRCUMFIXES: tuple[tuple[str, str], ...] = (
-    ("ka", "an"), ("ka", "han"), ("pag", "an"), ("pag", "han"), ("pang", "an"), ("pam", "an"), ("pan", "an"),
-    ("pa", "an"), ("pa", "han"), ("pa", "in"), ("pa", "hin"), ("ma", "an"), ("ma", "han"),
-    ("pinag", "an"), ("pinag", "han"), ("ipag", "an"), ("magka", "an"),
-)  # fmt: skip
-LINKER = "ng"
-
-# Nasal-final prefix families. The allomorph agrees with the root's first sound; mang-/nang-/pang- (and the
-# i-/pin- forms) may also swallow that sound, which the analyser restores.
-_NASAL_FAMILIES = {
-    "mang": ("mang", "man", "mam"),
-    "nang": ("nang", "nan", "nam"),
-    "pang": ("pang", "pan", "pam"),
-    "ipang": ("ipang", "ipan", "ipam"),
-    "pinang": ("pinang", "pinan", "pinam"),
-    "sing": ("sing", "sin", "sim"),
-    "kasing": ("kasing", "kasin", "kasim"),
-}
-_NASAL_OF = {allo: fam for fam, allos in _NASAL_FAMILIES.items() for allo in allos}
-_DELETING = frozenset(a for f in ("mang", "nang", "pang", "ipang", "pinang") for a in _NASAL_FAMILIES[f])
-_DELETED_BY_ENDING = {"ng": ("k",), "n": ("t", "s"), "m": ("b", "p")}
-_LABIAL = frozenset("bp")
-_CORONAL = frozenset("dlrst")
-
-# Roots that lose their last vowel (or change) before -in/-an; the surface stem maps to the dictionary root.
-SYNCOPE: dict[str, str] = {
-    "gaw": "gawa", "dal": "dala", "bil": "bili", "sund": "sunod", "kun": "kuha", "tamn": "tanim",
-    "saky": "sakay", "hing": "hingi", "tingn": "tingin",
-}  # fmt: skip
-
 _MAX_WORD = 40
 _MAX_PREFIXES = 3
-
-
-def fold(word: str) -> str:
-    """Lowercase, diacritics removed, one character per input character (offsets stay valid)."""
-    return fold_letters(word)
-
-
-def _is_vowel(ch: str) -> bool:
-    return ch in VOWELS
-
-
-def _onset_len(s: str) -> int:
-    """Length of the first consonant sound of `s` ("ng" counts as one); 0 if `s` starts with a vowel."""
-    if not s or _is_vowel(s[0]):
-        return 0
-    return 2 if s.startswith("ng") else 1
 
 
 def _syllable_ok(root: str) -> bool:
@@ -145,7 +94,10 @@ def load_roots(lexicon_dir: Path | None = None, cache_dir: Path | None = None) -
     if not headword_files:
         return frozenset(roots)
     digest = hashlib.sha256("\n".join(sorted(roots)).encode())
-    for path in [*headword_files, Path(__file__), Path(__file__).with_name("syllabify.py")]:
+    for path in [
+        *headword_files,
+        *(Path(__file__).with_name(n) for n in ("filipino.py", "affixes.py", "syllabify.py")),
+    ]:
         digest.update(path.read_bytes())
     cache = Path(cache_dir) / f"tl_underived_{digest.hexdigest()[:20]}.txt" if cache_dir else None
     if cache is not None and cache.is_file():
@@ -214,7 +166,7 @@ class FilipinoPack(LanguagePack):
         marked = int(r.restored) + int(r.root not in self._trusted)
         if r.suffix in ("an", "in"):
             start = next(s for s, _, k in reversed(r.spans) if k == "suffix" and f[s : s + 2] == r.suffix)
-            marked += _is_vowel(f[start - 1])
+            marked += is_vowel(f[start - 1])
         return (-root_chars, marked, len(r.spans))
 
     # ---------------------------------------------------------------- analysis
@@ -261,7 +213,7 @@ class FilipinoPack(LanguagePack):
 
     def _readings(self, f: str) -> Iterable[_Reading]:
         ends = [(len(f), "")]
-        if f.endswith(LINKER) and len(f) > 4 and _is_vowel(f[-3]):
+        if f.endswith(LINKER) and len(f) > 4 and is_vowel(f[-3]):
             ends.append((len(f) - 2, LINKER))
         for end, linker in ends:
             tail = ((end, len(f), "suffix"),) if linker else ()
@@ -297,7 +249,7 @@ class FilipinoPack(LanguagePack):
         for sfx in SUFFIXES:
             if g.endswith(sfx) and len(g) - len(sfx) >= 2:
                 stem = g[: -len(sfx)]
-                if sfx[0] in "hn" and not _is_vowel(stem[-1]) and stem not in SYNCOPE:
+                if sfx[0] in "hn" and not is_vowel(stem[-1]) and stem not in SYNCOPE:
                     continue  # -han/-hin/-nan/-nin follow a vowel, or a syncopated root (dal|hin)
                 splits.append((len(stem), sfx))
         return splits
@@ -313,7 +265,7 @@ class FilipinoPack(LanguagePack):
                 if t in SYNCOPE:
                     options.append(SYNCOPE[t])
                 last_u = t.rfind("u")
-                if last_u >= 0 and not any(_is_vowel(ch) for ch in t[last_u + 1 :]):
+                if last_u >= 0 and not any(is_vowel(ch) for ch in t[last_u + 1 :]):
                     options.append(t[:last_u] + "o" + t[last_u + 1 :])
             for o in options:
                 if o in self.roots and _syllable_ok(o):
@@ -327,14 +279,14 @@ class FilipinoPack(LanguagePack):
         for p in self._prefix_by_initial.get(s[0], ()):
             if not s.startswith(p):
                 continue
-            n = len(p) + (1 if s[len(p) : len(p) + 1] == "-" and not _is_vowel(p[-1]) else 0)
+            n = len(p) + (1 if s[len(p) : len(p) + 1] == "-" and not is_vowel(p[-1]) else 0)
             rest = s[n:]
             if len(rest) < 2 or rest[0] == "-":
                 continue
             head = self._prefix_spans(p, pos, n)
             labels = tuple(t for t, k in PREFIX_PARTS.get(p, ((p, "prefix"),)) if k == "prefix")
             redup = "".join(t for t, k in PREFIX_PARTS.get(p, ()) if k == "reduplicant")
-            if p in _NASAL_OF:
+            if p in NASAL_OF:
                 for r in self._nasal_root(p, rest, pos + n, suffixed):
                     yield _Reading(head + r.spans, r.root, labels, restored=r.restored)
                 continue
@@ -365,7 +317,7 @@ class FilipinoPack(LanguagePack):
 
     def _nasal_root(self, p: str, rest: str, pos: int, suffixed: bool) -> Iterable[_Reading]:
         ending = "ng" if p.endswith("ng") else p[-1]
-        restore = ("",) + (_DELETED_BY_ENDING[ending] if p in _DELETING else ())
+        restore = ("",) + (DELETED_BY_ENDING[ending] if p in DELETING else ())
         for c in restore:
             found = self._lemma(rest, suffixed, (c,))
             if found is None:
@@ -373,9 +325,9 @@ class FilipinoPack(LanguagePack):
             lemma = found[0]
             initial = lemma[0]
             agrees = (
-                (ending == "m" and initial in _LABIAL)
-                or (ending == "n" and initial in _CORONAL)
-                or (ending == "ng" and initial not in _LABIAL | _CORONAL)
+                (ending == "m" and initial in LABIAL)
+                or (ending == "n" and initial in CORONAL)
+                or (ending == "ng" and initial not in LABIAL | CORONAL)
             )
             if agrees:
                 yield _Reading(((pos, pos + len(rest), "root"),), lemma, restored=bool(c))
@@ -397,7 +349,7 @@ class FilipinoPack(LanguagePack):
                     )
         for inf in INFIXES:
             # vowel-initial root: um|alis, in|alis, um|a|alis
-            if s.startswith(inf) and len(s) > 3 and _is_vowel(s[2]):
+            if s.startswith(inf) and len(s) > 3 and is_vowel(s[2]):
                 rest = s[2:]
                 found = self._lemma(rest, suffixed)
                 if found:
@@ -411,7 +363,7 @@ class FilipinoPack(LanguagePack):
                     )
                     yield _Reading(spans, found[0], infix=inf, reduplicant=v)
             # consonant-initial root: k|um|ain, s|um|u|sulat
-            c = _onset_len(s)
+            c = onset_len(s)
             if c and s[c : c + 2] == inf and len(s) > c + 3:
                 onset, after = s[:c], s[c + 2 :]
                 found = self._lemma(onset + after, suffixed)
@@ -422,7 +374,7 @@ class FilipinoPack(LanguagePack):
                         (pos + c + 2, end, "root"),
                     )
                     yield _Reading(spans, found[0], infix=inf)
-                if _is_vowel(after[:1]) and len(after) > 3:
+                if is_vowel(after[:1]) and len(after) > 3:
                     root = after[1:]
                     if first_syllable_cv(root) == onset + after[0] and (found := self._lemma(root, suffixed)):
                         spans = (
@@ -439,104 +391,6 @@ class FilipinoPack(LanguagePack):
                     yield _Reading(
                         ((pos, pos + 2, "infix"),) + r.spans, r.root, infix="in", reduplicant=r.reduplicant
                     )
-
-
-# ------------------------------------------------------------------- generation
-
-
-@dataclass(frozen=True)
-class AffixSpec:
-    """What to attach to a root. Prefixes apply outermost-last: ("pinaka", "ma") gives pinakamaganda."""
-
-    prefixes: tuple[str, ...] = ()
-    infix: str = ""
-    suffix: str = ""
-    reduplicate: bool = False
-
-    @classmethod
-    def parse(cls, spec: str) -> AffixSpec:
-        """Parse "mag-", "-um-", "-in", "ka-…-an" / "ka- -an", "nag- CV", "-um- CV" (CV = reduplication)."""
-        prefixes: list[str] = []
-        infix = suffix = ""
-        redup = False
-        for token in spec.replace("…", " ").replace("...", " ").split():
-            if token.upper() == "CV":
-                redup = True
-            elif token.startswith("-") and token.endswith("-") and len(token) > 2:
-                infix = token.strip("-")
-            elif token.endswith("-"):
-                prefixes.append(token[:-1])
-            elif token.startswith("-"):
-                suffix = token[1:]
-            else:
-                raise ValueError(f"bad affix token {token!r} in {spec!r}")
-        if infix and infix not in INFIXES:
-            raise ValueError(f"unknown infix {infix!r}")
-        return cls(tuple(prefixes), infix, suffix, redup)
-
-    def __str__(self) -> str:
-        """The spec in the notation `parse` reads: "nag- CV", "-in- -an"."""
-        parts = [p + "-" for p in self.prefixes] + ["CV"] * self.reduplicate
-        parts += [f"-{self.infix}-"] * bool(self.infix) + [f"-{self.suffix}"] * bool(self.suffix)
-        return " ".join(parts)
-
-
-def reduplicate(stem: str) -> str:
-    """CV reduplication: laro -> lalaro, alis -> aalis, trabaho -> tatrabaho."""
-    return first_syllable_cv(stem) + stem
-
-
-def raise_final_o(root: str) -> str:
-    """o -> u in the root's last syllable before a suffix: inom -> inum(in), tapos -> tapus(in)."""
-    i = root.rfind("o")
-    if i >= 0 and not any(_is_vowel(c) for c in root[i + 1 :]):
-        return root[:i] + "u" + root[i + 1 :]
-    return root
-
-
-def add_suffix(root: str, suffix: str, glottal: bool = False) -> str:
-    """-an/-in with h-insertion after a vowel (basa -> basahin) unless the root ends in a glottal stop."""
-    stem = raise_final_o(root)
-    if suffix in ("an", "in") and _is_vowel(stem[-1].lower()) and not glottal:
-        suffix = "h" + suffix
-    return stem + suffix
-
-
-def add_infix(stem: str, infix: str) -> str:
-    """-um-/-in- after the first consonant (s|um|ulat), before a vowel-initial stem (um|alis); -in- before l/y
-    surfaces as ni- (niluto)."""
-    if _is_vowel(stem[0].lower()):
-        return infix + stem
-    if infix == "in" and stem[0].lower() in "ly":
-        return "ni" + stem
-    c = _onset_len(stem.lower())
-    return stem[:c] + infix + stem[c:]
-
-
-def add_prefix(stem: str, prefix: str) -> str:
-    """Prefix with the nasal allomorph that agrees with the stem (pang- + bansa -> pambansa) and a hyphen
-    between a consonant-final, non-nasal prefix and a vowel-initial stem (mag-aral, but mangisda)."""
-    family = _NASAL_OF.get(prefix)
-    initial = stem[0].lower()
-    if family:
-        base = family[: -len("ng")]
-        prefix = base + ("m" if initial in _LABIAL else "n" if initial in _CORONAL else "ng")
-    if not family and not _is_vowel(prefix[-1]) and _is_vowel(initial):
-        return prefix + "-" + stem
-    return prefix + stem
-
-
-def apply_affix(root: str, spec: str | AffixSpec, glottal: bool = False) -> str:
-    """Inflect `root`: reduplicate, then infix, then suffix, then prefixes (innermost first)."""
-    s = AffixSpec.parse(spec) if isinstance(spec, str) else spec
-    stem = reduplicate(root) if s.reduplicate else root
-    if s.infix:
-        stem = add_infix(stem, s.infix)
-    if s.suffix:
-        stem = add_suffix(stem, s.suffix, glottal)
-    for p in reversed(s.prefixes):
-        stem = add_prefix(stem, p)
-    return stem
 
 
 FILIPINO = FilipinoPack()
