@@ -20,7 +20,7 @@ PREFIXES: tuple[str, ...] = (
     "nang", "nan", "nam", "napa", "napag", "napaka",
     "pa", "pag", "pagka", "pagpa", "paka", "paki", "pakiki", "pakikipag",
     "pang", "pan", "pam", "pina", "pinag", "pinaka", "pinang", "pinan", "pinam",
-    "sing", "sin", "sim", "tag", "taga", "tig",
+    "sing", "sin", "sim", "tag", "taga", "tig", "pala", "mala",
     "nakaka", "makaka",
 )  # fmt: skip
 # Compound prefixes whose second part is the CV reduplication of the ka- prefix (nakakatawa = naka|ka|tawa).
@@ -30,13 +30,18 @@ PREFIX_PARTS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 INFIXES: tuple[str, ...] = ("um", "in")
 # -han/-hin after vowel-final roots, -nan/-nin in a few (tawanan), plain -an/-in elsewhere (and after a glottal stop).
-SUFFIXES: tuple[str, ...] = ("an", "han", "nan", "in", "hin", "nin")
+# -ado (Spanish past participle) replaces the root's final vowel: sigurado <- siguro, imbitado <- imbita.
+SUFFIXES: tuple[str, ...] = ("an", "han", "nan", "in", "hin", "nin", "ado")
 CIRCUMFIXES: tuple[tuple[str, str], ...] = (
     ("ka", "an"), ("ka", "han"), ("pag", "an"), ("pag", "han"), ("pang", "an"), ("pam", "an"), ("pan", "an"),
     ("pa", "an"), ("pa", "han"), ("pa", "in"), ("pa", "hin"), ("ma", "an"), ("ma", "han"),
     ("pinag", "an"), ("pinag", "han"), ("ipag", "an"), ("magka", "an"),
 )  # fmt: skip
-LINKER = "ng"
+LINKER = "ng"  # after a vowel (magandang); after n only -g is added (noon -> noong, atin -> ating)
+LINKER_AFTER_N = "g"
+# Prefixes ending in the syllable a CV reduplicant would copy: when the root starts with that syllable, the
+# reading with a plain prefix plus reduplication wins (nakikita = na|ki|kita, malalaki = ma|la|laki).
+SYLLABLE_PREFIXES = frozenset({"naki", "maki", "paki", "mala", "pala"})
 
 # Nasal-final prefix families. The allomorph agrees with the root's first sound; mang-/nang-/pang- (and the
 # i-/pin- forms) may also swallow that sound, which the analyser restores.
@@ -52,6 +57,11 @@ NASAL_FAMILIES = {
 NASAL_OF = {allo: fam for fam, allos in NASAL_FAMILIES.items() for allo in allos}
 DELETING = frozenset(a for f in ("mang", "nang", "pang", "ipang", "pinang") for a in NASAL_FAMILIES[f])
 DELETED_BY_ENDING = {"ng": ("k",), "n": ("t", "s"), "m": ("b", "p")}
+# mang-/nang-/pang- ... without their nasal: with CV reduplication the nasal-initial base is copied
+# (na|mi|mili <- bili, pa|nga|ngailangan <- kailangan, na|ni|niwala <- tiwala).
+NASAL_BARE = {fam[: -len("ng")]: fam for fam in ("mang", "nang", "pang", "ipang", "pinang")}
+# root consonant a nasal stands for once substituted: m <- b/p, n <- t/s/d, ng <- k (ngailangan <- kailangan)
+SUBSTITUTED = {"m": ("b", "p"), "n": ("t", "s", "d"), "ng": ("k",)}
 LABIAL = frozenset("bp")
 CORONAL = frozenset("dlrst")
 

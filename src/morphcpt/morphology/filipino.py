@@ -38,10 +38,14 @@ from morphcpt.morphology.affixes import (
     INFIXES,
     LABIAL,
     LINKER,
+    LINKER_AFTER_N,
+    NASAL_BARE,
     NASAL_OF,
     PREFIX_PARTS,
     PREFIXES,
+    SUBSTITUTED,
     SUFFIXES,
+    SYLLABLE_PREFIXES,
     SYNCOPE,
     fold,
     is_vowel,
@@ -164,6 +168,14 @@ class FilipinoPack(LanguagePack):
         then the fewest morphs. kinain is k|in|ain (root kain), not kina|in."""
         root_chars = sum(e - s for s, e, k in r.spans if k == "root")
         marked = int(r.restored) + int(r.root not in self._trusted)
+        for (s, e, kind), (_, _, after) in zip(r.spans, r.spans[1:], strict=False):
+            if (
+                kind == "prefix"
+                and f[s:e] in SYLLABLE_PREFIXES
+                and after == "root"
+                and f[e : e + 2] == f[e - 2 : e]
+            ):
+                marked += 1  # na|ki|kita, not naki|kita
         if r.suffix in ("an", "in"):
             start = next(s for s, _, k in reversed(r.spans) if k == "suffix" and f[s : s + 2] == r.suffix)
             marked += is_vowel(f[start - 1])
@@ -180,7 +192,7 @@ class FilipinoPack(LanguagePack):
         return tuple(m.start for m in self._parse(word).morphs[1:])
 
     def _analysis(self, word: str) -> Analysis:
-        reading = self._best(fold(word))
+        reading = self._proper_noun(word) or self._best(fold(word))
         morphs = tuple(Morph(word[s:e], kind, s, e) for s, e, kind in reading.spans)
         return Analysis(
             word=word,
@@ -192,6 +204,21 @@ class FilipinoPack(LanguagePack):
             reduplicant=reading.reduplicant,
             linker=reading.linker,
         )
+
+    @staticmethod
+    def _proper_noun(word: str) -> _Reading | None:
+        """prefix-Name (taga-Leyte, maka-Amerikano, mala-Marcos): a capital after the hyphen marks a name, which
+        no lexicon lists, so the prefix is taken on its form alone."""
+        head, dash, name = word.partition("-")
+        if (
+            not dash
+            or not name[:1].isupper()
+            or fold(head) not in PREFIXES
+            or not name.replace("-", "").isalpha()
+        ):
+            return None
+        n = len(head) + 1
+        return _Reading(((0, n, "prefix"), (n, len(word), "root")), fold(name), (fold(head),))
 
     def is_root(self, word: str) -> bool:
         return fold(word) in self.roots
@@ -214,7 +241,7 @@ class FilipinoPack(LanguagePack):
     def _readings(self, f: str) -> Iterable[_Reading]:
         ends = [(len(f), "")]
         if f.endswith(LINKER) and len(f) > 4 and is_vowel(f[-3]):
-            ends.append((len(f) - 2, LINKER))
+            ends += [(len(f) - 2, LINKER), (len(f) - 1, LINKER_AFTER_N)]
         for end, linker in ends:
             tail = ((end, len(f), "suffix"),) if linker else ()
             g = f[:end]
@@ -223,7 +250,9 @@ class FilipinoPack(LanguagePack):
             yield from self._full_reduplication(g, tail, linker)
             for stem_end, suffix in self._suffix_splits(g):
                 stail = (((stem_end, end, "suffix"),) if suffix else ()) + tail
-                for r in self._prefixed(g[:stem_end], 0, _MAX_PREFIXES, bool(suffix)):
+                for r in self._prefixed(g[:stem_end], 0, _MAX_PREFIXES, suffix):
+                    if linker == LINKER_AFTER_N and r.root not in self._trusted:
+                        continue  # -g needs an n-final word: a root only the headword list knows is too weak
                     yield _Reading(
                         r.spans + stail,
                         r.root,
@@ -255,31 +284,37 @@ class FilipinoPack(LanguagePack):
         return splits
 
     def _lemma(
-        self, surface: str, suffixed: bool, restore: tuple[str, ...] = ("",)
+        self, surface: str, suffixed: str, restore: tuple[str, ...] = ("",)
     ) -> tuple[str, bool] | None:
-        """Dictionary root for a surface root, undoing raising/syncope (suffixed) or nasal deletion (restore)."""
+        """Dictionary root for a surface root, undoing raising/syncope/-ado's lost vowel (`suffixed`: the suffix),
+        nasal deletion (`restore`) or d -> r between vowels (maramdaman <- damdam). Prefixes are no roots unless
+        curated (pag|kain, not pagka|in)."""
         for c in restore:
             t = c + surface
-            options = [t]
-            if suffixed:
+            options = [(t, bool(c))]
+            if suffixed == "ado":  # the root's last vowel gave way: sigur|ado <- siguro
+                options = [(t + v, bool(c)) for v in "aoe"]
+            elif suffixed:
                 if t in SYNCOPE:
-                    options.append(SYNCOPE[t])
+                    options.append((SYNCOPE[t], bool(c)))
                 last_u = t.rfind("u")
                 if last_u >= 0 and not any(is_vowel(ch) for ch in t[last_u + 1 :]):
-                    options.append(t[:last_u] + "o" + t[last_u + 1 :])
-            for o in options:
-                if o in self.roots and _syllable_ok(o):
-                    return o, bool(c)
+                    options.append((t[:last_u] + "o" + t[last_u + 1 :], bool(c)))
+            if t.startswith("r"):
+                options += [("d" + o[1:], True) for o, _ in list(options)]
+            for o, restored in options:
+                if o in self.roots and _syllable_ok(o) and (o not in PREFIXES or o in self._trusted):
+                    return o, restored
         return None
 
-    def _prefixed(self, s: str, pos: int, depth: int, suffixed: bool) -> Iterable[_Reading]:
+    def _prefixed(self, s: str, pos: int, depth: int, suffixed: str) -> Iterable[_Reading]:
         yield from self._body(s, pos, suffixed)
         if depth == 0 or not s:
             return
         for p in self._prefix_by_initial.get(s[0], ()):
             if not s.startswith(p):
                 continue
-            n = len(p) + (1 if s[len(p) : len(p) + 1] == "-" and not is_vowel(p[-1]) else 0)
+            n = len(p) + (1 if s[len(p) : len(p) + 1] == "-" else 0)
             rest = s[n:]
             if len(rest) < 2 or rest[0] == "-":
                 continue
@@ -288,8 +323,15 @@ class FilipinoPack(LanguagePack):
             redup = "".join(t for t, k in PREFIX_PARTS.get(p, ()) if k == "reduplicant")
             if p in NASAL_OF:
                 for r in self._nasal_root(p, rest, pos + n, suffixed):
-                    yield _Reading(head + r.spans, r.root, labels, restored=r.restored)
+                    yield _Reading(
+                        head + r.spans, r.root, labels, reduplicant=r.reduplicant, restored=r.restored
+                    )
                 continue
+            if p in NASAL_BARE and n == len(p):
+                for r in self._substituted(rest, pos + n, suffixed):
+                    yield _Reading(
+                        head + r.spans, r.root, (NASAL_BARE[p],), reduplicant=r.reduplicant, restored=True
+                    )
             for r in self._prefixed(rest, pos + n, depth - 1, suffixed):
                 if redup and r.reduplicant:
                     continue
@@ -315,24 +357,51 @@ class FilipinoPack(LanguagePack):
         spans[-1] = (spans[-1][0], pos + n, spans[-1][2])
         return tuple(spans)
 
-    def _nasal_root(self, p: str, rest: str, pos: int, suffixed: bool) -> Iterable[_Reading]:
+    def _nasal_root(self, p: str, rest: str, pos: int, suffixed: str) -> Iterable[_Reading]:
+        """The root after a nasal prefix, its first consonant possibly swallowed (mam|ili), possibly after a CV
+        reduplicant (nang|ya|yari)."""
         ending = "ng" if p.endswith("ng") else p[-1]
         restore = ("",) + (DELETED_BY_ENDING[ending] if p in DELETING else ())
-        for c in restore:
-            found = self._lemma(rest, suffixed, (c,))
-            if found is None:
-                continue
-            lemma = found[0]
-            initial = lemma[0]
-            agrees = (
-                (ending == "m" and initial in LABIAL)
-                or (ending == "n" and initial in CORONAL)
-                or (ending == "ng" and initial not in LABIAL | CORONAL)
-            )
-            if agrees:
-                yield _Reading(((pos, pos + len(rest), "root"),), lemma, restored=bool(c))
+        bases = [("", rest)] + [
+            (rest[:k], rest[k:])
+            for k in (1, 2)
+            if len(rest) > k + 2 and first_syllable_cv(rest[k:]) == rest[:k]
+        ]
+        for red, base in bases:
+            for c in restore:
+                found = self._lemma(base, suffixed, (c,))
+                if found is None:
+                    continue
+                lemma = found[0]
+                initial = lemma[0]
+                agrees = (
+                    (ending == "m" and initial in LABIAL)
+                    or (ending == "n" and initial in CORONAL)
+                    or (ending == "ng" and initial not in LABIAL | CORONAL)
+                )
+                if agrees:
+                    spans = (((pos, pos + len(red), "reduplicant"),) if red else ()) + (
+                        (pos + len(red), pos + len(rest), "root"),
+                    )
+                    yield _Reading(spans, lemma, reduplicant=red, restored=bool(c) or found[1])
 
-    def _body(self, s: str, pos: int, suffixed: bool) -> Iterable[_Reading]:
+    def _substituted(self, rest: str, pos: int, suffixed: str) -> Iterable[_Reading]:
+        """CV reduplicant + a base whose first consonant is the prefix's nasal in place of the root's:
+        (na)|mi|mili <- bili, (pa)|nga|ngailangan <- kailangan."""
+        nasal = "ng" if rest.startswith("ng") else rest[:1]
+        if nasal not in SUBSTITUTED:
+            return
+        red = rest[: len(nasal) + 1]
+        base = rest[len(red) :]
+        if len(red) <= len(nasal) or not is_vowel(red[-1]) or not base.startswith(red) or len(base) < 4:
+            return
+        for c in SUBSTITUTED[nasal]:
+            found = self._lemma(base[len(nasal) :], suffixed, (c,))
+            if found is not None:
+                spans = ((pos, pos + len(red), "reduplicant"), (pos + len(red), pos + len(rest), "root"))
+                yield _Reading(spans, found[0], reduplicant=red)
+
+    def _body(self, s: str, pos: int, suffixed: str) -> Iterable[_Reading]:
         """Readings of `s` as [reduplicant] [infix] root, with the infix inside the first syllable."""
         end = pos + len(s)
         found = self._lemma(s, suffixed)
