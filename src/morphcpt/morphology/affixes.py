@@ -40,8 +40,8 @@ CIRCUMFIXES: tuple[tuple[str, str], ...] = (
 LINKER = "ng"  # after a vowel (magandang); after n only -g is added (noon -> noong, atin -> ating)
 LINKER_AFTER_N = "g"
 # Prefixes ending in the syllable a CV reduplicant would copy: when the root starts with that syllable, the
-# reading with a plain prefix plus reduplication wins (nakikita = na|ki|kita, malalaki = ma|la|laki).
-SYLLABLE_PREFIXES = frozenset({"naki", "maki", "paki", "mala", "pala"})
+# reading with a plain prefix plus reduplication wins (nakikita = na|ki|kita, nagsisimula = nag|si|simula).
+SYLLABLE_PREFIXES = frozenset({"naki", "maki", "paki", "mala", "pala", "magsi", "nagsi"})
 
 # Nasal-final prefix families. The allomorph agrees with the root's first sound; mang-/nang-/pang- (and the
 # i-/pin- forms) may also swallow that sound, which the analyser restores.

@@ -56,6 +56,7 @@ from morphcpt.morphology.syllabify import VOWELS, first_syllable_cv
 
 CURATED_ROOTS = Path(__file__).resolve().parent / "data" / "tl_roots.txt"
 HEADWORD_FILES = ("tgl_words.txt",)
+FREQUENCY_FILE = "fil_wordfreq.tsv"  # word<TAB>zipf, to choose between the linkers -ng and -g
 
 _MAX_WORD = 40
 _MAX_PREFIXES = 3
@@ -73,6 +74,20 @@ def _read_words(path: Path) -> list[str]:
         if field and field[0].isalpha():
             words.append(fold(field[0]))
     return words
+
+
+def word_frequencies(path: Path) -> dict[str, float]:
+    """word -> Zipf frequency from a `word<TAB>zipf` list (header line allowed); {} when the file is absent."""
+    if not path.is_file():
+        return {}
+    frequencies = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        word, _, zipf = line.partition("\t")
+        try:
+            frequencies[fold(word)] = float(zipf)
+        except ValueError:
+            continue
+    return frequencies
 
 
 def curated_roots(lexicon_dir: Path | None = None) -> frozenset[str]:
@@ -146,6 +161,7 @@ class FilipinoPack(LanguagePack):
     def __init__(self, roots: Iterable[str] | None = None, cache_size: int = 1 << 18):
         self._roots = frozenset(fold(r) for r in roots) if roots is not None else None
         self._trusted = self._roots
+        self._zipf: dict[str, float] = {}
         self._prefix_by_initial: dict[str, list[str]] = {}
         for p in sorted(PREFIXES, key=len, reverse=True):
             self._prefix_by_initial.setdefault(p[0], []).append(p)
@@ -160,6 +176,7 @@ class FilipinoPack(LanguagePack):
 
             self._roots = load_roots(LEXICON_DIR, DATA_DIR / "cache" / "morphology")
             self._trusted = curated_roots(LEXICON_DIR)
+            self._zipf = word_frequencies(LEXICON_DIR / FREQUENCY_FILE)
         return self._roots
 
     def _score(self, f: str, r: _Reading) -> tuple[int, int, int]:
@@ -241,7 +258,12 @@ class FilipinoPack(LanguagePack):
     def _readings(self, f: str) -> Iterable[_Reading]:
         ends = [(len(f), "")]
         if f.endswith(LINKER) and len(f) > 4 and is_vowel(f[-3]):
-            ends += [(len(f) - 2, LINKER), (len(f) - 1, LINKER_AFTER_N)]
+            # -ng after a vowel or -g after n: where both stems are words, the more frequent one (noon|g, una|ng)
+            after_vowel, after_n = (self._zipf.get(f[:-k], 0.0) for k in (2, 1))
+            if not after_n or after_vowel >= after_n:
+                ends.append((len(f) - 2, LINKER))
+            if not after_vowel or after_n > after_vowel:
+                ends.append((len(f) - 1, LINKER_AFTER_N))
         for end, linker in ends:
             tail = ((end, len(f), "suffix"),) if linker else ()
             g = f[:end]
@@ -278,7 +300,7 @@ class FilipinoPack(LanguagePack):
         for sfx in SUFFIXES:
             if g.endswith(sfx) and len(g) - len(sfx) >= 2:
                 stem = g[: -len(sfx)]
-                if sfx[0] in "hn" and not is_vowel(stem[-1]) and stem not in SYNCOPE:
+                if sfx[0] in "hn" and not is_vowel(stem[-1]) and not any(map(stem.endswith, SYNCOPE)):
                     continue  # -han/-hin/-nan/-nin follow a vowel, or a syncopated root (dal|hin)
                 splits.append((len(stem), sfx))
         return splits
@@ -407,10 +429,11 @@ class FilipinoPack(LanguagePack):
         found = self._lemma(s, suffixed)
         if found:
             yield _Reading(((pos, end, "root"),), found[0])
-        # CV reduplication: la|laro, a|alis
+        # CV reduplication: la|laro, a|alis; the copy keeps d where the base has r (da|rating <- dating)
         for k in (1, 2, 3):
             red, root = s[:k], s[k:]
-            if len(root) >= 3 and first_syllable_cv(root) == red:
+            copied = first_syllable_cv(root)
+            if len(root) >= 3 and (copied == red or (copied[:1] == "r" and red == "d" + copied[1:])):
                 found = self._lemma(root, suffixed)
                 if found:
                     yield _Reading(
