@@ -826,3 +826,13 @@ def test_the_exported_gen_metric_is_our_matcher(tmp_path):
         ours = score_gen(Replay(output), items)
         theirs = [exported.process_results(row, [output]) for row in rows]
         assert [{m: float(getattr(p, m)) for m in ("exact", "prefix", "contains")} for p in ours] == theirs
+
+
+def test_a_benchmark_of_one_task_is_exported_as_that_task_not_a_group(tmp_path):
+    from morphcpt.evaluate.lm_eval import export_lm_eval
+
+    tasks = {("cute", mode): all_items(PACUTE_OFFICIAL, "cute", mode) for mode in ("mcq", "gen")}
+    written = export_lm_eval(tasks, tmp_path)
+    assert sorted(p.name for p in written) == ["morphcpt_cute_gen.yaml", "morphcpt_cute_mcq.yaml"]
+    config = yaml.load((tmp_path / "morphcpt_cute_mcq.yaml").read_text(), Loader=_TaskLoader)
+    assert config["output_type"] == "multiple_choice" and "group" not in config
