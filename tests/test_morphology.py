@@ -82,6 +82,14 @@ def split(word: str) -> str:
         ("namimili", "na|mi|mili", "bili"),
         ("nararamdaman", "na|ra|ramdam|an", "damdam"),
         ("marunong", "ma|runong", "dunong"),
+        # found against the gold set (data/gold): reduplication over magsi-/nagsi-, a d-copy of an r-initial
+        # base, syncope after reduplication, -ng or -g by the more frequent stem
+        ("nagsisimula", "nag|si|simula", "simula"),
+        ("darating", "da|rating", "dating"),
+        ("pagdiriwang", "pag|di|riwang", "diwang"),
+        ("dadalhin", "da|dal|hin", "dala"),
+        ("unang", "una|ng", "una"),
+        ("bagong", "bago|ng", "bago"),
     ],
 )
 def test_affixed_words(word, expected, root):
