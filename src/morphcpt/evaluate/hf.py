@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteria, StoppingCriteriaList
 
-from morphcpt.evaluate.answers import first_line
+from morphcpt.evaluate.gen import first_line
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
@@ -28,7 +28,7 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
 
 
 class _LineComplete(StoppingCriteria):
-    """Stops a row once its new text holds a finished first line (see `answers.first_line`)."""
+    """Stops a row once its new text holds a finished first line (see `gen.first_line`)."""
 
     def __init__(self, tokenizer, prompt_length: int):
         self.tokenizer = tokenizer

@@ -28,16 +28,9 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from morphcpt import paths
+from morphcpt.evaluate import items as catalogue
 from morphcpt.evaluate.gen import GEN_METRICS, score_gen
-from morphcpt.evaluate.items import (
-    BENCHMARK_DIR,
-    LANGUAGES,
-    Item,
-    benchmark_name,
-    load_benchmark,
-    missing_subsets,
-    survey,
-)
+from morphcpt.evaluate.items import BENCHMARK_DIR, LANGUAGES, Item, load_benchmark
 from morphcpt.evaluate.mcq import MCQ_METRICS, score_mcq
 
 log = logging.getLogger(__name__)
@@ -122,10 +115,6 @@ def load_tasks(cfg: EvalConfig) -> dict[tuple[str, str], list[Item]]:
         for name in cfg.benchmarks:
             for task, items in load_benchmark(name, mode, cfg.benchmark_dir).items():
                 tasks[(task, mode)] = items[: cfg.limit] if cfg.limit else items
-    files = survey(cfg.benchmark_dir, cfg.benchmarks, cfg.modes)
-    log.info("benchmark files read under %s: %s", cfg.benchmark_dir, ", ".join(files["found"]))
-    if files["skipped"]:
-        log.warning("benchmark files skipped (not asked for): %s", ", ".join(files["skipped"]))
     return tasks
 
 
@@ -288,6 +277,10 @@ def run_evaluation(cfg: EvalConfig, model_factory: ModelFactory = load_hf_model)
     tasks = load_tasks(cfg)
     for (task, mode), items in tasks.items():
         log.info("%s %s: %d items", task, mode, len(items))
+    files = catalogue.survey(cfg.benchmark_dir, cfg.benchmarks, cfg.modes)
+    log.info("benchmark files read under %s: %s", cfg.benchmark_dir, ", ".join(files["found"]))
+    if files["skipped"]:
+        log.warning("benchmark files skipped (not asked for): %s", ", ".join(files["skipped"]))
     if cfg.export_lm_eval:
         from morphcpt.evaluate.lm_eval import export_lm_eval
 
@@ -310,7 +303,7 @@ def run_evaluation(cfg: EvalConfig, model_factory: ModelFactory = load_hf_model)
             continue
         model = model_factory(spec, cfg)
         for task, mode in pending:
-            missing = missing_subsets(task, [t for t, m in tasks if m == mode])
+            missing = catalogue.missing_subsets(task, [t for t, m in tasks if m == mode])
             outputs.append(evaluate_task(model, spec, task, mode, tasks[(task, mode)], cfg, missing))
         del model
         gc.collect()
@@ -328,7 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--benchmarks",
         nargs="+",
-        type=benchmark_name,
+        type=catalogue.benchmark_name,
         default=["pacute", "hierarchical"],
         help="pacute, pacute-<subset>, hierarchical, hierarchical-level<N>, cute, langgame, multi_digit_addition",
     )
