@@ -14,7 +14,7 @@ import pytest
 
 from morphcpt.analysis.report import build_report
 from morphcpt.analysis.results import ModelInfo, assign_roles, load_results, role_of
-from morphcpt.analysis.stats import bootstrap_ci, holm, mcnemar_exact, paired_bootstrap
+from morphcpt.analysis.stats import bootstrap_ci, holm, mcnemar_exact, paired_bootstrap, wilson_ci
 from morphcpt.evaluate.items import load_benchmark
 from morphcpt.evaluate.runner import EvalConfig, run_evaluation
 
@@ -39,6 +39,22 @@ def test_bootstrap_by_counts_matches_resampling_items():
     brute = values[rng.integers(0, values.size, size=(20_000, values.size))].mean(axis=1)
     assert low == pytest.approx(np.quantile(brute, 0.025), abs=0.03)
     assert high == pytest.approx(np.quantile(brute, 0.975), abs=0.03)
+
+
+@pytest.mark.parametrize(
+    ("right", "n", "low", "high"),  # Wilson 95% limits, worked by hand from the formula with z = 1.96
+    [(0, 10, 0.0, 0.27754), (10, 10, 0.72246, 1.0), (5, 10, 0.23659, 0.76341), (81, 263, 0.25530, 0.36622)],
+)
+def test_wilson_interval_values_and_no_collapse_at_the_ends(right, n, low, high):
+    mean, lower, upper = wilson_ci([1] * right + [0] * (n - right))
+    assert mean == right / n
+    assert (lower, upper) == (pytest.approx(low, abs=1e-4), pytest.approx(high, abs=1e-4))
+    assert lower < upper  # never a zero-width interval, even at 0 % or 100 %
+
+
+def test_wilson_interval_refuses_non_binary_scores():
+    with pytest.raises(ValueError, match="right/wrong"):
+        wilson_ci([0.5, 1.0])
 
 
 def test_mcnemar_exact_values():
@@ -317,6 +333,10 @@ def test_without_scheme_roles_the_report_says_it_cannot_answer(tmp_path):
     assert assign_roles(results) == {}
     report = build_report(tmp_path / "results", n_boot=500, plots=False).read_text()
     assert "cannot answer the research question" in report
+    # write_benchmarks holds PACUTE affixation only: the pooled PACUTE score must say it is not the whole
+    assert (
+        "**Warning: pacute MCQ is incomplete** — no results for composition, manipulation, stress, " in report
+    )
     assert "Plots not drawn" in report and not (tmp_path / "results" / "analysis" / "plots").exists()
 
 

@@ -304,3 +304,19 @@ def test_alignment_definition(vocab):
     assert morpheme_boundary_alignment(vocab, ids, Pack({})).recall == 0.0
     total = exact + off
     assert total.token_boundaries == 2 * len(inner) and 0.0 <= total.precision <= 1.0
+
+
+def test_words_a_gold_set_does_not_hold_count_for_neither_side(vocab):
+    class Gold:
+        def boundaries(self, word):
+            return [1, 3] if word == "kumain" else None
+
+    ids = vocab.encode("kumain pinakamaganda")
+    alone = morpheme_boundary_alignment(vocab, vocab.encode("kumain"), Gold())
+    both = morpheme_boundary_alignment(vocab, ids, Gold())
+    assert alone.morpheme_boundaries == 2
+    assert (both.token_boundaries, both.morpheme_boundaries, both.matched) == (
+        alone.token_boundaries,
+        alone.morpheme_boundaries,
+        alone.matched,
+    )

@@ -22,6 +22,7 @@ from morphcpt.analysis.results import (
     PRIMARY_METRIC,
     ModelInfo,
     assign_roles,
+    incomplete_benchmarks,
     load_results,
     models_in_order,
     role_of,
@@ -275,7 +276,7 @@ def build_report(
     models = models_in_order(results)
     names = [m.name for m in models]
     roles = {role: m for role, m in assign_roles(results).items() if role != "base"}
-    scores = score_rows(results, n_boot=n_boot)
+    scores = score_rows(results)
     comparisons = comparison_rows(results, n_boot=n_boot)
     tables = write_tables(scores, comparisons, names, output_dir)
     plot_files: list[Path] = []
@@ -295,6 +296,11 @@ def build_report(
         f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.\n",
         _models_table(models, roles) + "\n",
     ]
+    for (benchmark, mode), missing in incomplete_benchmarks(results).items():
+        sections.append(
+            f"**Warning: {benchmark} {mode.upper()} is incomplete** — no results for {', '.join(missing)}; its "
+            "pooled score covers only the subsets evaluated and is not comparable with the full benchmark's.\n"
+        )
     for language in languages:
         findings = headline_findings(comparisons, roles, language)
         heading = "## Answer to the research question" + (
@@ -313,11 +319,12 @@ def build_report(
         "\n".join(f"- [{name}]({name})" for name in tables) + "\n",
         "## Method\n",
         'MCQ: each option scored as the log-probability of `" " + option` after `<bos>` + prompt; acc takes '
-        "the highest sum, acc_norm the highest per character of the scored continuation (independent of tokenization, the "
-        "primary metric); exact ties are broken by a seeded random pick. GEN: greedy decoding, first line, exact "
-        "match after normalisation (primary), also prefix and contains. Intervals: percentile bootstrap over "
-        f"items ({n_boot} resamples). Paired comparisons on identical items: McNemar's exact test and a paired "
-        "bootstrap of the difference; Holm's adjustment over each family of comparisons.\n",
+        "the highest sum, acc_norm the highest sum divided by the option's length in characters (lm-eval's "
+        "definition; independent of tokenization, the primary metric); scores within 1e-4 of the best are tied "
+        "and broken by a seeded random pick. GEN: greedy decoding, first line, exact match after normalisation "
+        "(primary), also prefix and contains on word boundaries. Intervals: Wilson score intervals of each "
+        f"proportion. Paired comparisons on identical items: McNemar's exact test and a paired "
+        f"bootstrap of the difference ({n_boot} resamples); Holm's adjustment over each family of comparisons.\n",
     ]
     report = output_dir / "report.md"
     report.write_text("\n".join(sections), encoding="utf-8")

@@ -56,6 +56,7 @@ class TaskResult:
     language: str
     predictions: tuple[dict, ...]
     path: Path
+    missing_subsets: tuple[str, ...] = ()  # of its benchmark, not in the run: pooled scores leave them out
 
     def scores(self, metric: str) -> dict[str, tuple[str, float]]:
         """item id -> (fingerprint, 1.0 right / 0.0 wrong)."""
@@ -86,11 +87,21 @@ def load_results(results_dir: Path | str) -> list[TaskResult]:
                 language=data.get("language", "en"),
                 predictions=tuple(data["predictions"]),
                 path=path,
+                missing_subsets=tuple(data.get("missing_subsets", ())),
             )
         )
     if not found:
         raise FileNotFoundError(f"no evaluation results (<model>/<task>_<mode>.json) under {results_dir}")
     return found
+
+
+def incomplete_benchmarks(results: list[TaskResult]) -> dict[tuple[str, str], list[str]]:
+    """(benchmark, mode) -> subsets its results lack, for benchmarks whose pooled score is not the whole."""
+    missing: dict[tuple[str, str], set[str]] = {}
+    for result in results:
+        if result.missing_subsets:
+            missing.setdefault((result.benchmark, result.mode), set()).update(result.missing_subsets)
+    return {key: sorted(subsets) for key, subsets in sorted(missing.items())}
 
 
 def role_of(model: ModelInfo) -> str | None:
