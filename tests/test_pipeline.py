@@ -137,3 +137,25 @@ def test_local_runner_sets_slurm_variables(tmp_path):
     )
     assert jobs.run_local(script, [1, 2], log_dir=tmp_path / "logs") == {1: 0, 2: 0}
     assert (tmp_path / "logs" / "job_2.log").read_text().startswith("task 2 of ")
+
+
+def test_pyxis_runs_the_command_in_an_srun_step_with_the_same_mounts(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "srun").write_text('#!/bin/bash\nprintf "%s\\n" "$@"\n')
+    (bin_dir / "srun").chmod(0o755)
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "MORPHCPT_NO_ENROOT"},
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "CONTAINER_RUNTIME": "pyxis",
+        "PROJECT_DIR": str(paths.REPO_ROOT),
+        "DATA_ROOT": str(tmp_path / "data"),
+        "CONTAINER_SQSH": "/images/nemo.sqsh",
+    }
+    script = paths.REPO_ROOT / "training" / "nemo" / "run_in_enroot.sh"
+    result = subprocess.run(["bash", str(script), "python", "-V"], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    args = result.stdout.splitlines()
+    assert "--container-image=/images/nemo.sqsh" in args and args[-2:] == ["python", "-V"]
+    mounts = next(a for a in args if a.startswith("--container-mounts=")).split("=", 1)[1].split(",")
+    assert f"{paths.REPO_ROOT}:{paths.REPO_ROOT}" in mounts and f"{tmp_path}/data:{tmp_path}/data" in mounts
