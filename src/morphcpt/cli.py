@@ -22,6 +22,7 @@ STAGES: dict[str, tuple[str, str]] = {
     ),
     "audit": ("morphcpt.audit", "compare the schemes' indexed datasets side by side"),
     "jobs": ("morphcpt.jobs", "render PBS job scripts, or run a rendered one locally"),
+    "submit": ("morphcpt.pipeline", "submit every stage as a chain of dependent PBS/Slurm jobs, or --status"),
     "train": ("morphcpt.train", "continued pretraining (hf engine, or the megatron engine on the cluster)"),
     "export": ("morphcpt.export", "export a checkpoint to a Hugging Face model folder"),
     "verify-setup": ("morphcpt.setup_check", "check that this machine is ready to run the suite"),
