@@ -280,6 +280,15 @@ def check_base(tokenizer_json: dict, source: str) -> None:
         )
 
 
+def _saved_tokenizer_json(base: str | Path) -> dict | None:
+    """The base's tokenizer.json as saved: transformers' GemmaTokenizer rebuilds its backend with byte fallback
+    on whatever the file says, so the file is what tells whether the base itself has byte fallback."""
+    from transformers.utils import cached_file
+
+    path = cached_file(str(base), "tokenizer.json", _raise_exceptions_for_missing_entries=False)
+    return json.loads(Path(path).read_text(encoding="utf-8")) if path else None
+
+
 def expanded_tokenizer_json(base: dict, first_new_id: int, merges: list[tuple[str, str, str]]) -> dict:
     """The base tokenizer.json with the new pieces in its BPE vocabulary and their merges after the base ones."""
     out = json.loads(json.dumps(base))
@@ -312,7 +321,7 @@ def expand(
     paths = [corpus] if isinstance(corpus, str | Path) else list(corpus)
     vocab = Vocabulary.load(base)
     base_json = json.loads(vocab.tokenizer.backend_tokenizer.to_str())
-    check_base(base_json, str(base))
+    check_base(_saved_tokenizer_json(base) or base_json, str(base))
     rules = _Rules(vocab)
     runs, documents, nbytes, base_tokens = count_runs(
         _read_texts(paths, max_documents), vocab, rules, candidates, language
