@@ -58,6 +58,7 @@ SETTINGS: dict[str, str] = {
     "TRAIN_WALLTIME": "24:00:00",
     "TRAIN_EXIT_MARGIN_MINUTES": "20",  # training stops and saves this long before the walltime
     "AUTO_RESUBMIT": "0",  # 1: a training job that made progress resubmits itself until the run is finished
+    "EEVE_TOKENIZER": "",  # default: $OUTPUT_ROOT/tokenizers/gemma3-1b-eeve (python -m morphcpt.tokenization.eeve)
     "EXPORT_NCPUS": "16",
     "EXPORT_MEM": "128gb",
     "EXPORT_WALLTIME": "02:00:00",
@@ -76,6 +77,7 @@ def derived_settings(settings: dict[str, str]) -> dict[str, str]:
     out["CHUNK_DIR"] = out["CHUNK_DIR"] or f"{out['DATA_ROOT']}/chunks"
     out["PROCESSED_DIR"] = out["PROCESSED_DIR"] or f"{out['DATA_ROOT']}/processed"
     out["OUTPUT_ROOT"] = out["OUTPUT_ROOT"] or f"{project}/outputs"
+    out["EEVE_TOKENIZER"] = out["EEVE_TOKENIZER"] or f"{out['OUTPUT_ROOT']}/tokenizers/gemma3-1b-eeve"
     # Chunk files are chunk_01 … chunk_20: the job pads $PBS_ARRAY_INDEX to the same width as the splitter.
     out["CHUNK_DIGITS"] = str(max(2, len(out["NUM_CHUNKS"])))
     return out
@@ -96,7 +98,11 @@ class JobSpec:
 
 
 def _one_per_scheme(settings: dict[str, str]) -> list[dict[str, str]]:
-    return [{"SCHEME": scheme} for scheme in scheme_names()]
+    # eeve reads the expanded tokenizer; every other scheme the base one
+    return [
+        {"SCHEME": scheme, **({"TOKENIZER": settings["EEVE_TOKENIZER"]} if scheme == "eeve" else {})}
+        for scheme in scheme_names()
+    ]
 
 
 def _one_per_training_run(settings: dict[str, str]) -> list[dict[str, str]]:
@@ -109,6 +115,7 @@ JOBS: list[JobSpec] = [
     JobSpec("preprocess_data.pbs", "preprocess_data_{SCHEME}.pbs", _one_per_scheme),
     JobSpec("run_cpt.pbs", "run_cpt_{VARIANT}.pbs", _one_per_training_run),
     JobSpec("export.pbs", "export_{VARIANT}.pbs", _one_per_training_run),
+    JobSpec("run_cpt_eeve.pbs", "run_cpt_eeve.pbs", lambda settings: [{}]),
 ]
 
 
