@@ -117,7 +117,7 @@ def resize(base_model: str | Path, tokenizer_dir: str | Path, out_dir: str | Pat
         if k not in ("model.embed_tokens.weight", "lm_head.weight")
     }
     state["model.embed_tokens.weight"], state["lm_head.weight"] = new_in, new_out
-    resized = Gemma3ForCausalLM(config)
+    resized = Gemma3ForCausalLM(config).float()  # fp32 like the loaded weights, so the copy below is exact
     resized.load_state_dict(state, strict=True)
     out = Path(out_dir)
     staging = out.with_name(out.name + ".tmp")
