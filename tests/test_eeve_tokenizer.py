@@ -175,4 +175,11 @@ def test_eeve_scheme_needs_the_expanded_tokenizer_and_writes_its_own_validation(
         assert ids.tolist() == [new.bos_id, *new.encode(text), new.eos_id]
         assert vocab.decode(base_ids.tolist()) == text  # the canonical set is untouched
     assert sum(map(len, eeve)) < sum(map(len, canonical))
+    # bits per byte divide by the same bytes: the two validation sets spell the same text
+    from morphcpt.train.data import byte_table, dataset_bytes
+
+    folder_out = tmp_path / "out" / "validation"
+    eeve_tokens, eeve_bytes = dataset_bytes(folder_out / "validation_eeve_text_document", byte_table(new))
+    base_tokens, base_bytes = dataset_bytes(folder_out / "validation_text_document", byte_table(vocab))
+    assert eeve_bytes == base_bytes == sum(len(t.encode()) for t in texts) and eeve_tokens < base_tokens
     assert any(i >= expansion.first_new_id for ids in eeve for i in ids.tolist())
