@@ -28,6 +28,10 @@ STAGES: dict[str, tuple[str, str]] = {
         "morphcpt.tokenization.train_tokenizer",
         "train a SentencePiece tokenizer for a language",
     ),
+    "eeve-tokenizer": (
+        "morphcpt.tokenization.eeve",
+        "EEVE: expand a tokenizer with N new target-language pieces",
+    ),
     "demo": ("morphcpt.demo", "the whole pipeline on the shipped sample with a tiny model, on CPU"),
 }
 
