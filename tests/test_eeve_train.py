@@ -16,6 +16,8 @@ from morphcpt.tokenization.eeve import Expansion, expand
 from morphcpt.train import eeve, load_plan
 from morphcpt.train.eeve import STAGE_DONE, STAGE_TRAINS, stage_dir
 
+pytestmark = pytest.mark.slow  # seven short training stages on the tiny model, about a minute and a half
+
 NUM_NEW = 48
 EMBED, HEAD = "model.embed_tokens.weight", "lm_head.weight"
 
