@@ -148,6 +148,7 @@ def test_export_names_eeve_and_loads_untied(straight):
     meta = json.loads((result.export / "morphcpt_metadata.json").read_text())
     assert meta["scheme"] == "eeve"
     assert meta["eeve"]["added_tokens"] == NUM_NEW and meta["eeve"]["stages"] == [1, 2, 3, 4, 5, 6, 7]
+    assert meta["eeve"]["stage_steps"] == [2] * 7 and meta["run_name"] == "demo-cpt-eeve"
     model = AutoModelForCausalLM.from_pretrained(result.export)
     assert model.config.tie_word_embeddings is False
     assert not torch.equal(model.get_input_embeddings().weight, model.get_output_embeddings().weight)

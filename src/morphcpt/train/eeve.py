@@ -319,7 +319,8 @@ def export_final(plan: CPTPlan, stages: list[int], facts: dict) -> Path:
         "first_new_id": facts["first_new_id"],
         "stages": stages,
         "stage_names": [STAGE_NAMES[k] for k in stages],
+        "stage_steps": [plan.eeve.steps[k - 1] for k in stages],  # `step` is the last stage's own step
         "tie_word_embeddings": False,
     }
-    extra = {"eeve": eeve, "base_model": facts["base_model"]}
+    extra = {"eeve": eeve, "base_model": facts["base_model"], "run_name": plan.run_name}
     return export_run(last, output=output, extra=extra).output
