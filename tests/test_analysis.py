@@ -107,6 +107,8 @@ def test_holm_adjustment():
         ("stochastok_cpt", None, "stochastok"),
         ("baseline", None, "baseline"),
         ("gemma-3-1b-pt", None, None),
+        ("run9", "eeve", "eeve"),
+        ("gemma3-1b-eeve", None, "eeve"),
     ],
 )
 def test_roles_come_from_the_scheme_or_the_name(name, scheme, role):
@@ -323,6 +325,30 @@ def test_results_of_indifferent_models_are_reported_as_chance(tmp_path):
     assert "includes guessing" in report
     assert "**Answer: not shown**" in report
     assert (tmp_path / "results" / "analysis" / "report.md").is_file()
+
+
+def test_eeve_is_the_fourth_model_of_tables_comparisons_and_report(tmp_path):
+    write_benchmarks(tmp_path / "benchmarks", scale=0.5)
+    items = all_items(tmp_path / "benchmarks")
+    evaluate(
+        tmp_path,
+        tmp_path / "results",
+        {
+            "vanilla": ({"scheme": "vanilla", "step": 10}, SkilledModel(items, {}, seed=1)),
+            "stochastok": ({"scheme": "stochastok", "step": 10}, SkilledModel(items, {}, seed=2)),
+            "patok": ({"scheme": "patok", "step": 10}, SkilledModel(items, {}, seed=3)),
+            "eeve": (
+                {"scheme": "eeve", "step": 10, "eeve": {"added_tokens": 2048}},
+                SkilledModel(items, {"hierarchical-level2": 0.9}, seed=4),
+            ),
+        },
+    )
+    assert assign_roles(load_results(tmp_path / "results"))["eeve"].name == "eeve"
+    report = build_report(tmp_path / "results", n_boot=500, plots=False).read_text()
+    assert "EEVE (expanded vocabulary) is significantly better than baseline (vanilla CPT)" in report
+    assert "Patok CPT is significantly worse than EEVE (expanded vocabulary)" in report
+    scores = read_csv(tmp_path / "results" / "analysis" / "scores.csv")
+    assert {r["model"] for r in scores} == {"vanilla", "stochastok", "patok", "eeve"}
 
 
 def test_without_scheme_roles_the_report_says_it_cannot_answer(tmp_path):

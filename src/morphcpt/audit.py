@@ -66,6 +66,15 @@ def audit(
         raise FileNotFoundError(
             f"{output_dir} has no completed {BASELINE} chunks; the audit compares against them"
         )
+    # A scheme with its own tokenizer (eeve) has other ids for the same text: it cannot be compared id by id.
+    base_tokenizers = {c["key"]["tokenizer_fingerprint"] for c in folders[BASELINE].values()}
+    own_tokenizer = sorted(
+        s
+        for s, chunks in folders.items()
+        if {c["key"]["tokenizer_fingerprint"] for c in chunks.values()} - base_tokenizers
+    )
+    for name in own_tokenizer:
+        del folders[name]
     schemes = sorted(folders, key=lambda name: (_ORDER.get(name, len(_ORDER)), name))
     chunks = sorted(set.intersection(*(set(folders[s]) for s in schemes)))
     fingerprints = {folders[s][c]["key"]["tokenizer_fingerprint"] for s in schemes for c in chunks}
@@ -144,6 +153,7 @@ def audit(
         "output_dir": str(output_dir),
         "chunks": chunks,
         "skipped_chunks": skipped,
+        "own_tokenizer": own_tokenizer,
         "rows": rows,
         "example": example,
         "text_compared_with": compared_with,
@@ -208,6 +218,8 @@ def format_table(result: dict) -> str:
     )
     if result["skipped_chunks"]:
         note += f"; not in every scheme (skipped): {', '.join(result['skipped_chunks'])}"
+    if result.get("own_tokenizer"):
+        note += f"; own tokenizer, not compared id by id: {', '.join(result['own_tokenizer'])}"
     lines = [note, *lines]
     example = result.get("example")
     if example:

@@ -37,6 +37,10 @@ STAGES: dict[str, tuple[str, str]] = {
         "morphcpt.evaluate.generate_text",
         "generate text with an exported model (prompts, interactive)",
     ),
+    "eeve-tokenizer": (
+        "morphcpt.tokenization.eeve",
+        "EEVE: expand a tokenizer with N new target-language pieces",
+    ),
     "demo": ("morphcpt.demo", "the whole pipeline on the shipped sample with a tiny model, on CPU"),
 }
 

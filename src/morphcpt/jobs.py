@@ -66,6 +66,7 @@ SETTINGS: dict[str, str] = {
     "SCRATCH_MODEL": "scratch_100m",  # pretrain_scratch.pbs: scratch_tiny | scratch_100m | scratch_1b
     "SCRATCH_TOKENIZER": "",  # default: $DATA_ROOT/tokenizer (what `morphcpt train-tokenizer` wrote)
     "SCRATCH_TRAIN_TOKENS": "1B",  # token budget: 10M, 100M, 1B, 10B or a number (sets the steps)
+    "EEVE_TOKENIZER": "",  # default: $OUTPUT_ROOT/tokenizers/gemma3-1b-eeve (python -m morphcpt.tokenization.eeve)
     "EXPORT_NCPUS": "16",
     "EXPORT_MEM": "128gb",
     "EXPORT_WALLTIME": "02:00:00",
@@ -103,6 +104,7 @@ def derived_settings(settings: dict[str, str]) -> dict[str, str]:
     out["BENCHMARK_DIR"] = out["BENCHMARK_DIR"] or f"{out['DATA_ROOT']}/benchmarks"
     out["RESULTS_DIR"] = out["RESULTS_DIR"] or f"{out['OUTPUT_ROOT']}/results"
     out["SCRATCH_TOKENIZER"] = out["SCRATCH_TOKENIZER"] or f"{out['DATA_ROOT']}/tokenizer"
+    out["EEVE_TOKENIZER"] = out["EEVE_TOKENIZER"] or f"{out['OUTPUT_ROOT']}/tokenizers/gemma3-1b-eeve"
     # Chunk files are chunk_01 … chunk_20: the job pads $PBS_ARRAY_INDEX to the same width as the splitter.
     out["CHUNK_DIGITS"] = str(max(2, len(out["NUM_CHUNKS"])))
     return out
@@ -123,7 +125,11 @@ class JobSpec:
 
 
 def _one_per_scheme(settings: dict[str, str]) -> list[dict[str, str]]:
-    return [{"SCHEME": scheme} for scheme in scheme_names()]
+    # eeve reads the expanded tokenizer; every other scheme the base one
+    return [
+        {"SCHEME": scheme, **({"TOKENIZER": settings["EEVE_TOKENIZER"]} if scheme == "eeve" else {})}
+        for scheme in scheme_names()
+    ]
 
 
 def _one_per_training_run(settings: dict[str, str]) -> list[dict[str, str]]:
@@ -176,6 +182,7 @@ JOBS: list[JobSpec] = [
     JobSpec("pretrain_scratch.pbs", "pretrain_scratch.pbs", lambda settings: [{}]),
     JobSpec("cpu_stage.pbs", "{STAGE}.pbs", _cpu_stages),
     JobSpec("run_evaluation.pbs", "run_evaluation.pbs", _evaluation),
+    JobSpec("run_cpt_eeve.pbs", "run_cpt_eeve.pbs", lambda settings: [{}]),
 ]
 
 

@@ -6,7 +6,8 @@ Writes `scores.{md,csv}`, `comparisons.{md,csv}`, `plots/*.png` and `report.md`,
 does continued pretraining with morphology-aware tokenization (patok) beat vanilla CPT (baseline) and
 StochasTok on Filipino morphology — above all on hierarchical Level 2, morpheme decomposition? The report
 says so only where a paired test, Holm-adjusted over its headline comparisons, finds a difference at 5%; near
-chance, or without a significant difference, it says that instead.
+chance, or without a significant difference, it says that instead. An EEVE model (vocabulary expansion, the
+fourth arm) is compared with the baseline and with Patok in the same Holm family.
 """
 
 from __future__ import annotations
@@ -44,12 +45,19 @@ log = logging.getLogger(__name__)
 ALPHA = 0.05
 # Where the question is asked, most important first: Level 2 is morpheme decomposition.
 FOCUS_GROUPS = ("hierarchical-level2", "hierarchical", "pacute-affixation", "pacute")
-QUESTIONS = (("patok", "baseline"), ("stochastok", "baseline"), ("patok", "stochastok"))
+QUESTIONS = (
+    ("patok", "baseline"),
+    ("stochastok", "baseline"),
+    ("patok", "stochastok"),
+    ("eeve", "baseline"),  # the fourth arm: own Filipino tokens instead of re-cut ones
+    ("patok", "eeve"),
+)
 ROLE_NAMES = {
     "base": "base model",
     "baseline": "baseline (vanilla CPT)",
     "stochastok": "StochasTok CPT",
     "patok": "Patok CPT",
+    "eeve": "EEVE (expanded vocabulary)",
 }
 
 
@@ -146,7 +154,7 @@ def _paragraph(
     title = "hierarchical Level 2 (morpheme decomposition)" if group == "hierarchical-level2" else group
     levels = [
         (role, s)
-        for role in ("baseline", "stochastok", "patok")
+        for role in ("baseline", "stochastok", "patok", "eeve")
         if role in roles and (s := _score(scores, roles[role].name, group, mode, language)) is not None
     ]
     listing = "; ".join(f"{ROLE_NAMES[role]} {cell(s)}%" for role, s in levels)
