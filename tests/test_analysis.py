@@ -369,3 +369,12 @@ def test_without_scheme_roles_the_report_says_it_cannot_answer(tmp_path):
 def test_an_empty_results_folder_is_an_error(tmp_path):
     with pytest.raises(FileNotFoundError):
         load_results(tmp_path)
+
+
+def test_wilson_interval_always_contains_the_proportion():
+    """Float rounding once put the upper end below p = 1 (0.9999999999999999): a negative error bar that
+    matplotlib refuses, which crashed the demo's plots."""
+    for n in range(1, 121):
+        for right in range(n + 1):
+            p, low, high = wilson_ci([1] * right + [0] * (n - right))
+            assert 0.0 <= low <= p <= high <= 1.0, (right, n, low, p, high)

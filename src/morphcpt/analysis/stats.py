@@ -68,7 +68,9 @@ def wilson_ci(
     z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return p, max(0.0, centre - half), min(1.0, centre + half)
+    # the interval always contains p; clamping to it removes float rounding (p = 1 gave 0.9999999999999999 above
+    # it, a negative error bar that matplotlib refuses)
+    return p, min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half))
 
 
 @dataclass(frozen=True)
