@@ -2,8 +2,10 @@
 
     python scripts/submit_pipeline.py [--from STAGE] [--to STAGE] [--schemes vanilla patok] [--dry-run]
     python scripts/submit_pipeline.py --status
+    python scripts/submit_pipeline.py --local --sample          (run the same scripts here, on the shipped sample)
 
-Library code: `morphcpt.pipeline` (stages, markers, the CPT gate) and `morphcpt.scheduler` (qsub/sbatch).
+Library code: `morphcpt.pipeline` (stages, markers, the CPT gate), `morphcpt.scheduler` (qsub/sbatch) and
+`morphcpt.local_chain` (--local).
 """
 
 import sys

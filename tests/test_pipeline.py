@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from morphcpt import jobs, paths, pipeline, scheduler
+from morphcpt import jobs, local_chain, paths, pipeline, scheduler
 
 FAKE = """#!/bin/bash
 # records its arguments; prints a new id; fails on the script named in $FAKE_REJECT
@@ -45,24 +45,21 @@ def submitted(tmp_path) -> list[str]:
     )
 
 
-def test_every_stage_waits_for_exactly_its_inputs(cluster):
-    assert pipeline.main(["--env", ".env", "--schemes", "vanilla", "patok"]) == 0
+@pytest.mark.parametrize("schemes", [["vanilla", "patok"], ["eeve", "patok", "stochastok", "vanilla"]])
+def test_every_stage_waits_for_exactly_its_inputs(cluster, schemes):
+    assert pipeline.main(["--env", ".env", "--schemes", *schemes]) == 0
     lines = submitted(cluster)
     ids = {
         line.split()[-1].rsplit("/", 1)[-1].removesuffix(".pbs"): f"{n}.pbs01"
         for n, line in enumerate(lines, 1)
     }
     settings = jobs.derived_settings({**jobs.SETTINGS, **jobs.read_env(".env")})
-    for stage in pipeline.build_stages(settings, ["vanilla", "patok"]):
+    for stage in pipeline.build_stages(settings, schemes):
         line = next(line for line in lines if line.endswith(f"/{stage.script}.pbs"))
         waits_for = {
             ids[f"cpt_done_{name[4:]}"]
             if name.startswith("cpt_")
-            else ids[
-                next(
-                    s.script for s in pipeline.build_stages(settings, ["vanilla", "patok"]) if s.name == name
-                )
-            ]
+            else ids[next(s.script for s in pipeline.build_stages(settings, schemes) if s.name == name)]
             for name in stage.inputs
         }
         shown = set(line.split("depend=afterok:")[1].split()[0].split(":")) if "depend=" in line else set()
@@ -159,3 +156,50 @@ def test_pyxis_runs_the_command_in_an_srun_step_with_the_same_mounts(tmp_path):
     assert "--container-image=/images/nemo.sqsh" in args and args[-2:] == ["python", "-V"]
     mounts = next(a for a in args if a.startswith("--container-mounts=")).split("=", 1)[1].split(",")
     assert f"{paths.REPO_ROOT}:{paths.REPO_ROOT}" in mounts and f"{tmp_path}/data:{tmp_path}/data" in mounts
+
+
+@pytest.mark.slow
+def test_the_local_runner_runs_the_chain_on_the_sample_in_order_to_the_report(tmp_path, capsys):
+    out, schemes = tmp_path / "chain", ["vanilla", "patok", "eeve"]
+    assert pipeline.main(["--local", "--sample", "--output-dir", str(out), "--schemes", *schemes]) == 0
+    printed = capsys.readouterr().out
+    ran = [line.split()[0] for line in printed.splitlines() if " ran in " in line]
+    settings = jobs.derived_settings({**jobs.SETTINGS, **local_chain.sample_settings(out)})
+    stages = pipeline.build_stages(settings, schemes)
+    assert sorted(ran) == sorted(stage.name for stage in stages)  # every stage, each once
+    for stage in stages:  # each after every stage it reads from
+        assert all(ran.index(name) < ran.index(stage.name) for name in stage.inputs), stage.name
+    progress = json.loads((out / "runs" / "gemma3-1b-patok" / "progress.json").read_text())
+    assert progress["complete"] and progress["iteration"] == progress["steps"] == 20
+    report = (out / "results" / "analysis" / "report.md").read_text()
+    for model in ("gemma3-1b-baseline", "gemma3-1b-patok", "gemma3-1b-eeve"):
+        assert f"| {model} |" in report
+    assert f"report: {out / 'results' / 'analysis' / 'report.md'}" in printed
+    # a rerun finds everything on disk and runs nothing
+    assert pipeline.main(["--local", "--sample", "--output-dir", str(out), "--schemes", *schemes]) == 0
+    rerun = capsys.readouterr().out
+    assert " ran in " not in rerun and rerun.count("done (its outputs are on disk)") == len(stages)
+
+
+def test_the_local_runner_stops_at_a_failed_job_and_shows_its_log(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text(
+        f"DATA_ROOT={tmp_path}/data\nOUTPUT_ROOT={tmp_path}/out\nLOG_DIR={tmp_path}/logs\n"
+        f"CORPUS_SOURCE={tmp_path}/missing.jsonl\nNUM_CHUNKS=2\n"
+    )
+    assert pipeline.main(["--local", "--env", ".env", "--to", "split"]) == 1
+    err = capsys.readouterr().err
+    assert "download failed (exit 1)" in err and "missing.jsonl" in err and "rerun the same command" in err
+    assert not (tmp_path / "data" / "chunks").exists()  # nothing after the failure ran
+
+
+def test_the_local_runner_runs_slurm_scripts_too(tmp_path, capsys):
+    out = tmp_path / "chain"
+    args = ["--local", "--sample", "--scheduler", "slurm", "--output-dir", str(out), "--to", "split"]
+    assert pipeline.main(args) == 0
+    assert (out / "jobs" / "split.slurm").exists() and not list((out / "jobs").glob("*.pbs"))
+    manifest = json.loads((out / "data" / "chunks" / "manifest.json").read_text())
+    assert len(manifest["chunks"]) == 2 and manifest["validation"]["lines"] == 160
+    with pytest.raises(SystemExit):
+        pipeline.main(["--sample"])  # --sample without --local is refused
+    assert "add --local" in capsys.readouterr().err

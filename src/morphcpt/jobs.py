@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -63,10 +64,14 @@ SETTINGS: dict[str, str] = {
     "TRAIN_WALLTIME": "24:00:00",
     "TRAIN_EXIT_MARGIN_MINUTES": "20",  # training stops and saves this long before the walltime
     "AUTO_RESUBMIT": "0",  # 1: a training job that made progress resubmits itself until the run is finished
+    "TRAIN_ENGINE": "megatron",  # megatron (Megatron-Bridge, the cluster) | hf (transformers, any machine, CPU too)
+    "TRAIN_OVERRIDES": "",  # more training-plan overrides for every CPT run (EEVE too), e.g. "loop.steps=2000"
     "SCRATCH_MODEL": "scratch_100m",  # pretrain_scratch.pbs: scratch_tiny | scratch_100m | scratch_1b
     "SCRATCH_TOKENIZER": "",  # default: $DATA_ROOT/tokenizer (what `morphcpt train-tokenizer` wrote)
     "SCRATCH_TRAIN_TOKENS": "1B",  # token budget: 10M, 100M, 1B, 10B or a number (sets the steps)
     "EEVE_TOKENIZER": "",  # default: $OUTPUT_ROOT/tokenizers/gemma3-1b-eeve (python -m morphcpt.tokenization.eeve)
+    "EEVE_NUM_NEW": "2048",  # new pieces of the expanded tokenizer the chain's eeve_tokenizer job makes
+    "EEVE_OVERRIDES": "",  # more plan overrides for the EEVE run only, e.g. "eeve.steps=[500,500,500,500,500,2000,500]"
     "EXPORT_NCPUS": "16",
     "EXPORT_MEM": "128gb",
     "EXPORT_WALLTIME": "02:00:00",
@@ -80,12 +85,18 @@ SETTINGS: dict[str, str] = {
     "CPU_WALLTIME": "12:00:00",
     "CORPUS": "",  # default: $DATA_ROOT/corpora/seapile-v2-filipino.jsonl
     "CORPUS_LANGUAGE": "fil",
+    "CORPUS_SOURCE": "",  # a JSONL corpus already on disk: the download job copies it instead of downloading
+    "HOLDOUT_LINES": "2000",  # the split's last lines that become the canonical validation set
+    "BENCHMARK_OVERRIDES": "",  # generate_benchmarks.py overrides, e.g. "pacute.affixation=70 hierarchical.level2=100"
     "BENCHMARK_DIR": "",  # default: $DATA_ROOT/benchmarks
     "RESULTS_DIR": "",  # default: $OUTPUT_ROOT/results
     "EVAL_NCPUS": "8",
     "EVAL_MEM": "64gb",
     "EVAL_WALLTIME": "12:00:00",
+    "EVAL_ARGS": "",  # more run_evaluation.py arguments, e.g. "--limit 200 --batch-size 16"
 }
+# Settings that hold several arguments: rendered shell-quoted, one word each, as <NAME>_ARGV
+_ARGUMENT_LISTS = ("TRAIN_OVERRIDES", "EEVE_OVERRIDES", "BENCHMARK_OVERRIDES", "EVAL_ARGS")
 _SECRET = re.compile(r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|KEY)$")  # HF_TOKEN, WANDB_API_KEY; not TOKENIZER
 _PLACEHOLDER = re.compile(r"\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)\})")
 
@@ -107,6 +118,8 @@ def derived_settings(settings: dict[str, str]) -> dict[str, str]:
     out["EEVE_TOKENIZER"] = out["EEVE_TOKENIZER"] or f"{out['OUTPUT_ROOT']}/tokenizers/gemma3-1b-eeve"
     # Chunk files are chunk_01 … chunk_20: the job pads $PBS_ARRAY_INDEX to the same width as the splitter.
     out["CHUNK_DIGITS"] = str(max(2, len(out["NUM_CHUNKS"])))
+    for name in _ARGUMENT_LISTS:
+        out[f"{name}_ARGV"] = " ".join(shlex.quote(word) for word in shlex.split(out.get(name, "")))
     return out
 
 
@@ -145,20 +158,28 @@ def _cpu_stages(settings: dict[str, str]) -> list[dict[str, str]]:
     have none of their own: the job writes `<corpus>.done`; a gate succeeds only when its run is complete).
     """
     enroot, s = "bash training/nemo/run_in_enroot.sh", settings
+    # one command a line: `set -e` ends the job at a failing line (it would not inside an `a && b` list)
+    download = (
+        f'cp "{s["CORPUS_SOURCE"]}" "{s["CORPUS"]}.partial"\nmv "{s["CORPUS"]}.partial" "{s["CORPUS"]}"'
+        if s["CORPUS_SOURCE"]
+        else f'{enroot} python scripts/download_seapile.py --output "{s["CORPUS"]}" --language "{s["CORPUS_LANGUAGE"]}"'
+    )
     stages = [
-        (
-            "download",
-            f'{enroot} python scripts/download_seapile.py --output "{s["CORPUS"]}" '
-            f'--language "{s["CORPUS_LANGUAGE"]}" && touch "{s["CORPUS"]}.done"',
-        ),
+        ("download", f'mkdir -p "$(dirname "{s["CORPUS"]}")"\n{download}\ntouch "{s["CORPUS"]}.done"'),
         (
             "split",
             f'{enroot} python training/nemo/data/split_jsonl.py --input "{s["CORPUS"]}" '
-            f'--output-dir "{s["CHUNK_DIR"]}" --num-chunks {s["NUM_CHUNKS"]}',
+            f'--output-dir "{s["CHUNK_DIR"]}" --num-chunks {s["NUM_CHUNKS"]} --holdout-lines {s["HOLDOUT_LINES"]}',
         ),
         (
             "benchmarks",
-            f'{enroot} python scripts/generate_benchmarks.py --output-dir "{s["BENCHMARK_DIR"]}" --seed 0',
+            f'{enroot} python scripts/generate_benchmarks.py --output-dir "{s["BENCHMARK_DIR"]}" --seed 0 '
+            f"{s['BENCHMARK_OVERRIDES_ARGV']}".rstrip(),
+        ),
+        (
+            "eeve_tokenizer",
+            f'{enroot} python -m morphcpt.tokenization.eeve "{s["CHUNK_DIR"]}"/chunk_*.jsonl --base "{s["TOKENIZER"]}" '
+            f'--out-dir "{s["EEVE_TOKENIZER"]}" --num-new {s["EEVE_NUM_NEW"]}',
         ),
         (
             "analyze",
@@ -168,11 +189,23 @@ def _cpu_stages(settings: dict[str, str]) -> list[dict[str, str]]:
     for run in _one_per_training_run(settings):
         progress = f"{s['OUTPUT_ROOT']}/runs/{run['RUN_NAME']}/progress.json"
         stages.append((f"cpt_done_{run['VARIANT']}", f'grep -q \'"complete": true\' "{progress}"'))
+    # the EEVE job exports the model itself after its last stage: its export is its completion
+    stages.append(
+        ("cpt_done_eeve", f'test -f "{s["OUTPUT_ROOT"]}/exports/{eeve_run_name()}/morphcpt_metadata.json"')
+    )
     return [{"STAGE": name, "COMMAND": command} for name, command in stages]
 
 
+def eeve_run_name() -> str:
+    """The EEVE arm's run name (recipe `eeve`): its run folder and its export are named after it."""
+    from morphcpt.train.plan import load_plan  # imports Hydra; only needed when rendering
+
+    return load_plan(["recipe=eeve"]).run_name
+
+
 def _evaluation(settings: dict[str, str]) -> list[dict[str, str]]:
-    return [{"RUN_NAMES": " ".join(run["RUN_NAME"] for run in _one_per_training_run(settings))}]
+    names = [run["RUN_NAME"] for run in _one_per_training_run(settings)] + [eeve_run_name()]
+    return [{"RUN_NAMES": " ".join(names)}]
 
 
 JOBS: list[JobSpec] = [
@@ -182,7 +215,7 @@ JOBS: list[JobSpec] = [
     JobSpec("pretrain_scratch.pbs", "pretrain_scratch.pbs", lambda settings: [{}]),
     JobSpec("cpu_stage.pbs", "{STAGE}.pbs", _cpu_stages),
     JobSpec("run_evaluation.pbs", "run_evaluation.pbs", _evaluation),
-    JobSpec("run_cpt_eeve.pbs", "run_cpt_eeve.pbs", lambda settings: [{}]),
+    JobSpec("run_cpt_eeve.pbs", "run_cpt_eeve.pbs", lambda settings: [{"RUN_NAME": eeve_run_name()}]),
 ]
 
 

@@ -2,9 +2,10 @@
 
     python scripts/submit_pipeline.py [--from STAGE] [--to STAGE] [--schemes vanilla patok] [--dry-run]
     python scripts/submit_pipeline.py --status          (also: morphcpt submit ...)
+    python scripts/submit_pipeline.py --local [--sample]  (the same scripts, run here in order: morphcpt.local_chain)
 
-Stages, in order: download, split, benchmarks, preprocess (one array per scheme), cpt, export (one per training
-run), evaluate (one GPU), analyze. Each job waits (`afterok`) for exactly the jobs that write its inputs. A stage
+Stages, in order: download, split, benchmarks, preprocess (one array per scheme, after the eeve_tokenizer job for
+eeve), cpt (the eeve run exports itself), export (one per training run), evaluate (one GPU), analyze. Each job waits (`afterok`) for exactly the jobs that write its inputs. A stage
 whose marker is on disk is done and not submitted; a stage whose recorded job the scheduler still holds is not
 submitted again (its dependants wait for that job): a rerun after partial completion, or after a rejected
 submission, submits only what is left. Job ids are recorded in `$LOG_DIR/pipeline/jobs_<scheduler>.json`.
@@ -24,11 +25,12 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from morphcpt import jobs, paths, scheduler
+from morphcpt import jobs, local_chain, paths, scheduler
 
 GROUPS = ["download", "split", "benchmarks", "preprocess", "cpt", "export", "evaluate", "analyze"]
 Runner = Callable[..., subprocess.CompletedProcess]
@@ -97,11 +99,16 @@ def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> 
             _json_complete(f"{s['BENCHMARK_DIR']}/manifest.json"),
         ),
     ]
+    eeve = "eeve" in schemes
+    if eeve:  # the expanded tokenizer, learnt from the chunks, that the eeve data and run use
+        tokenizer = _exists(f"{s['EEVE_TOKENIZER']}/eeve_expansion.json")
+        stages.append(Stage("eeve_tokenizer", "preprocess", "eeve_tokenizer", ("split",), tokenizer))
     # the vanilla array also builds the validation set every training run reads
     for scheme in sorted(set(schemes) | ({"vanilla"} if runs else set())):
         marker = _chunks_done(s, scheme)
+        inputs = ("split", "eeve_tokenizer") if scheme == "eeve" else ("split",)
         stages.append(
-            Stage(f"preprocess_{scheme}", "preprocess", f"preprocess_data_{scheme}", ("split",), marker)
+            Stage(f"preprocess_{scheme}", "preprocess", f"preprocess_data_{scheme}", inputs, marker)
         )
     for run in runs:
         variant, run_dir = run["VARIANT"], f"{s['OUTPUT_ROOT']}/runs/{run['RUN_NAME']}"
@@ -119,7 +126,12 @@ def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> 
                 _exists(f"{export}/morphcpt_metadata.json"),
             )
         )
-    exports = tuple(f"export_{run['VARIANT']}" for run in runs)
+    if eeve:  # seven stages in one run folder; the job exports the model after the last one
+        name = jobs.eeve_run_name()
+        exported = _exists(f"{s['OUTPUT_ROOT']}/exports/{name}/morphcpt_metadata.json")
+        run_dir = f"{s['OUTPUT_ROOT']}/runs/{name}"
+        stages.append(Stage("cpt_eeve", "cpt", "run_cpt_eeve", ("preprocess_eeve",), exported, run_dir))
+    exports = tuple(f"export_{run['VARIANT']}" for run in runs) + (("cpt_eeve",) if eeve else ())
     stages += [
         Stage(
             "evaluate",
@@ -285,28 +297,58 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
         "--dry-run", action="store_true", help="print what would be submitted; submit nothing"
     )
     parser.add_argument("--status", action="store_true", help="where the chain stands, then exit")
+    parser.add_argument(
+        "--local", action="store_true", help="run the job scripts here, in order, instead of submitting them"
+    )
+    parser.add_argument(
+        "--sample",
+        action="store_true",
+        help="with --local: the shipped sample, a tiny model on CPU, everything under --output-dir",
+    )
+    parser.add_argument("--output-dir", type=Path, default=paths.OUTPUTS_DIR / "chain", help="for --sample")
     parser.add_argument("--env", default=".env", help="settings file (skipped when missing)")
-    parser.add_argument("--jobs-dir", default="jobs", help="where the job scripts are rendered")
+    parser.add_argument(
+        "--jobs-dir", help="where the job scripts are rendered (default: jobs; --sample: in --output-dir)"
+    )
     parser.add_argument("--scheduler", choices=sorted(scheduler.SCHEDULERS), help="overrides SCHEDULER")
     args = parser.parse_args(argv)
-    env = jobs.read_env(args.env) if Path(args.env).exists() else {}
+    if args.sample and not args.local:
+        parser.error("--sample runs the chain here: add --local")
+    env = jobs.read_env(args.env) if Path(args.env).exists() and not args.sample else {}
+    if args.sample:
+        env = local_chain.sample_settings(args.output_dir)
     if args.scheduler:
         env["SCHEDULER"] = args.scheduler
+    jobs_dir = Path(args.jobs_dir or (args.output_dir / "jobs" if args.sample else "jobs"))
+    started = time.perf_counter()
     try:
         settings = jobs.derived_settings({**jobs.SETTINGS, **env})
         everything = build_stages(settings, args.schemes)
         stages = select(everything, args.first, args.last)
-        chain = Chain(settings, Path(args.jobs_dir), runner)
+        chain = Chain(settings, jobs_dir, runner)
         if args.status:
             chain.status(everything)
             return 0
-        jobs.render_jobs(paths.REPO_ROOT / "job_templates", args.jobs_dir, env)
+        jobs.render_jobs(paths.REPO_ROOT / "job_templates", jobs_dir, env)
+        if args.local:
+            if args.sample:
+                local_chain.make_sample_base(Path(settings["BASE_MODEL"]))
+            local_chain.run(
+                stages, everything, settings, jobs_dir, no_enroot=args.sample or not shutil.which("enroot")
+            )
+            report = Path(settings["RESULTS_DIR"]) / "analysis" / "report.md"
+            print(
+                f"the chain ran here in {time.perf_counter() - started:.0f} s; logs in {settings['LOG_DIR']}/local"
+            )
+            if report.exists():
+                print(f"report: {report}")
+            return 0
         if settings["AUTO_RESUBMIT"] != "1" and any(stage.group == "cpt" for stage in stages):
             print(
                 "note: AUTO_RESUBMIT is not 1: resubmit unfinished CPT runs by hand; the chain waits for them"
             )
         chain.submit(stages, everything, args.dry_run)
-    except (PipelineError, scheduler.SchedulerError) as error:
+    except (PipelineError, local_chain.LocalChainError, scheduler.SchedulerError) as error:
         print(f"submit_pipeline: {error}", file=sys.stderr)
         return 1
     if not args.dry_run:

@@ -12,6 +12,7 @@ Heavy libraries (torch, transformers, megatron) are imported only by the engine 
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 
@@ -19,6 +20,7 @@ import hydra
 
 from morphcpt import paths
 from morphcpt.train.plan import CPTPlan, load_plan, plan_from_config, register
+from morphcpt.train.progress import write_progress
 
 __all__ = ["CPTPlan", "load_plan", "main", "run"]
 
@@ -35,7 +37,17 @@ def run(plan: CPTPlan):
         return megatron.run(plan)
     from morphcpt.train import hf
 
-    return hf.describe(plan) if plan.dry_run else hf.train(plan)
+    if plan.dry_run:
+        return hf.describe(plan)
+    result = hf.train(plan)
+    if (
+        int(os.environ.get("RANK", "0")) == 0
+    ):  # what the job script and the chain read (as the megatron engine)
+        exit_reason = (
+            "signal" if result.signalled else "max_steps_per_run" if result.interrupted else "finished"
+        )
+        write_progress(result.run_dir, result.final_step, plan.loop.steps, exit_reason)
+    return result
 
 
 register()

@@ -35,6 +35,7 @@ from typing import Any
 
 from morphcpt.train import bridge_compat
 from morphcpt.train.plan import CPTPlan, plan_to_yaml, save_dry_run
+from morphcpt.train.progress import write_progress as write_progress_file
 
 IMPORT_MARKER = "import.done.json"
 VERIFIED_MARKER = "verified.json"
@@ -372,26 +373,10 @@ def global_rank() -> int:
 
 
 def write_progress(plan: CPTPlan, exit_reason: str) -> dict:
-    """`<run_dir>/progress.json`: the iteration of the newest checkpoint and whether the run is complete.
-
-    The job script reads it to decide between "export" and "resubmit"; it is written atomically by rank 0 only.
-    """
+    """`<run_dir>/progress.json` from Megatron's checkpoint tracker (rank 0 only; see `morphcpt.train.progress`)."""
     tracker = plan.checkpoint_dir / "latest_checkpointed_iteration.txt"
     text = tracker.read_text().strip() if tracker.exists() else ""
-    iteration = int(text) if text.isdigit() else 0
-    progress = {
-        "iteration": iteration,
-        "steps": plan.loop.steps,
-        "complete": iteration >= plan.loop.steps,
-        "exit": exit_reason,
-        "job_id": os.environ.get("PBS_JOBID") or os.environ.get("SLURM_JOB_ID"),
-        "written": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-    path = Path(plan.run_dir) / "progress.json"
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(progress, indent=2))
-    os.replace(tmp, path)
-    return progress
+    return write_progress_file(plan.run_dir, int(text) if text.isdigit() else 0, plan.loop.steps, exit_reason)
 
 
 def wandb_run_id(plan: CPTPlan) -> str:
