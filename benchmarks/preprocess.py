@@ -1,14 +1,25 @@
-"""Speed and memory of the data pipeline: preprocessing per scheme, and split_jsonl (a benchmark, not a test).
+"""Speed and memory of the data pipeline at a given tokenizer and input (a benchmark, not a test).
 
-    python benchmarks/preprocess.py [--replicate 1 4] [--workers 1 2] [--json benchmarks/preprocess.json]
+    python benchmarks/preprocess.py --tokenizer ../shared/assets/gemma3-tokenizer --input /tmp/perf.jsonl \
+        [--workers 1 2] [--schemes vanilla stochastok patok] [--scale 10] [--json out.json]
 
-The input is the shipped sample corpus (or `--input`), written `N` times back to back for each `--replicate N`.
-Each measurement runs in a fresh process with `TOKENIZERS_PARALLELISM=false`, so a worker is one core. Reported:
-tokens/s per worker (from the completion marker's processing time, imports and tokenizer loading excluded), each
-scheme's processing time relative to vanilla's on the same input, and memory: the peak resident set of the whole
-process tree minus the resident set after imports and tokenizer loading. That increment should not grow with N
-(the pipeline streams). split_jsonl is timed on the sample written `--split-replicate` times, in MB/s and in
-tokens/s (vanilla tokens per byte, from the measurements above).
+Defaults: the shipped sample tokenizer and corpus. Build the 30 MB Tagalog input of the issue with
+`python ../shared/tools/make_perf_corpus.py data/sample/tl_sample.jsonl <out>`.
+
+Every measurement is one `python -m morphcpt.preprocess` job, exactly as a PBS array task runs it, in a fresh process
+tree with `TOKENIZERS_PARALLELISM=false` (a worker is one core) and a warm tokenizer cache (one untimed job fills
+it first; `morphcpt.tokenization.cache`). Reported per scheme and worker count:
+
+* wall: the whole job; start-up: wall minus processing (imports, tokenizer, scheme tables, checksums);
+* processing: the marker's `process_s` (reading, tokenizing, transforming, writing) and its ratio to vanilla's
+  at the same worker count, the figure the goals are stated in;
+* CPU: user + system seconds of the job and its workers, per million tokens (what a PBS allocation pays for);
+  tokens/s of wall and tokens per CPU-second (per core);
+* peak RSS: the largest resident set of any one process of the job (the parent or a worker);
+* the sha256 of the output: the same for every worker count.
+
+`--scale N` also runs each scheme on the input written N times back to back, at the largest worker count, to show
+that peak memory does not grow with the input. Last, `split_jsonl` in MB/s beside `cp` of the same file.
 """
 
 from __future__ import annotations
@@ -16,120 +27,188 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from morphcpt import paths
 
 SCHEMES = ("vanilla", "stochastok", "patok")
 
-# Runs in a child process: warm up imports and the tokenizer, note the resident set, preprocess, note the peak.
-_CHILD = """
-import json, resource, sys
-from morphcpt.indexed import IndexedWriter
-import megatron.core.datasets.indexed_dataset
-from morphcpt.preprocess import compose_config, run
-from morphcpt.tokenization import Vocabulary, build_scheme
-from morphcpt.tokenization.schemes import SchemeConfig
-input_path, output_dir, scheme, workers, tokenizer = sys.argv[1:6]
-build_scheme(SchemeConfig(name=scheme), Vocabulary.load(tokenizer))
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-cfg = compose_config([f"scheme={scheme}", f"input={input_path}", f"output_dir={output_dir}", f"workers={workers}",
-                      f"tokenizer={tokenizer}", "progress=false", "force=true"])
-stats = run(cfg)
-peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-print(json.dumps({"stats": {k: stats[k] for k in ("documents", "tokens", "timings")}, "base_kb": base, "peak_kb": peak}))
+# Runs one command and reports its process tree's CPU time and largest resident set (RUSAGE_CHILDREN of a
+# fresh process covers exactly that command and the workers it waited for).
+_MEASURE = """
+import json, resource, subprocess, sys, time
+started = time.perf_counter()
+code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+wall = time.perf_counter() - started
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+if code.returncode:
+    sys.exit(code.stderr[-3000:])
+print(json.dumps({"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss}))
 """
 
 
+def run_measured(command: list[str], env: dict) -> dict:
+    result = subprocess.run(
+        [sys.executable, "-c", _MEASURE, *command], env=env, capture_output=True, text=True
+    )
+    if result.returncode:
+        raise SystemExit(f"{' '.join(command)} failed:\n{result.stderr}")
+    return json.loads(result.stdout)
+
+
+def preprocess(
+    input_path: Path, out: Path, scheme: str, workers: int, tokenizer: str, env: dict, threads: bool = False
+) -> dict:
+    """One preprocessing job, measured; `threads`: the tokenizer may use every core (its default)."""
+    env = {**env, "TOKENIZERS_PARALLELISM": "true" if threads else "false"}
+    command = [
+        sys.executable,
+        "-m",
+        "morphcpt.preprocess",
+        f"scheme={scheme}",
+        f"input={input_path}",
+        f"output_dir={out}",
+        f"tokenizer={tokenizer}",
+        f"workers={workers}",
+        "index_offset=0",
+        "progress=false",
+        "force=true",
+    ]
+    measured = run_measured(command, env)
+    marker = json.loads((out / scheme / f"{input_path.stem}.done.json").read_text())
+    tokens, processing = marker["tokens"], marker["timings"]["process_s"]
+    return {
+        "scheme": scheme,
+        "workers": f"{workers}+thr" if threads else workers,
+        "input_mb": input_path.stat().st_size / 1e6,
+        "tokens": tokens,
+        "wall_s": measured["wall"],
+        "startup_s": measured["wall"] - processing,
+        "process_s": processing,
+        "cpu_s": measured["cpu"],
+        "cpu_s_per_m_tokens": measured["cpu"] / tokens * 1e6,
+        "tokens_per_s": tokens / measured["wall"],
+        "tokens_per_cpu_s": tokens / measured["cpu"],
+        "peak_rss_mb": measured["maxrss_kb"] / 1024,
+        "sha256": marker["files"]["bin"]["sha256"][:16] + "/" + marker["files"]["idx"]["sha256"][:16],
+    }
+
+
 def replicate(source: Path, times: int, target: Path) -> Path:
-    data = source.read_bytes()
     with open(target, "wb") as out:
         for _ in range(times):
-            out.write(data if data.endswith(b"\n") else data + b"\n")
+            with open(source, "rb") as handle:
+                shutil.copyfileobj(handle, out, 1 << 24)
     return target
 
 
-def measure(input_path: Path, output_dir: Path, scheme: str, workers: int, tokenizer: str) -> dict:
-    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "PYTHONWARNINGS": "ignore"}
-    args = [sys.executable, "-c", _CHILD, str(input_path), str(output_dir), scheme, str(workers), tokenizer]
-    result = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
-def time_split(input_path: Path, output_dir: Path, num_chunks: int = 20) -> dict:
-    from morphcpt.corpus.split import split_jsonl
-
-    started = time.perf_counter()
-    split_jsonl(input_path, output_dir, num_chunks)
-    seconds = time.perf_counter() - started
+def split_speed(input_path: Path, tmp: Path, env: dict) -> dict:
     size = input_path.stat().st_size
-    return {"bytes": size, "seconds": seconds, "mb_per_s": size / seconds / 1e6}
+    split = run_measured(
+        [sys.executable, "-m", "morphcpt.corpus.split", "--input", str(input_path), "--output-dir",
+         str(tmp / "chunks"), "--num-chunks", "20", "--holdout-lines", "0"],
+        env,
+    )  # fmt: skip
+    copy = run_measured(["cp", str(input_path), str(tmp / "copy.jsonl")], env)
+    return {
+        "bytes": size,
+        "split_mb_per_s": size / split["wall"] / 1e6,
+        "cp_mb_per_s": size / copy["wall"] / 1e6,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--input", default=str(paths.SAMPLE_CORPUS))
+    parser.add_argument("--input", type=Path, default=paths.SAMPLE_CORPUS)
     parser.add_argument("--tokenizer", default=str(paths.SAMPLE_TOKENIZER_DIR))
-    parser.add_argument("--replicate", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--schemes", nargs="+", default=list(SCHEMES))
-    parser.add_argument("--split-replicate", type=int, default=40, help="input size for timing split_jsonl")
-    parser.add_argument("--json", default=None, help="also write the measurements here")
+    parser.add_argument("--scale", type=int, default=0, help="also run on the input written N times (memory)")
+    parser.add_argument("--json", type=Path, help="also write the measurements here")
+    parser.add_argument(
+        "--tokenizer-threads", action="store_true", help="also one worker with the tokenizer's own threads on"
+    )
     args = parser.parse_args(argv)
 
-    rows = []
+    rows, scaled = [], []
     with tempfile.TemporaryDirectory(prefix="morphcpt-bench-") as tmp:
         tmp = Path(tmp)
-        inputs = {n: replicate(Path(args.input), n, tmp / f"corpus_x{n}.jsonl") for n in args.replicate}
-        for n, input_path in inputs.items():
-            for workers in args.workers:
-                for scheme in args.schemes:
-                    result = measure(input_path, tmp / "out", scheme, workers, args.tokenizer)
-                    timings = result["stats"]["timings"]
-                    rows.append(
-                        {
-                            "replicate": n,
-                            "workers": workers,
-                            "scheme": scheme,
-                            "tokens": result["stats"]["tokens"],
-                            "process_s": timings["process_s"],
-                            "tokens_per_s_per_worker": timings["tokens_per_s"] / workers,
-                            "rss_after_load_mb": result["base_kb"] / 1024,
-                            "peak_increment_mb": (result["peak_kb"] - result["base_kb"]) / 1024,
-                        }
-                    )
-        split_input = replicate(Path(args.input), args.split_replicate, tmp / "split_input.jsonl")
-        split = time_split(split_input, tmp / "chunks")
-    for row in rows:
-        vanilla = next(
-            r
-            for r in rows
-            if (r["replicate"], r["workers"], r["scheme"]) == (row["replicate"], row["workers"], "vanilla")
-        )
-        row["time_vs_vanilla"] = row["process_s"] / vanilla["process_s"]
-    vanilla = next(r for r in rows if r["scheme"] == "vanilla")
-    tokens_per_byte = vanilla["tokens"] / (Path(args.input).stat().st_size * vanilla["replicate"])
-    split["tokens_per_s"] = split["mb_per_s"] * 1e6 * tokens_per_byte
+        env = {
+            **os.environ,
+            "TOKENIZERS_PARALLELISM": "false",
+            "PYTHONWARNINGS": "ignore",
+            "MORPHCPT_CACHE_DIR": os.environ.get("MORPHCPT_CACHE_DIR", str(tmp / "cache")),
+        }
+        warm = tmp / "warm.jsonl"
+        with open(args.input, "rb") as source, open(warm, "wb") as out:
+            out.writelines(line for _, line in zip(range(20), source, strict=False))
+        for scheme in args.schemes:  # fills the tokenizer cache; not timed
+            preprocess(warm, tmp / "warm", scheme, 1, args.tokenizer, env)
+        for workers in args.workers:
+            for scheme in args.schemes:
+                rows.append(preprocess(args.input, tmp / "out", scheme, workers, args.tokenizer, env))
+                print(f"  measured {scheme} workers={workers}", file=sys.stderr, flush=True)
+        if (
+            args.tokenizer_threads
+        ):  # one worker whose tokenizer runs on every core (TOKENIZERS_PARALLELISM=true)
+            for scheme in args.schemes:
+                rows.append(preprocess(args.input, tmp / "out", scheme, 1, args.tokenizer, env, threads=True))
+        if args.scale > 1:
+            big = replicate(args.input, args.scale, tmp / f"{args.input.stem}_x{args.scale}.jsonl")
+            for scheme in args.schemes:
+                scaled.append(preprocess(big, tmp / "big", scheme, max(args.workers), args.tokenizer, env))
+                print(f"  measured {scheme} x{args.scale}", file=sys.stderr, flush=True)
+        split = split_speed(args.input, tmp, env)
 
-    header = f"{'xN':>3} {'workers':>7} {'scheme':<10} {'tokens':>9} {'process s':>9} {'tok/s/worker':>12} "
-    header += f"{'vs vanilla':>10} {'rss after load MB':>17} {'peak +MB':>8}"
-    print(header)
-    for r in rows:
-        print(
-            f"{r['replicate']:>3} {r['workers']:>7} {r['scheme']:<10} {r['tokens']:>9,} {r['process_s']:>9.2f} "
-            f"{r['tokens_per_s_per_worker']:>12,.0f} {r['time_vs_vanilla']:>9.2f}x "
-            f"{r['rss_after_load_mb']:>17.0f} {r['peak_increment_mb']:>8.1f}"
-        )
     print(
-        f"split_jsonl (x{args.split_replicate}, {split['bytes'] / 1e6:.1f} MB, 20 chunks): {split['mb_per_s']:.0f} MB/s, "
-        f"{split['tokens_per_s']:,.0f} tokens/s"
+        f"input {args.input} ({rows[0]['input_mb']:.1f} MB), tokenizer {args.tokenizer}, {os.cpu_count()} cores"
+    )
+    print(
+        f"{'scheme':<14}{'workers':>7}{'wall s':>8}{'start s':>8}{'proc s':>8}{'vs van':>7}{'CPU s':>7}"
+        f"{'CPU s/Mtok':>11}{'tok/s':>10}{'tok/CPU-s':>10}{'RSS MB':>8}  sha256 bin/idx"
+    )
+    for row in rows + scaled:
+        vanilla = next(
+            (r for r in rows + scaled if r["scheme"] == "vanilla" and r["workers"] == row["workers"]
+             and r["input_mb"] == row["input_mb"]),
+            None,
+        )  # fmt: skip
+        row["process_vs_vanilla"] = row["process_s"] / vanilla["process_s"] if vanilla else None
+        ratio = f"{row['process_vs_vanilla']:.2f}x" if vanilla else "-"
+        label = row["scheme"] + (f" x{args.scale}" if row in scaled else "")
+        print(
+            f"{label:<14}{row['workers']!s:>7}{row['wall_s']:>8.2f}{row['startup_s']:>8.2f}{row['process_s']:>8.2f}"
+            f"{ratio:>7}{row['cpu_s']:>7.1f}{row['cpu_s_per_m_tokens']:>11.2f}{row['tokens_per_s']:>10,.0f}"
+            f"{row['tokens_per_cpu_s']:>10,.0f}{row['peak_rss_mb']:>8.0f}  {row['sha256']}"
+        )
+    for scheme in args.schemes:
+        mine = [r for r in rows if r["scheme"] == scheme and isinstance(r["workers"], int)]
+        if len(mine) > 1:
+            first, last = mine[0], mine[-1]
+            same = (
+                "identical" if len({r["sha256"] for r in rows if r["scheme"] == scheme}) == 1 else "DIFFERENT"
+            )
+            print(
+                f"{scheme}: workers {first['workers']} -> {last['workers']}: wall {first['wall_s'] / last['wall_s']:.2f}x, "
+                f"processing {first['process_s'] / last['process_s']:.2f}x faster; output {same}"
+            )
+        big = next((r for r in scaled if r["scheme"] == scheme), None)
+        small = next((r for r in rows if r["scheme"] == scheme and r["workers"] == max(args.workers)), None)
+        if big and small:
+            print(
+                f"{scheme}: peak RSS {small['peak_rss_mb']:.0f} MB at {small['input_mb']:.0f} MB input, "
+                f"{big['peak_rss_mb']:.0f} MB at {big['input_mb']:.0f} MB ({big['peak_rss_mb'] / small['peak_rss_mb'] - 1:+.1%})"
+            )
+    print(
+        f"split_jsonl: {split['split_mb_per_s']:.0f} MB/s, cp: {split['cp_mb_per_s']:.0f} MB/s "
+        f"({split['bytes'] / 1e6:.1f} MB into 20 chunks)"
     )
     if args.json:
-        Path(args.json).write_text(json.dumps({"rows": rows, "split_jsonl": split}, indent=2) + "\n")
+        args.json.write_text(json.dumps({"rows": rows, "scaled": scaled, "split": split}, indent=2) + "\n")
     return 0
 
 

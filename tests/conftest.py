@@ -1,16 +1,20 @@
 """Shared test fixtures: the shipped sample tokenizer and corpus, and a tiny random Gemma 3 saved to disk.
 
-Tests never reach the network: the Hugging Face Hub is switched off for the whole session.
+Tests never reach the network: the Hugging Face Hub is switched off for the whole session. The tokenizer cache is a
+fresh temporary folder per session.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("WANDB_MODE", "disabled")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# the tokenizer cache (morphcpt.tokenization.cache) of this session, not the user's ~/.cache/morphcpt
+os.environ["MORPHCPT_CACHE_DIR"] = tempfile.mkdtemp(prefix="morphcpt-test-cache-")
 
 from pathlib import Path  # noqa: E402
 

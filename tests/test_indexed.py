@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import struct
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
-from morphcpt import indexed
+from morphcpt import indexed, paths
 
 DOCS = [[2, 5, 6, 1], [2, 1], [2, 262143, 70000, 65535, 1]]
 
@@ -113,3 +115,45 @@ def test_verify_dataset_catches_a_changed_size_or_checksum(tmp_path):
     indexed.bin_path(prefix).write_bytes(bytes(data[:4]))
     assert "4 bytes" in indexed.verify_dataset(prefix, recorded, checksums=False)
     assert "older version" in indexed.verify_dataset(prefix, None)
+
+
+@pytest.mark.parametrize(
+    ("vocab_size", "docs"),
+    [
+        (1000, [[2, 9, 8, 7, 1], [2, 1], [], [2, 999, 1]]),  # uint16, an empty document among them
+        (262144, [[2, 262143, 5, 1], list(range(2, 300)), [2, 1]]),  # int32 at Gemma 3's size
+        (1000, []),  # no documents at all
+    ],
+)
+def test_our_writer_writes_megatrons_bytes_without_importing_megatron(tmp_path, vocab_size, docs):
+    from megatron.core.datasets.indexed_dataset import IndexedDatasetBuilder
+
+    ours = tmp_path / "ours_text_document"
+    with indexed.IndexedWriter(ours, vocab_size) as writer:
+        for doc in docs:
+            writer.add(np.asarray(doc, dtype=np.int64))
+    theirs = tmp_path / "theirs_text_document"
+    builder = IndexedDatasetBuilder(f"{theirs}.bin", dtype=indexed.dtype_for_vocab(vocab_size).type)
+    for doc in docs:
+        builder.add_document(np.asarray(doc, dtype=indexed.dtype_for_vocab(vocab_size)), [len(doc)])
+    builder.finalize(f"{theirs}.idx")
+    assert indexed.bin_path(ours).read_bytes() == indexed.bin_path(theirs).read_bytes()
+    assert indexed.idx_path(ours).read_bytes() == indexed.idx_path(theirs).read_bytes()
+
+
+def test_preprocessing_does_not_import_megatron(tmp_path, sample_tokenizer_dir):
+    # megatron-core's import takes seconds: a preprocessing job's start-up must not pay it
+    code = (
+        "import sys\n"
+        "from morphcpt.preprocess import compose_config, run\n"
+        f"run(compose_config(['scheme=patok', 'input={paths.SAMPLE_CORPUS}', 'output_dir={tmp_path}', "
+        f"'tokenizer={sample_tokenizer_dir}', 'index_offset=0', 'progress=false']))\n"
+        "assert sys.argv[1] == 'first' or not [m for m in sys.modules if m.startswith(('megatron', 'transformers'))], "
+        "sorted(m for m in sys.modules if m.startswith(('megatron', 'transformers')))[:5]\n"
+    )
+    env = {**os.environ, "MORPHCPT_CACHE_DIR": str(tmp_path / "cache")}
+    subprocess.run(
+        [sys.executable, "-c", code, "first"], env=env, check=True
+    )  # fills the cache (transformers)
+    result = subprocess.run([sys.executable, "-c", code, "then"], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]

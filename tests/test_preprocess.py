@@ -296,3 +296,32 @@ def test_gpt_dataset_samples_from_the_output(tmp_path, processed, vocab):
     finally:
         if created:
             dist.destroy_process_group()
+
+
+# sha256 of each scheme's output on the whole shipped sample (sample tokenizer, seed 1234, corpus index 0 first),
+# recorded before the start-up and speed work of issue #12: optimisations must not change a single byte.
+SAMPLE_OUTPUT_SHA256 = {
+    "vanilla": ("33dca78092e2f1cfec627d137c1da46658450663511e4efc5b6d978783b8e9db",
+                "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
+    "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
+                   "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
+    "patok": ("b5a35fee0c8e8e8205bb6213e5c3392a0ce149df862d38c8fe087c7487627d91",
+              "2c705897fe5aa9a2bd399bc97ee2717153a2e7fee76e6c702da8da49e7ba277d"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("scheme", sorted(SAMPLE_OUTPUT_SHA256))
+def test_outputs_are_byte_identical_to_the_recorded_checksums_from_a_cold_and_a_warm_cache(
+    tmp_path, monkeypatch, scheme
+):
+    monkeypatch.setenv("MORPHCPT_CACHE_DIR", str(tmp_path / "cache"))
+    for cache in ("cold", "warm"):  # the first run fills the tokenizer cache, the second reads it
+        stats = run(
+            compose_config(
+                [f"scheme={scheme}", f"input={paths.SAMPLE_CORPUS}", f"output_dir={tmp_path / cache}",
+                 "index_offset=0", "progress=false"]
+            )
+        )  # fmt: skip
+        files = stats["files"]
+        assert (files["bin"]["sha256"], files["idx"]["sha256"]) == SAMPLE_OUTPUT_SHA256[scheme], cache
+    assert list((tmp_path / "cache" / "vocab").glob("*.pkl"))  # the cache was used

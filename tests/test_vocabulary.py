@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from morphcpt.tokenization.vocabulary import WORD_START, Vocabulary
+from morphcpt.tokenization.vocabulary import WORD_START, Vocabulary, _fingerprint
 
 EDGE_TEXTS = [
     "",
@@ -98,9 +98,10 @@ def test_piece_ids_use_the_vocabulary_spelling(vocab):
 
 def test_fingerprint_is_stable_and_sees_every_piece(vocab, sample_tokenizer_dir):
     assert Vocabulary.load(sample_tokenizer_dir).fingerprint == vocab.fingerprint
-    changed = copy.copy(vocab)
-    changed.pieces = [*vocab.pieces[:-1], vocab.pieces[-1] + "x"]
-    assert changed._fingerprint() != vocab.fingerprint
+    named = (vocab.pad_id, vocab.eos_id, vocab.bos_id, vocab.unk_id)
+    assert _fingerprint(vocab.pieces, set(vocab.special_ids), named) == vocab.fingerprint
+    changed = [*vocab.pieces[:-1], vocab.pieces[-1] + "x"]
+    assert _fingerprint(changed, set(vocab.special_ids), named) != vocab.fingerprint
 
 
 def test_a_missing_tokenizer_folder_is_a_clear_error(tmp_path):
@@ -125,3 +126,41 @@ def test_a_literal_word_start_mark_in_text_is_kept(vocab, text):
     for n, part in enumerate(parts):
         expected += (mark if n else []) + (vocab.encode(part) if part else [])
     assert ids == expected
+
+
+def test_the_cached_vocabulary_is_the_loaded_one_and_a_bad_entry_is_rebuilt(
+    tmp_path, monkeypatch, sample_tokenizer_dir, sample_texts, caplog
+):
+    from transformers import AutoTokenizer
+
+    monkeypatch.setenv("MORPHCPT_CACHE_DIR", str(tmp_path))
+    direct = Vocabulary(AutoTokenizer.from_pretrained(sample_tokenizer_dir))  # no cache involved
+    cold = Vocabulary.load(sample_tokenizer_dir)
+    (entry,) = (tmp_path / "vocab").glob("*.pkl")
+    warm = Vocabulary.load(sample_tokenizer_dir)
+    assert warm._tokenizer is None  # read from the cache: no Hugging Face tokenizer was loaded
+    for vocab in (cold, warm, copy.deepcopy(warm)):  # deepcopy: what a worker process receives
+        assert vocab.fingerprint == direct.fingerprint and vocab.pieces == direct.pieces
+        assert vocab.special_ids == direct.special_ids and vocab.byte_values == direct.byte_values
+        assert vocab.piece_bytes == direct.piece_bytes
+        assert vocab.encode_batch(sample_texts) == direct.encode_batch(sample_texts)
+    assert warm.tokenizer.decode([5, 6, 7]) == direct.tokenizer.decode([5, 6, 7])  # loaded when asked for
+    entry.write_bytes(b"not a pickle")
+    rebuilt = Vocabulary.load(sample_tokenizer_dir)
+    assert rebuilt.fingerprint == direct.fingerprint and "unreadable" in caplog.text
+    monkeypatch.setenv("MORPHCPT_CACHE_DIR", "off")
+    entry.unlink()
+    assert Vocabulary.load(sample_tokenizer_dir).fingerprint == direct.fingerprint
+    assert not list((tmp_path / "vocab").glob("*.pkl"))  # off: nothing written
+
+
+def test_a_changed_tokenizer_file_gets_its_own_cache_entry(tmp_path, monkeypatch, sample_tokenizer_dir):
+    import shutil
+
+    monkeypatch.setenv("MORPHCPT_CACHE_DIR", str(tmp_path / "cache"))
+    folder = shutil.copytree(sample_tokenizer_dir, tmp_path / "tok")
+    Vocabulary.load(folder)
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    (folder / "tokenizer_config.json").write_text(json.dumps({**config, "model_max_length": 77}))
+    Vocabulary.load(folder)
+    assert len(list((tmp_path / "cache" / "vocab").glob("*.pkl"))) == 2

@@ -1,9 +1,10 @@
 """Megatron indexed datasets (`<prefix>.bin` + `<prefix>.idx`): token dtype, atomic writing, reading.
 
-Writing goes through megatron-core's `IndexedDatasetBuilder`, so the files are exactly what `IndexedDataset` and
-`GPTDataset` expect; this module adds what the builder lacks: a dtype chosen from the vocabulary size, a range
-check so that no id can wrap (numpy casts int64 262143 to uint16 65535 without a word), and atomic finalisation.
-`megatron.core` is imported only when a dataset is written or opened (the import takes seconds).
+Writing produces, byte for byte, what megatron-core's `IndexedDatasetBuilder` writes for the same documents (a test
+compares them), without importing megatron-core (seconds of a preprocessing job's start-up); it adds what the
+builder lacks: a dtype chosen from the vocabulary size, a range check so that no id can wrap (numpy casts int64
+262143 to uint16 65535 without a word), and atomic finalisation. `megatron.core` is imported only when a dataset
+is opened with `open_dataset`.
 
     with IndexedWriter("out/vanilla/chunk_01_text_document", vocab_size=262144) as writer:
         writer.add([2, 651, 1])
@@ -13,6 +14,7 @@ check so that no id can wrap (numpy casts int64 262143 to uint16 65535 without a
 
 from __future__ import annotations
 
+import array
 import fcntl
 import hashlib
 import os
@@ -152,6 +154,24 @@ def verify_dataset(prefix: str | Path, recorded: dict | None, checksums: bool = 
     return None
 
 
+def write_index(path: Path, dtype: np.dtype, lengths: np.ndarray) -> None:
+    """The `.idx` of one-sequence-per-document tokens (layout above), byte for byte what megatron-core's
+    `IndexedDatasetBuilder.finalize` writes for the same documents (a test compares the two)."""
+    code = next(c for c, t in _DTYPE_CODES.items() if np.dtype(t) == dtype)
+    pointers = np.zeros(len(lengths), dtype=np.int64)
+    np.cumsum(lengths[:-1].astype(np.int64) * dtype.itemsize, out=pointers[1:])
+    documents = np.arange(len(lengths) + 1, dtype=np.int64)
+    with open(path, "wb") as handle:
+        handle.write(IDX_MAGIC)
+        handle.write(struct.pack("<Q", 1))
+        handle.write(struct.pack("<B", code))
+        handle.write(struct.pack("<Q", len(lengths)))
+        handle.write(struct.pack("<Q", len(documents)))
+        handle.write(lengths.astype("<i4", copy=False).tobytes(order="C"))
+        handle.write(pointers.astype("<i8", copy=False).tobytes(order="C"))
+        handle.write(documents.astype("<i8", copy=False).tobytes(order="C"))
+
+
 def _tmp(path: Path, tag: str) -> Path:
     return path.with_name(f"{path.name}.{tag}.tmp")
 
@@ -167,38 +187,39 @@ class IndexedWriter:
     """
 
     def __init__(self, prefix: str | Path, vocab_size: int) -> None:
-        from megatron.core.datasets.indexed_dataset import IndexedDatasetBuilder
-
         self.prefix = Path(prefix)
         self.vocab_size = vocab_size
         self.dtype = dtype_for_vocab(vocab_size)
         self.prefix.parent.mkdir(parents=True, exist_ok=True)
         tag = f"{os.getpid()}-{secrets.token_hex(4)}"
         self._tmp_bin, self._tmp_idx = _tmp(bin_path(self.prefix), tag), _tmp(idx_path(self.prefix), tag)
-        self._builder = IndexedDatasetBuilder(str(self._tmp_bin), dtype=self.dtype.type)
+        self._bin = open(self._tmp_bin, "wb")  # noqa: SIM115 (closed in close/abort)
+        self._lengths = array.array("i")  # int32 per sequence (one sequence per document): 4 bytes a document
         self.documents = 0
         self.tokens = 0
 
     def add(self, ids: Sequence[int] | np.ndarray) -> None:
         """Append one document (a sequence of token ids, bos/eos included by the caller)."""
-        array = np.asarray(ids)
-        if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
-            raise ValueError(f"a document must be a 1-D integer sequence, got {array.dtype} {array.shape}")
-        if array.size and (array.min() < 0 or array.max() >= self.vocab_size):
+        tokens = np.asarray(ids)
+        if tokens.ndim != 1 or not np.issubdtype(tokens.dtype, np.integer):
+            raise ValueError(f"a document must be a 1-D integer sequence, got {tokens.dtype} {tokens.shape}")
+        if tokens.size and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
             raise ValueError(
-                f"token id out of range [0, {self.vocab_size}): min {array.min()}, max {array.max()}"
+                f"token id out of range [0, {self.vocab_size}): min {tokens.min()}, max {tokens.max()}"
             )
-        self._builder.add_document(array.astype(self.dtype, copy=False), [array.size])
+        self._bin.write(tokens.astype(self.dtype, copy=False).tobytes(order="C"))
+        self._lengths.append(tokens.size)
         self.documents += 1
-        self.tokens += array.size
+        self.tokens += tokens.size
 
     def close(self) -> None:
-        self._builder.finalize(str(self._tmp_idx))
+        self._bin.close()
+        write_index(self._tmp_idx, self.dtype, np.frombuffer(self._lengths, dtype=np.int32))
         os.replace(self._tmp_bin, bin_path(self.prefix))
         os.replace(self._tmp_idx, idx_path(self.prefix))
 
     def abort(self) -> None:
-        self._builder.data_file.close()
+        self._bin.close()
         self._tmp_bin.unlink(missing_ok=True)
         self._tmp_idx.unlink(missing_ok=True)
 

@@ -9,7 +9,7 @@ cached on disk as `.npz`, keyed by `Vocabulary.fingerprint`, so integer ids surv
 implementation's JSON cache turned them into strings and silently expanded nothing after a reload). A cache that
 is unreadable, inconsistent or made for another vocabulary is rebuilt and replaced atomically.
 
-    table = load_or_build_split_table(vocab, cache_dir="data/cache")
+    table = load_or_build_split_table(vocab)      # cached in morphcpt's cache folder, or cache_dir=...
 """
 
 from __future__ import annotations
@@ -135,9 +135,15 @@ def save_split_table(table: SplitTable, path: Path) -> None:
 
 
 def load_or_build_split_table(vocab: Vocabulary, cache_dir: str | Path | None = None) -> SplitTable:
-    """The split table of `vocab`, from the cache in `cache_dir` when valid; built (and cached) otherwise."""
+    """The split table of `vocab`, from the cache in `cache_dir` (default: morphcpt's cache folder, see
+    `morphcpt.tokenization.cache`) when valid; built (and cached) otherwise."""
     if cache_dir is None:
-        return build_split_table(vocab)
+        from morphcpt.tokenization.cache import cache_root
+
+        root = cache_root()
+        if root is None:
+            return build_split_table(vocab)
+        cache_dir = root / "split_tables"
     path = cache_path(cache_dir, vocab)
     table = load_split_table(path, vocab) if path.exists() else None
     if table is None:

@@ -28,99 +28,100 @@ WORD_START = "\u2581"  # "▁": SentencePiece's spelling of a space inside piece
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
 
+CACHE_VERSION = 1  # of the cached vocabulary state (morphcpt.tokenization.cache); bump when `_state` changes
+
+
 class Vocabulary:
     """Pieces, special ids and exact encode/decode of one tokenizer. Build with `Vocabulary.load`."""
 
     def __init__(self, tokenizer) -> None:
-        self.tokenizer = tokenizer
-        backend: Tokenizer = tokenizer.backend_tokenizer
-        model_vocab = backend.get_vocab(with_added_tokens=False)
-        added = {
-            int(i): token for i, token in getattr(tokenizer, "added_tokens_decoder", {}).items()
-        }  # id -> AddedToken
-        if not model_vocab:
-            raise ValueError(
-                "tokenizer has no model vocabulary; a SentencePiece-style BPE tokenizer is required"
-            )
-        self.size: int = max(model_vocab.values()) + 1
-        pieces: list[str | None] = [None] * self.size
-        for piece, i in model_vocab.items():
-            pieces[i] = piece
-        for i, token in added.items():
-            if i < self.size and pieces[i] is None:
-                pieces[i] = token.content
-        missing = [i for i, p in enumerate(pieces) if p is None]
-        if missing:
-            raise ValueError(f"tokenizer vocabulary has holes, e.g. ids {missing[:5]}")
-        self.pieces: list[str] = pieces  # type: ignore[assignment]
+        """Wrap a loaded Hugging Face tokenizer (`Vocabulary.load` does this once and then reads a cache)."""
+        self._set_state(_state_of(tokenizer), str(getattr(tokenizer, "name_or_path", "") or ""))
+        self._tokenizer = tokenizer
+
+    def _set_state(self, state: dict, source: str) -> None:
+        self.source = source  # the folder or Hub id the tokenizer came from
+        self._tokenizer = None
+        self.size: int = state["size"]
+        self.pieces: list[str] = state["pieces"]
+        self.special_ids: frozenset[int] = frozenset(state["special_ids"])
+        self.byte_values: dict[int, int] = state["byte_values"]
+        self.pad_id, self.eos_id, self.bos_id, self.unk_id = state["pad_eos_bos_unk"]
+        self.piece_bytes: list[bytes] = state["piece_bytes"]  # what each id spells (specials: nothing)
+        self.fingerprint: str = state["fingerprint"]
+        self.layout: dict = state["layout"]  # the backend's normalizer and pre_tokenizer, as JSON objects
         self._piece_ids = {p: i for i, p in enumerate(self.pieces)}
-
-        self.special_ids: frozenset[int] = frozenset(
-            i for i, token in added.items() if token.special and i < self.size
-        )
-        self.byte_values: dict[int, int] = {}
-        for i, p in enumerate(self.pieces):
-            m = _BYTE_PIECE.fullmatch(p)
-            if m and i not in self.special_ids:
-                self.byte_values[i] = int(m.group(1), 16)
-
-        def special(name: str) -> int:
-            token = getattr(tokenizer, f"{name}_token", None)
-            i = self._piece_ids.get(str(token)) if token is not None else None
-            if i is None:
-                raise ValueError(f"tokenizer has no {name} token inside its vocabulary")
-            return i
-
-        self.pad_id, self.eos_id, self.bos_id, self.unk_id = (
-            special(n) for n in ("pad", "eos", "bos", "unk")
-        )
-        # unk is flagged special by SentencePiece conversions; make sure decode drops it either way.
-        self.special_ids = self.special_ids | {self.pad_id, self.eos_id, self.bos_id, self.unk_id}
-
-        # What each id spells, as UTF-8 bytes: specials spell nothing, bytes spell themselves.
-        self.piece_bytes: list[bytes] = [
-            b""
-            if i in self.special_ids
-            else bytes([self.byte_values[i]])
-            if i in self.byte_values
-            else p.replace(WORD_START, " ").encode("utf-8")
-            for i, p in enumerate(self.pieces)
-        ]
-        self.fingerprint: str = self._fingerprint()
         by_byte = {value: i for i, value in self.byte_values.items()}
         word_start = WORD_START.encode("utf-8")
         self._word_start_bytes: list[int] | None = (
             [by_byte[b] for b in word_start] if all(b in by_byte for b in word_start) else None
         )
-
         # Own copy of the backend (`encoder`): special tokens in the text stay text, nothing is added around it.
-        self.encoder = Tokenizer.from_str(backend.to_str())
+        self.encoder = Tokenizer.from_str(state["encoder"])
         self.encoder.encode_special_tokens = True
         self.encoder.no_padding()
         self.encoder.no_truncation()
 
+    @property
+    def tokenizer(self):
+        """The Hugging Face tokenizer itself (loaded on first use: encoding and decoding never need it)."""
+        if self._tokenizer is None:
+            from transformers import AutoTokenizer
+
+            self._tokenizer = AutoTokenizer.from_pretrained(self.source)
+        return self._tokenizer
+
+    def __getstate__(self) -> dict:  # worker processes get the tables and the encoder, not the HF tokenizer
+        return {"state": self._state(), "source": self.source}
+
+    def __setstate__(self, data: dict) -> None:
+        self._set_state(data["state"], data["source"])
+
+    def _state(self) -> dict:
+        return {
+            "size": self.size,
+            "pieces": self.pieces,
+            "special_ids": sorted(self.special_ids),
+            "byte_values": self.byte_values,
+            "pad_eos_bos_unk": (self.pad_id, self.eos_id, self.bos_id, self.unk_id),
+            "piece_bytes": self.piece_bytes,
+            "fingerprint": self.fingerprint,
+            "layout": self.layout,
+            "encoder": self.encoder.to_str(),
+        }
+
     @classmethod
     def load(cls, name_or_path: str | Path) -> Vocabulary:
-        """Load a tokenizer with `AutoTokenizer.from_pretrained` (a local folder or a Hub id) and wrap it."""
-        from transformers import AutoTokenizer
+        """The vocabulary of a tokenizer folder or Hub id, from the cache when it holds it (well under a second
+        for Gemma 3's 262,144 pieces), else through `AutoTokenizer.from_pretrained` (then cached)."""
+        from morphcpt.tokenization import cache
 
         text = str(name_or_path)
         # A path that is not there would otherwise reach the Hub as a malformed repo id, with a baffling error.
         looks_like_path = (
             isinstance(name_or_path, Path) or text.startswith(("/", ".", "~")) or text.count("/") > 1
         )
-        if looks_like_path and not Path(text).expanduser().is_dir():
+        local = Path(text).expanduser().is_dir()  # a folder first, as AutoTokenizer does
+        if looks_like_path and not local:
             raise FileNotFoundError(
                 f"tokenizer folder not found: {text} (give a folder or a Hub id such as google/gemma-3-1b-pt)"
             )
-        return cls(AutoTokenizer.from_pretrained(str(Path(text).expanduser()) if looks_like_path else text))
+        folder = Path(text).expanduser() if local else _hub_folder(text)
+        source = str(folder) if local else text
+        root = cache.cache_root()
+        entry = root / "vocab" / f"{cache.files_key(folder, CACHE_VERSION)}.pkl" if root and folder else None
+        state = cache.read_pickle(entry) if entry else None
+        if state is not None:
+            vocab = cls.__new__(cls)
+            vocab._set_state(state, source)
+            return vocab
+        from transformers import AutoTokenizer
 
-    def _fingerprint(self) -> str:
-        h = hashlib.sha256()
-        h.update(json.dumps(self.pieces, ensure_ascii=False).encode("utf-8"))
-        h.update(json.dumps(sorted(self.special_ids)).encode("utf-8"))
-        h.update(json.dumps([self.pad_id, self.eos_id, self.bos_id, self.unk_id]).encode("utf-8"))
-        return h.hexdigest()
+        vocab = cls(AutoTokenizer.from_pretrained(source))
+        vocab.source = source
+        if entry:
+            cache.write_pickle(entry, vocab._state())
+        return vocab
 
     def encode(self, text: str) -> list[int]:
         """Canonical ids of `text`: no <bos>/<eos> added, literal "<eos>" in the text stays text, and a literal
@@ -200,6 +201,86 @@ class Vocabulary:
 
     def __repr__(self) -> str:
         return f"Vocabulary(size={self.size}, fingerprint={self.fingerprint[:12]})"
+
+
+def _hub_folder(repo_id: str) -> Path | None:
+    """The local snapshot of a Hub tokenizer (downloaded as AutoTokenizer would), or None when it cannot be had
+    here (then `AutoTokenizer` runs and reports why)."""
+    from morphcpt.tokenization.cache import TOKENIZER_FILES
+
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(repo_id, allow_patterns=list(TOKENIZER_FILES)))
+    except Exception:
+        return None
+
+
+def _state_of(tokenizer) -> dict:
+    """Everything `Vocabulary` keeps of a loaded Hugging Face tokenizer (what the cache stores)."""
+    backend: Tokenizer = tokenizer.backend_tokenizer
+    model_vocab = backend.get_vocab(with_added_tokens=False)
+    added = {
+        int(i): token for i, token in getattr(tokenizer, "added_tokens_decoder", {}).items()
+    }  # id -> AddedToken
+    if not model_vocab:
+        raise ValueError("tokenizer has no model vocabulary; a SentencePiece-style BPE tokenizer is required")
+    size = max(model_vocab.values()) + 1
+    pieces: list[str | None] = [None] * size
+    for piece, i in model_vocab.items():
+        pieces[i] = piece
+    for i, token in added.items():
+        if i < size and pieces[i] is None:
+            pieces[i] = token.content
+    missing = [i for i, p in enumerate(pieces) if p is None]
+    if missing:
+        raise ValueError(f"tokenizer vocabulary has holes, e.g. ids {missing[:5]}")
+    piece_ids = {p: i for i, p in enumerate(pieces)}
+    special_ids = {i for i, token in added.items() if token.special and i < size}
+    byte_values: dict[int, int] = {}
+    for i, p in enumerate(pieces):
+        m = _BYTE_PIECE.fullmatch(p)
+        if m and i not in special_ids:
+            byte_values[i] = int(m.group(1), 16)
+
+    def special(name: str) -> int:
+        token = getattr(tokenizer, f"{name}_token", None)
+        i = piece_ids.get(str(token)) if token is not None else None
+        if i is None:
+            raise ValueError(f"tokenizer has no {name} token inside its vocabulary")
+        return i
+
+    named = tuple(special(n) for n in ("pad", "eos", "bos", "unk"))
+    # unk is flagged special by SentencePiece conversions; make sure decode drops it either way.
+    special_ids |= set(named)
+    piece_bytes = [
+        b""
+        if i in special_ids
+        else bytes([byte_values[i]])
+        if i in byte_values
+        else p.replace(WORD_START, " ").encode("utf-8")
+        for i, p in enumerate(pieces)
+    ]
+    backend_json = json.loads(backend.to_str())
+    return {
+        "size": size,
+        "pieces": pieces,
+        "special_ids": sorted(special_ids),
+        "byte_values": byte_values,
+        "pad_eos_bos_unk": named,
+        "piece_bytes": piece_bytes,
+        "fingerprint": _fingerprint(pieces, special_ids, named),
+        "layout": {key: backend_json.get(key) for key in ("normalizer", "pre_tokenizer")},
+        "encoder": backend.to_str(),
+    }
+
+
+def _fingerprint(pieces: list[str], special_ids: set[int], named: tuple[int, ...]) -> str:
+    h = hashlib.sha256()
+    h.update(json.dumps(pieces, ensure_ascii=False).encode("utf-8"))
+    h.update(json.dumps(sorted(special_ids)).encode("utf-8"))
+    h.update(json.dumps(list(named)).encode("utf-8"))
+    return h.hexdigest()
 
 
 def _decode_byte_run(run: bytes) -> str:

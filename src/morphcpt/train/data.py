@@ -108,7 +108,7 @@ def check_tokenizer(prefixes: Iterable[Path], vocab) -> None:
     Ids from another tokenizer of the same size would train silently on the wrong pieces (and save the wrong
     tokenizer with the model); from a larger one they index past the embedding."""
     ours = vocab.fingerprint
-    name = getattr(vocab.tokenizer, "name_or_path", "") or "the training tokenizer"
+    name = getattr(vocab, "source", "") or "the training tokenizer"
     wrong = []
     for prefix in prefixes:
         marker = _marker(prefix)

@@ -21,7 +21,7 @@ class EEVEScheme:
     name = "eeve"
 
     def __init__(self, cfg: SchemeConfig, vocab: Vocabulary) -> None:
-        folder = Path(str(getattr(vocab.tokenizer, "name_or_path", "")))
+        folder = Path(vocab.source)
         if not (folder / EXPANSION_FILE).is_file():
             raise ValueError(
                 f"scheme eeve needs an EEVE-expanded tokenizer folder (tokenizer=<folder with {EXPANSION_FILE}>), "

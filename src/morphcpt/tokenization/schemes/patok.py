@@ -33,13 +33,11 @@ plain lists (numpy's per-call cost outweighs its speed on documents of a few hun
 
 from __future__ import annotations
 
-import json
 import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import accumulate, compress
-from operator import or_
+from itertools import accumulate
 
 import numpy as np
 
@@ -96,7 +94,9 @@ class PatokScheme:
         self._char_len = [len(p) for p in vocab.pieces]
         self._opens = [vocab.is_special(i) or b[:1] in _WS_BYTES for i, b in enumerate(vocab.piece_bytes)]
         self._closes = [vocab.is_special(i) or b[-1:] in _WS_BYTES for i, b in enumerate(vocab.piece_bytes)]
-        self._single_code = [_UNSEEN] * vocab.size  # UNSEEN, or bits ACTIVE | AFFIX of a one-token group
+        self._opens_np, self._closes_np = np.array(self._opens), np.array(self._closes)
+        # per id: UNSEEN, or the bits ACTIVE | AFFIX of a one-token group of that id
+        self._single_code = np.full(vocab.size, _UNSEEN, dtype=np.int8)
         self._encode_word = self._word_encoder()
         self.word_info = lru_cache(maxsize=cache_size)(self._word_info)
         self._analysis = lru_cache(maxsize=cache_size)(self._analyse_text)
@@ -149,7 +149,9 @@ class PatokScheme:
         `encode`; it skips added-token matching, which a fragment of a word does not need, and every result is
         checked to spell its text anyway. Other layouts use the full `encode`.
         """
-        backend = json.loads(self.vocab.encoder.to_str())
+        backend = (
+            self.vocab.layout
+        )  # the normalizer and pre_tokenizer (reading the whole backend takes seconds)
         gemma_normaliser = {"type": "Replace", "pattern": {"String": " "}, "content": WORD_START}
         split_on_space = {"type": "Split", "pattern": {"String": " "}}
         pre = backend.get("pre_tokenizer")
@@ -206,37 +208,33 @@ class PatokScheme:
         """The (start, end) of the word groups that can contract, in order, and the affix-token flag of every
         position (None when there is no affix token)."""
         n = len(ids)
-        opens, closes = self._opens, self._closes
-        # Token i starts a group when it opens one or token i-1 closes one. This test runs on every token, so it
-        # is done with C-level iterators (map, compress) rather than a Python loop: about three times faster.
-        starts = [
-            0,
-            *compress(range(1, n), map(or_, map(opens.__getitem__, ids[1:]), map(closes.__getitem__, ids))),
-        ]
-        ends = starts[1:]
-        ends.append(n)
-        active: list[tuple[int, int]] = []
-        affix_singles: list[int] = []  # positions of one-token groups that are affix tokens
+        # Token i starts a group when it opens one or token i-1 closes one. This test runs on every token, and so
+        # does the lookup of one-token groups (most groups): both run as numpy array operations.
+        tokens = np.array(ids)
+        starts = np.flatnonzero(self._opens_np[tokens[1:]] | self._closes_np[tokens[:-1]]) + 1
+        starts = np.concatenate(([0], starts))
+        ends = np.append(starts[1:], n)
+        single = ends - starts == 1
+        single_starts = starts[single]
+        codes = self._single_code[tokens[single_starts]]
+        unseen = codes == _UNSEEN
+        if unseen.any():
+            for i in np.unique(tokens[single_starts[unseen]]).tolist():
+                info = self.word_info((i,))
+                self._single_code[i] = _ACTIVE * info.active + _AFFIX * info.affix_flags[0]
+            codes = self._single_code[tokens[single_starts]]
+        active = [(s, s + 1) for s in single_starts[(codes & _ACTIVE) != 0].tolist()]
+        affix_singles = single_starts[(codes & _AFFIX) != 0].tolist()
         affix_groups: list[tuple[int, tuple[bool, ...]]] = []  # (start, flags) of longer groups with some
-        single_code, word_info = self._single_code, self.word_info
-        for s, e in zip(starts, ends, strict=True):
-            if e - s == 1:
-                code = single_code[ids[s]]
-                if code == 0:  # most groups: one token that neither contracts nor is an affix token
-                    continue
-                if code == _UNSEEN:
-                    info = word_info((ids[s],))
-                    code = single_code[ids[s]] = _ACTIVE * info.active + _AFFIX * info.affix_flags[0]
-                if code & _ACTIVE:
-                    active.append((s, e))
-                if code & _AFFIX:
-                    affix_singles.append(s)
-            else:
-                info = word_info(tuple(ids[s:e]))
-                if info.active:
-                    active.append((s, e))
-                if True in info.affix_flags:
-                    affix_groups.append((s, info.affix_flags))
+        word_info, longer = self.word_info, []
+        for s, e in zip(starts[~single].tolist(), ends[~single].tolist(), strict=True):
+            info = word_info(tuple(ids[s:e]))
+            if info.active:
+                longer.append((s, e))
+            if True in info.affix_flags:
+                affix_groups.append((s, info.affix_flags))
+        if longer:
+            active = sorted(active + longer)  # in document order: the draws in `_contract` index them
         if not (affix_singles or affix_groups):
             return active, None
         frozen = [False] * n
@@ -256,34 +254,49 @@ class PatokScheme:
         n = len(ids)
         budget = max(attempts, int(self.max_attempts_factor * n))
         # (group, offset in the group) of every active token, so a draw finds its token by one index.
-        slots = [(g, k) for g, (s, e) in enumerate(active) for k in range(e - s)]
-        n_active = len(slots)
+        lengths = np.array([e - s for s, e in active])
+        slot_group = np.repeat(np.arange(len(active)), lengths)
+        slot_offset = np.arange(len(slot_group)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        n_active = len(slot_group)
         every = n_active == n  # every draw lands on an active group: the gap is always 1
         log_miss = 0.0 if every else math.log1p(-n_active / n)
         current: dict[int, tuple[int, ...]] = {}  # group -> its ids, once a draw lands there
-        aw, step, cdf, sizes = self.affix_awareness, self._step, self._cdf, self._sizes
+        aw, step, log1p = self.affix_awareness, self._step, math.log1p
+        sizes, cdf = np.asarray(self._sizes), np.asarray(self._cdf)
         k = -1  # index of the current draw among all draws
         rejected = 0
         while True:
-            chunk = iter(rng.random(5 * max(8, int(1.2 * attempts * n_active / n))).tolist())
-            for u_gap, u_pos, u_size, u_reject, u_cut in zip(chunk, chunk, chunk, chunk, chunk, strict=True):
-                k += 1 if every else 1 + int(math.log1p(-u_gap) / log_miss)
+            # Five uniforms per draw (gap, position, size, reject, cut), turned into the draw's values for a
+            # whole chunk at once: the same arithmetic as one at a time (the gap with math.log1p, as before).
+            u = rng.random(5 * max(8, int(1.2 * attempts * n_active / n))).reshape(-1, 5)
+            steps = [1] * len(u) if every else [1 + int(log1p(-x) / log_miss) for x in u[:, 0].tolist()]
+            steps[0] += k  # so that the running sums are the draws' indices
+            position = (u[:, 1] * n_active).astype(np.int64)
+            draws = zip(
+                accumulate(steps),
+                slot_group[position].tolist(),
+                slot_offset[position].tolist(),
+                sizes[np.searchsorted(cdf, u[:, 2], side="right")].tolist(),
+                (u[:, 3] < aw).tolist(),
+                (u[:, 4] < aw).tolist(),
+                strict=True,
+            )
+            for k, g, offset, size, reject, cut in draws:
                 if k >= budget or k - rejected >= attempts:  # a rejected span does not count: it is re-drawn
                     return {
                         g: new for g, new in current.items() if list(new) != ids[active[g][0] : active[g][1]]
                     }
-                g, offset = slots[int(u_pos * n_active)]
                 state = current.get(g)
                 if state is None:
                     state = current[g] = tuple(ids[active[g][0] : active[g][1]])
                 # Clip the span to the group here, so that draws giving the same span share one cache entry.
                 length = len(state)
                 r = offset if offset < length else length - 1
-                e = r + sizes[bisect_right(cdf, u_size)]
+                e = r + size
                 if e > length:
                     e = length
-                has_affix, new = step(state, r, e, u_cut < aw)
-                if has_affix and u_reject < aw:
+                has_affix, new = step(state, r, e, cut)
+                if has_affix and reject:
                     rejected += 1
                 elif new is not None:
                     current[g] = new
