@@ -151,6 +151,9 @@ def _encode_batch(batch: list[tuple[int, tuple[str, ...]]]) -> list[tuple[np.nda
     return out
 
 
+WARMUP_DOCUMENTS = 256  # about 1 MB of web text: the frequent words of a chunk
+
+
 class WorkerDied(RuntimeError):
     """A worker process died (killed by a signal, e.g. the kernel's OOM killer) before returning its batch."""
 
@@ -158,15 +161,24 @@ class WorkerDied(RuntimeError):
 def _ordered_results(batches: Iterator, workers: int, init_args: tuple) -> Iterator[list]:
     """Results of `_encode_batch` in input order, with a bounded number of batches in flight.
 
+    With several workers, the first `WARMUP_DOCUMENTS` documents are encoded in this process first (see below).
     `Pool.imap` would read the whole input ahead into its task queue; a window of 4 batches per worker keeps
     memory constant whatever the chunk size. A `ProcessPoolExecutor`, not a `multiprocessing.Pool`: when a worker
     dies (an OOM kill), the pool's futures fail with `BrokenProcessPool` at once, where `Pool` would replace the
     worker and wait for the lost batch until the job's walltime.
     """
+    _init_worker(*init_args)
     if workers <= 1:
-        _init_worker(*init_args)
         yield from map(_encode_batch, batches)
         return
+    # The first documents are done here, before the workers fork: they inherit the scheme's warm caches (patok's
+    # word analyses and span steps) instead of each rebuilding them for the same frequent words.
+    warmup = 0
+    for batch in batches:
+        yield _encode_batch(batch)
+        warmup += len(batch)
+        if warmup >= WARMUP_DOCUMENTS:
+            break
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     with ProcessPoolExecutor(
         workers,
