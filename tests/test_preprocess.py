@@ -171,15 +171,16 @@ def test_a_second_run_on_the_same_output_fails_at_once_and_touches_nothing(tmp_p
 
 
 _KILL_A_WORKER = """
-import os, signal, sys
+import multiprocessing, os, signal, sys
 from morphcpt import preprocess
 
 original = preprocess._encode_batch
-def dies_on_the_second_batch(batch):
-    if batch[0][0] >= 16:
+def dies_in_a_worker(batch):
+    if multiprocessing.parent_process() is not None:  # a worker (the first batch is done before they start)
         os.kill(os.getpid(), signal.SIGKILL)  # what the out-of-memory killer does
     return original(batch)
-preprocess._encode_batch = dies_on_the_second_batch
+preprocess._encode_batch = dies_in_a_worker
+preprocess.WARMUP_DOCUMENTS = 16
 overrides = [f"input={sys.argv[1]}", f"output_dir={sys.argv[2]}", "workers=2", "batch_size=16", "progress=false"]
 preprocess.run(preprocess.compose_config(overrides))
 """
