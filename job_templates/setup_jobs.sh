@@ -1,6 +1,7 @@
 #!/bin/bash
 # Render every job template morphcpt knows (morphcpt/jobs.py: JOBS) into jobs/, from .env and the config tree.
 #   bash job_templates/setup_jobs.sh            then e.g.   qsub -J 1-20 jobs/preprocess_data_patok.pbs
+#   SCHEDULER=slurm bash job_templates/setup_jobs.sh      (or SCHEDULER=slurm in .env): jobs/*.slurm for sbatch
 # Settings come from .env (see .env.example); secrets in it are never written into jobs/.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -8,9 +9,11 @@ PYTHON="${PYTHON:-$ROOT/.venv/bin/python}"
 [[ -x "$PYTHON" ]] || PYTHON=python3
 cd "$ROOT"
 PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON" -m morphcpt.jobs render \
-    --env "${ENV_FILE:-$ROOT/.env}" --templates "$ROOT/job_templates" --out "${JOBS_DIR:-$ROOT/jobs}"
-for script in "${JOBS_DIR:-$ROOT/jobs}"/*.pbs; do
+    --env "${ENV_FILE:-$ROOT/.env}" --templates "$ROOT/job_templates" --out "${JOBS_DIR:-$ROOT/jobs}" \
+    ${SCHEDULER:+--scheduler "$SCHEDULER"}
+for script in "${JOBS_DIR:-$ROOT/jobs}"/*.{pbs,slurm}; do
+    [[ -e "$script" ]] || continue
     bash -n "$script"
 done
-echo "rendered job scripts pass bash -n. Submit: qsub -J 1-<num chunks> jobs/preprocess_data_<scheme>.pbs,"
-echo "then qsub jobs/run_cpt_<variant>.pbs (resubmit to continue), then qsub jobs/export_<variant>.pbs"
+echo "rendered job scripts pass bash -n. Submit the whole chain: python scripts/submit_pipeline.py [--dry-run]"
+echo "(where it stands: python scripts/submit_pipeline.py --status)"

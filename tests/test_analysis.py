@@ -14,7 +14,7 @@ import pytest
 
 from morphcpt.analysis.report import build_report
 from morphcpt.analysis.results import ModelInfo, assign_roles, load_results, role_of
-from morphcpt.analysis.stats import bootstrap_ci, holm, mcnemar_exact, paired_bootstrap
+from morphcpt.analysis.stats import bootstrap_ci, holm, mcnemar_exact, paired_bootstrap, wilson_ci
 from morphcpt.evaluate.items import load_benchmark
 from morphcpt.evaluate.runner import EvalConfig, run_evaluation
 
@@ -39,6 +39,22 @@ def test_bootstrap_by_counts_matches_resampling_items():
     brute = values[rng.integers(0, values.size, size=(20_000, values.size))].mean(axis=1)
     assert low == pytest.approx(np.quantile(brute, 0.025), abs=0.03)
     assert high == pytest.approx(np.quantile(brute, 0.975), abs=0.03)
+
+
+@pytest.mark.parametrize(
+    ("right", "n", "low", "high"),  # Wilson 95% limits, worked by hand from the formula with z = 1.96
+    [(0, 10, 0.0, 0.27754), (10, 10, 0.72246, 1.0), (5, 10, 0.23659, 0.76341), (81, 263, 0.25530, 0.36622)],
+)
+def test_wilson_interval_values_and_no_collapse_at_the_ends(right, n, low, high):
+    mean, lower, upper = wilson_ci([1] * right + [0] * (n - right))
+    assert mean == right / n
+    assert (lower, upper) == (pytest.approx(low, abs=1e-4), pytest.approx(high, abs=1e-4))
+    assert lower < upper  # never a zero-width interval, even at 0 % or 100 %
+
+
+def test_wilson_interval_refuses_non_binary_scores():
+    with pytest.raises(ValueError, match="right/wrong"):
+        wilson_ci([0.5, 1.0])
 
 
 def test_mcnemar_exact_values():
@@ -91,6 +107,8 @@ def test_holm_adjustment():
         ("stochastok_cpt", None, "stochastok"),
         ("baseline", None, "baseline"),
         ("gemma-3-1b-pt", None, None),
+        ("run9", "eeve", "eeve"),
+        ("gemma3-1b-eeve", None, "eeve"),
     ],
 )
 def test_roles_come_from_the_scheme_or_the_name(name, scheme, role):
@@ -309,6 +327,30 @@ def test_results_of_indifferent_models_are_reported_as_chance(tmp_path):
     assert (tmp_path / "results" / "analysis" / "report.md").is_file()
 
 
+def test_eeve_is_the_fourth_model_of_tables_comparisons_and_report(tmp_path):
+    write_benchmarks(tmp_path / "benchmarks", scale=0.5)
+    items = all_items(tmp_path / "benchmarks")
+    evaluate(
+        tmp_path,
+        tmp_path / "results",
+        {
+            "vanilla": ({"scheme": "vanilla", "step": 10}, SkilledModel(items, {}, seed=1)),
+            "stochastok": ({"scheme": "stochastok", "step": 10}, SkilledModel(items, {}, seed=2)),
+            "patok": ({"scheme": "patok", "step": 10}, SkilledModel(items, {}, seed=3)),
+            "eeve": (
+                {"scheme": "eeve", "step": 10, "eeve": {"added_tokens": 2048}},
+                SkilledModel(items, {"hierarchical-level2": 0.9}, seed=4),
+            ),
+        },
+    )
+    assert assign_roles(load_results(tmp_path / "results"))["eeve"].name == "eeve"
+    report = build_report(tmp_path / "results", n_boot=500, plots=False).read_text()
+    assert "EEVE (expanded vocabulary) is significantly better than baseline (vanilla CPT)" in report
+    assert "Patok CPT is significantly worse than EEVE (expanded vocabulary)" in report
+    scores = read_csv(tmp_path / "results" / "analysis" / "scores.csv")
+    assert {r["model"] for r in scores} == {"vanilla", "stochastok", "patok", "eeve"}
+
+
 def test_without_scheme_roles_the_report_says_it_cannot_answer(tmp_path):
     write_benchmarks(tmp_path / "benchmarks", scale=0.1)
     items = all_items(tmp_path / "benchmarks")
@@ -317,9 +359,22 @@ def test_without_scheme_roles_the_report_says_it_cannot_answer(tmp_path):
     assert assign_roles(results) == {}
     report = build_report(tmp_path / "results", n_boot=500, plots=False).read_text()
     assert "cannot answer the research question" in report
+    # write_benchmarks holds PACUTE affixation only: the pooled PACUTE score must say it is not the whole
+    assert (
+        "**Warning: pacute MCQ is incomplete** — no results for composition, manipulation, stress, " in report
+    )
     assert "Plots not drawn" in report and not (tmp_path / "results" / "analysis" / "plots").exists()
 
 
 def test_an_empty_results_folder_is_an_error(tmp_path):
     with pytest.raises(FileNotFoundError):
         load_results(tmp_path)
+
+
+def test_wilson_interval_always_contains_the_proportion():
+    """Float rounding once put the upper end below p = 1 (0.9999999999999999): a negative error bar that
+    matplotlib refuses, which crashed the demo's plots."""
+    for n in range(1, 121):
+        for right in range(n + 1):
+            p, low, high = wilson_ci([1] * right + [0] * (n - right))
+            assert 0.0 <= low <= p <= high <= 1.0, (right, n, low, p, high)

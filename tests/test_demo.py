@@ -14,6 +14,8 @@ SHORT_TRAINING = [
     "validation.interval=2",
     "checkpoint.interval=4",
     "logging.interval=2",
+    "eeve.steps=[1,1,1,1,1,2,1]",
+    "eeve.warmup_steps=[0,0,0,0,0,0,0]",
 ]
 
 
@@ -33,6 +35,9 @@ def test_demo_runs_every_stage(tmp_path, capsys):
     ]:
         metadata = json.loads((exports / name / "morphcpt_metadata.json").read_text())
         assert metadata["scheme"] == scheme and metadata["step"] == 4
+    eeve = json.loads((exports / "demo-cpt-eeve" / "morphcpt_metadata.json").read_text())
+    assert eeve["scheme"] == "eeve" and eeve["eeve"]["stages"] == [1, 2, 3, 4, 5, 6, 7]
+    assert eeve["eeve"]["added_tokens"] == 256 and "| eeve | eeve | 8 |" in printed
     report = (cfg.output_dir / "report" / "report.md").read_text()
     assert "## Answer to the research question" in report
     assert all(

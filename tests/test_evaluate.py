@@ -12,15 +12,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from morphcpt.evaluate.gen import first_line, match, normalise, score_gen
+from morphcpt.evaluate.answers import first_line, match, normalise
+from morphcpt.evaluate.gen import score_gen
 from morphcpt.evaluate.items import (
+    PACUTE_SUBSETS,
     BenchmarkFormatError,
     Item,
     expand_benchmark,
     load_benchmark,
     load_file,
 )
-from morphcpt.evaluate.mcq import choose, mcq_requests, score_mcq
+from morphcpt.evaluate.mcq import TIE_TOLERANCE, choose, mcq_requests, score_mcq
 from morphcpt.evaluate.runner import EvalConfig, model_specs, result_path, run_evaluation
 
 DATA = Path(__file__).parent / "data"
@@ -116,12 +118,14 @@ class ContentModel:
 
 @pytest.fixture(scope="session")
 def benchmark_dir(tmp_path_factory) -> Path:
-    """Our own layout (pacute/<subset>_<mode>.jsonl, hierarchical/level<N>_<mode>.jsonl) built from the
-    hand-written official-format files, hierarchical rows given ids."""
+    """Our own layout (pacute/<subset>_<mode>.jsonl, hierarchical/level<N>_<mode>.jsonl, cute/cute_<mode>.jsonl)
+    built from the hand-written official-format files, hierarchical rows given ids."""
     root = tmp_path_factory.mktemp("benchmarks")
-    (root / "pacute").mkdir()
     for path in PACUTE_OFFICIAL.glob("*.jsonl"):
-        shutil.copy(path, root / "pacute" / path.name)
+        name = path.stem.rpartition("_")[0]
+        folder = root / ("pacute" if name in PACUTE_SUBSETS else name)
+        folder.mkdir(exist_ok=True)
+        shutil.copy(path, folder / path.name)
     (root / "hierarchical").mkdir()
     for mode in ("mcq", "gen"):
         rows = [json.loads(line) for line in (HIERARCHICAL_OFFICIAL / f"hierarchical_{mode}.jsonl").open()]
@@ -215,8 +219,11 @@ def test_our_layout_and_the_official_layout_hold_the_same_questions(benchmark_di
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
-        ("pacute", ("pacute", ["affixation", "composition", "manipulation", "syllabification"])),
+        ("pacute", ("pacute", ["affixation", "composition", "manipulation", "stress", "syllabification"])),
         ("pacute-affixation", ("pacute", ["affixation"])),
+        ("pacute-stress", ("pacute", ["stress"])),
+        ("cute", ("cute", ["cute"])),
+        ("Multi-Digit-Addition", ("multi_digit_addition", ["multi_digit_addition"])),
         ("Hierarchical-Level2", ("hierarchical", ["level2"])),
         ("hierarchical-l5", ("hierarchical", ["level5"])),
         ("hierarchical", ("hierarchical", [f"level{n}" for n in range(6)])),
@@ -226,10 +233,59 @@ def test_benchmark_names(name, expected):
     assert expand_benchmark(name) == expected
 
 
-@pytest.mark.parametrize("name", ["cute", "pacute-spelling", "hierarchical-level9"])
+@pytest.mark.parametrize("name", ["cutie", "pacute-spelling", "hierarchical-level9", "langgame-x"])
 def test_unknown_benchmark_names_are_rejected(name):
     with pytest.raises(ValueError):
         expand_benchmark(name)
+
+
+@pytest.mark.parametrize("name", ["cutie", "pacute-spelling"])
+def test_an_unknown_benchmark_on_the_command_line_is_a_usage_error(name, capsys):
+    from morphcpt.evaluate.runner import build_parser
+
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args(["--benchmarks", "pacute", name])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert "argument --benchmarks" in error and name in error and "Traceback" not in error
+
+
+def test_every_file_of_the_official_release_format_is_read():
+    from morphcpt.evaluate.items import BENCHMARKS, survey
+
+    for root in (PACUTE_OFFICIAL, HIERARCHICAL_OFFICIAL):
+        files = survey(root, BENCHMARKS, ("mcq", "gen"))
+        assert files["skipped"] == [] and len(files["found"]) == len(list(root.glob("*.jsonl")))
+    assert survey(PACUTE_OFFICIAL, ["pacute"], ["mcq"])["skipped"] == sorted(
+        p.name
+        for p in PACUTE_OFFICIAL.glob("*.jsonl")
+        if "_gen" in p.name or not p.name.startswith(("affixation", "stress", "syllabification"))
+    )
+    stress = load_benchmark("pacute-stress", "mcq", PACUTE_OFFICIAL)["pacute-stress"]
+    assert [item.answer for item in stress] == ["mabilis", "batà"]
+    for name in ("cute", "langgame", "multi_digit_addition"):
+        for mode in ("mcq", "gen"):
+            (task,) = load_benchmark(name, mode, PACUTE_OFFICIAL).items()
+            assert task[0] == name and task[1] and all(item.task == name for item in task[1])
+
+
+def test_a_whole_benchmark_with_a_subset_missing_warns_and_the_results_name_it(tmp_path, caplog):
+    root = tmp_path / "benchmarks"
+    root.mkdir()
+    for name in ("affixation_mcq.jsonl", "syllabification_mcq.jsonl"):
+        shutil.copy(PACUTE_OFFICIAL / name, root / name)
+    shutil.copy(PACUTE_OFFICIAL / "cute_mcq.jsonl", root / "cute_mcq.jsonl")
+    items = all_items(root, "pacute", "mcq")
+    cfg = EvalConfig(
+        models=["m"], benchmarks=["pacute"], eval_mode="mcq", benchmark_dir=root, output_dir=tmp_path
+    )
+    with caplog.at_level("WARNING"):
+        written = run_evaluation(cfg, lambda spec, cfg: OracleModel(items))
+    assert "pacute MCQ is INCOMPLETE" in caplog.text and "composition, manipulation, stress" in caplog.text
+    assert "skipped (not asked for): cute_mcq.jsonl" in caplog.text
+    for path in written:
+        result = json.loads(path.read_text())
+        assert result["missing_subsets"] == ["composition", "manipulation", "stress"]
 
 
 def test_a_missing_subset_says_where_it_looked(tmp_path):
@@ -331,9 +387,9 @@ def test_answers_not_in_first_position_are_scored_against_the_recorded_answer():
         assert prediction.acc is (item.correct_index == 0)
 
 
-def test_acc_sums_log_probabilities_and_acc_norm_divides_by_characters():
-    item = Item(
-        id="n1",
+def _item(options, answer, item_id="n1"):
+    return Item(
+        id=item_id,
         benchmark="pacute",
         subset="affixation",
         mode="mcq",
@@ -341,10 +397,14 @@ def test_acc_sums_log_probabilities_and_acc_norm_divides_by_characters():
         subcategory="x",
         prompt_en="Q?",
         prompt_tl="T?",
-        answer="pinagsamasama",
-        options=("ka", "pinagsamasama"),
-        correct_index=1,
+        answer=answer,
+        options=tuple(options),
+        correct_index=list(options).index(answer),
     )
+
+
+def test_acc_sums_log_probabilities_and_acc_norm_divides_by_characters():
+    item = _item(("ka", "pinagsamasama"), "pinagsamasama")
 
     class LengthModel:
         def loglikelihood(self, requests):  # long right answer: low total, high per character
@@ -353,6 +413,65 @@ def test_acc_sums_log_probabilities_and_acc_norm_divides_by_characters():
     (prediction,) = score_mcq(LengthModel(), [item])
     assert (prediction.acc, prediction.acc_norm) == (False, True)
     assert prediction.logprobs == [-4.0, -6.5]
+
+
+def test_acc_norm_divides_by_the_option_alone_not_the_delimiter():
+    # -2/1 < -5/3 picks "bbb"; dividing by the scored " " + option (-2/2 > -5/4) would pick "a".
+    item = _item(("a", "bbb"), "bbb")
+
+    class Model:
+        def loglikelihood(self, requests):
+            return [{" a": -2.0, " bbb": -5.0}[k] for _, k in requests]
+
+    (prediction,) = score_mcq(Model(), [item])
+    assert (prediction.pred, prediction.pred_norm, prediction.acc_norm) == (0, 1, True)
+
+
+def test_acc_and_acc_norm_equal_lm_eval_on_the_fixtures():
+    """lm-eval 0.4.x (`ConfigurableTask.process_results`, multiple_choice): pred = argmax(lls), pred_norm =
+    argmax(lls / [len(choice) for choice in choices]), right when the pick is in the gold list the export writes."""
+    items = all_items(PACUTE_OFFICIAL, "pacute", "mcq") + all_items(
+        HIERARCHICAL_OFFICIAL, "hierarchical", "mcq"
+    )
+    items += synthetic_items(300, seed=6)
+    model = ContentModel()
+    for item, prediction in zip(items, score_mcq(model, items), strict=True):
+        lls = model.loglikelihood(mcq_requests(item))
+        gold = [i for i, option in enumerate(item.options) if option == item.answer]
+        lengths = [float(len(choice)) for choice in item.options]
+        pred_norm = max(range(len(lls)), key=lambda i: (lls[i] / lengths[i], -i))
+        if not prediction.tied_norm:
+            assert prediction.pred_norm == pred_norm
+            assert prediction.acc_norm is (pred_norm in gold)
+        if not prediction.tied:
+            assert prediction.acc is (max(range(len(lls)), key=lambda i: (lls[i], -i)) in gold)
+
+
+def test_a_duplicated_answer_counts_either_copy_in_both_evaluators(tmp_path):
+    from morphcpt.evaluate.lm_eval import export_lm_eval
+
+    item = _item(("kain", "kumain", "kinain", "kumain"), "kumain")
+    assert item.gold_indices == (1, 3)
+
+    class PrefersLastCopy:
+        def loglikelihood(self, requests):
+            return [-1.0 if i == 3 else -9.0 for i in range(len(requests))]
+
+    (prediction,) = score_mcq(PrefersLastCopy(), [item])
+    assert prediction.pred == 3 and prediction.acc and prediction.acc_norm
+    export_lm_eval({("pacute-affixation", "mcq"): [item]}, tmp_path)
+    (row,) = [
+        json.loads(line) for line in (tmp_path / "data" / "morphcpt_pacute_affixation_mcq.jsonl").open()
+    ]
+    assert row["gold"] == [1, 3]
+
+
+def test_scores_within_the_tolerance_are_ties():
+    noise = TIE_TOLERANCE / 10
+    pick, tied = choose([-3.0, -3.0 + noise, -7.0], "k")
+    assert tied and pick in (0, 1)
+    assert {choose([-3.0 + noise, -3.0, -7.0], f"k{i}")[0] for i in range(50)} == {0, 1}
+    assert choose([-3.0, -3.0 + 10 * TIE_TOLERANCE], "k") == (1, False)
 
 
 def test_requests_join_prompt_and_option_with_one_space():
@@ -382,6 +501,7 @@ def test_normalisation_keeps_case_diacritics_and_inner_spaces():
     assert normalise("s  i\tl a") == "s i l a"
     assert match("kumain", "Kumain")["exact"] is False  # case tasks need case
     assert match("Kumáin", "Kumain")["exact"] is False  # diacritic tasks need diacritics
+    assert match("Kuma\u0301in", "Kumáin")["exact"] is True  # one Unicode form
     assert match("'", "'") == {"exact": True, "prefix": True, "contains": True}
 
 
@@ -389,6 +509,39 @@ def test_exact_prefix_and_contains():
     assert match("kumain siya", "kumain") == {"exact": False, "prefix": True, "contains": True}
     assert match("ang sagot ay kain", "kain") == {"exact": False, "prefix": False, "contains": True}
     assert match("“kain”.", "kain") == {"exact": True, "prefix": True, "contains": True}
+
+
+@pytest.mark.parametrize(
+    ("prediction", "answer"),
+    [("10", "1"), ("kumain", "kain"), ("maganda", "ganda"), ("abcdefghijklmnopqrstuvwxyz 0123456789", "a")],
+)
+def test_prefix_and_contains_need_word_boundaries(prediction, answer):
+    assert match(prediction, answer) == {"exact": False, "prefix": False, "contains": False}
+
+
+def test_a_constant_alphabet_string_scores_nothing_on_the_fixtures():
+    items = all_items(PACUTE_OFFICIAL, "pacute", "gen") + all_items(
+        HIERARCHICAL_OFFICIAL, "hierarchical", "gen"
+    )
+    constant = "abcdefghijklmnopqrstuvwxyz 0123456789"
+    assert not any(any(match(constant, item.answer).values()) for item in items)
+    assert match(constant + " 3", "3")["contains"]  # a separate "3" still counts
+
+
+@pytest.mark.parametrize(
+    ("prediction", "answer", "exact"),
+    [
+        ("‘tangna", "‘tangna", True),
+        ("tangna", "‘tangna", False),
+        ("“‘tangna”", "‘tangna", True),
+        ("Naman!", "Naman!", True),
+        ("Naman", "Naman!", False),
+        ("Naman!.", "Naman!", True),
+        ("Naman!", "Naman", True),  # sentence punctuation the answer lacks is a wrapper
+    ],
+)
+def test_edge_stripping_keeps_the_answers_own_punctuation(prediction, answer, exact):
+    assert match(prediction, answer)["exact"] is exact
 
 
 def test_an_oracle_generator_is_exact_on_every_item():
@@ -465,12 +618,23 @@ def test_hf_predictions_do_not_depend_on_option_order(tiny_lm):
 
 def test_batched_greedy_generation_equals_one_prompt_at_a_time(tiny_lm, benchmark_dir):
     prompts = [i.prompt() for i in all_items(benchmark_dir, "pacute", "gen")]
-    tiny_lm.batch_size = 1
-    single = tiny_lm.generate(prompts, max_new_tokens=8)
-    tiny_lm.batch_size = 4
-    batched = tiny_lm.generate(prompts, max_new_tokens=8)
+    generate, new_tokens = tiny_lm.model.generate, []
+
+    def counting(**kwargs):  # re-encoding decoded text is no measure: count the generated ids themselves
+        output = generate(**kwargs)
+        new_tokens.append(output.shape[1] - kwargs["input_ids"].shape[1])
+        return output
+
+    tiny_lm.model.generate = counting
+    try:
+        tiny_lm.batch_size = 1
+        single = tiny_lm.generate(prompts, max_new_tokens=8)
+        tiny_lm.batch_size = 4
+        batched = tiny_lm.generate(prompts, max_new_tokens=8)
+    finally:
+        tiny_lm.model.generate = generate
     assert batched == single
-    assert all(len(tiny_lm.encode([text])[0]) <= 8 for text in batched)
+    assert new_tokens and max(new_tokens) <= 8
 
 
 # ------------------------------------------------------------------------------------------------ runner
@@ -541,7 +705,12 @@ def test_a_larger_limit_scores_only_the_new_items(benchmark_dir, tmp_path):
     run_evaluation(EvalConfig(**base, limit=1), lambda spec, cfg: OracleModel(items))
     second = OracleModel(items)
     run_evaluation(EvalConfig(**base), lambda spec, cfg: second)
-    assert second.calls == sum(len(i.options) for i in items) - 2 * 4  # first item of both subsets reused
+    firsts = {}
+    for item in items:
+        firsts.setdefault(item.task, item)
+    assert len(firsts) == 3
+    # the first item of every subset was reused
+    assert second.calls == sum(len(i.options) for i in items) - sum(len(i.options) for i in firsts.values())
 
 
 def test_tagalog_prompts_and_changed_settings_get_their_own_results(benchmark_dir, tmp_path):
@@ -590,6 +759,13 @@ def test_the_command_line_runs_end_to_end(tiny_model_dir, benchmark_dir, tmp_pat
 # ----------------------------------------------------------------------------------------- lm-eval export
 
 
+class _TaskLoader(yaml.SafeLoader):
+    """Reads lm-eval's `!function module.name` tag as ("!function", "module.name")."""
+
+
+_TaskLoader.add_constructor("!function", lambda loader, node: ("!function", loader.construct_scalar(node)))
+
+
 def test_lm_eval_export_writes_tasks_groups_and_their_data(benchmark_dir, tmp_path):
     from morphcpt.evaluate.lm_eval import export_lm_eval
     from morphcpt.evaluate.runner import load_tasks
@@ -597,7 +773,7 @@ def test_lm_eval_export_writes_tasks_groups_and_their_data(benchmark_dir, tmp_pa
     cfg = EvalConfig(benchmarks=["pacute", "hierarchical"], benchmark_dir=benchmark_dir)
     tasks = load_tasks(cfg)
     written = export_lm_eval(tasks, tmp_path)
-    configs = {p.stem: yaml.safe_load(p.read_text()) for p in written}
+    configs = {p.stem: yaml.load(p.read_text(), Loader=_TaskLoader) for p in written}
     assert len(configs) == len(tasks) + 4  # one group per benchmark and mode
     mcq = configs["morphcpt_hierarchical_level2_mcq"]
     assert mcq["output_type"] == "multiple_choice"
@@ -605,9 +781,58 @@ def test_lm_eval_export_writes_tasks_groups_and_their_data(benchmark_dir, tmp_pa
     data_file = Path(mcq["dataset_kwargs"]["data_files"]["test"])
     rows = [json.loads(line) for line in data_file.read_text().splitlines()]
     assert len(rows) == len(tasks[("hierarchical-level2", "mcq")])
-    assert all(row["options"][row["gold"]] == row["answer"] for row in rows)
+    assert all(row["gold"] and all(row["options"][g] == row["answer"] for g in row["gold"]) for row in rows)
     gen = configs["morphcpt_pacute_affixation_gen"]
-    assert gen["output_type"] == "generate_until" and gen["generation_kwargs"]["until"] == ["\n"]
+    assert gen["output_type"] == "generate_until" and gen["generation_kwargs"]["until"] == []
+    assert gen["process_results"] == ("!function", "morphcpt_answers.process_results")
+    assert [m["metric"] for m in gen["metric_list"]] == ["exact", "prefix", "contains"]
     assert configs["morphcpt_hierarchical_mcq"]["task"] == [
         f"morphcpt_hierarchical_level{n}_mcq" for n in (0, 2, 3)
     ]
+
+
+def test_the_exported_gen_metric_is_our_matcher(tmp_path):
+    """lm-eval imports `morphcpt_answers.py` from beside the YAML: it must score raw outputs exactly as we do."""
+    import importlib.util
+
+    from morphcpt.evaluate.lm_eval import export_lm_eval
+
+    items = all_items(PACUTE_OFFICIAL, "pacute", "gen") + all_items(
+        HIERARCHICAL_OFFICIAL, "hierarchical", "gen"
+    )
+    export_lm_eval({("pacute-affixation", "gen"): items}, tmp_path)
+    spec = importlib.util.spec_from_file_location("exported", tmp_path / "morphcpt_answers.py")
+    exported = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(exported)
+    outputs = [
+        "\n kumain\nx",
+        " “Naman!”",
+        "10",
+        " s  i l a",
+        "‘tangna",
+        "abcdefghijklmnopqrstuvwxyz 0123456789",
+    ]
+    outputs += [f" {item.answer} at iba pa" for item in items] + [f"{item.answer}." for item in items]
+
+    class Replay:
+        def __init__(self, output):
+            self.output = output
+
+        def generate(self, prompts, max_new_tokens=50):
+            return [self.output] * len(prompts)
+
+    rows = [json.loads(line) for line in (tmp_path / "data" / "morphcpt_pacute_affixation_gen.jsonl").open()]
+    for output in outputs:
+        ours = score_gen(Replay(output), items)
+        theirs = [exported.process_results(row, [output]) for row in rows]
+        assert [{m: float(getattr(p, m)) for m in ("exact", "prefix", "contains")} for p in ours] == theirs
+
+
+def test_a_benchmark_of_one_task_is_exported_as_that_task_not_a_group(tmp_path):
+    from morphcpt.evaluate.lm_eval import export_lm_eval
+
+    tasks = {("cute", mode): all_items(PACUTE_OFFICIAL, "cute", mode) for mode in ("mcq", "gen")}
+    written = export_lm_eval(tasks, tmp_path)
+    assert sorted(p.name for p in written) == ["morphcpt_cute_gen.yaml", "morphcpt_cute_mcq.yaml"]
+    config = yaml.load((tmp_path / "morphcpt_cute_mcq.yaml").read_text(), Loader=_TaskLoader)
+    assert config["output_type"] == "multiple_choice" and "group" not in config

@@ -22,7 +22,8 @@ from morphcpt.tokenization.expansions import (
     load_or_build_split_table,
     save_split_table,
 )
-from morphcpt.tokenization.schemes import SCHEMES, SchemeConfig, build_scheme, document_rng
+from morphcpt.tokenization.schemes import SCHEMES as ALL_SCHEMES
+from morphcpt.tokenization.schemes import SchemeConfig, build_scheme, document_rng
 from morphcpt.tokenization.schemes.patok import PatokScheme
 
 EDGE_TEXTS = [
@@ -41,6 +42,9 @@ EDGE_TEXTS = [
     "\u2581",
     "isang \u2581 marka\u2581\u2581 at \u2581magluto ng pagkain\u2581",
 ]
+
+# The schemes over the base vocabulary; eeve needs its expanded tokenizer (tests/test_eeve_tokenizer.py).
+SCHEMES = [name for name in ALL_SCHEMES if name != "eeve"]
 
 
 @pytest.fixture(scope="module")
@@ -304,3 +308,19 @@ def test_alignment_definition(vocab):
     assert morpheme_boundary_alignment(vocab, ids, Pack({})).recall == 0.0
     total = exact + off
     assert total.token_boundaries == 2 * len(inner) and 0.0 <= total.precision <= 1.0
+
+
+def test_words_a_gold_set_does_not_hold_count_for_neither_side(vocab):
+    class Gold:
+        def boundaries(self, word):
+            return [1, 3] if word == "kumain" else None
+
+    ids = vocab.encode("kumain pinakamaganda")
+    alone = morpheme_boundary_alignment(vocab, vocab.encode("kumain"), Gold())
+    both = morpheme_boundary_alignment(vocab, ids, Gold())
+    assert alone.morpheme_boundaries == 2
+    assert (both.token_boundaries, both.morpheme_boundaries, both.matched) == (
+        alone.token_boundaries,
+        alone.morpheme_boundaries,
+        alone.matched,
+    )

@@ -6,7 +6,8 @@ For every scheme folder under the output folder (not `validation/`) and the chun
 documents, tokens, tokens per document, expansion relative to vanilla (tokens / vanilla tokens - 1), the share of
 documents whose ids differ from vanilla's, and how well token boundaries fall on morpheme boundaries inside
 words (precision: share of in-word token boundaries that are morpheme boundaries; recall: share of morpheme
-boundaries that are token boundaries; see `morphcpt.tokenization.alignment`). Documents are compared by index,
+boundaries that are token boundaries; see `morphcpt.tokenization.alignment`), once against the analyser patok
+cuts at and once against the hand-written gold set (`data/gold`, on the gold words the data holds). Documents are compared by index,
 so every scheme must hold the same documents as vanilla (same chunks, same counts), which preprocessing
 guarantees for the same input. Alignment is measured on the first `max_documents` documents of each chunk.
 "text altered" counts documents whose ids decode to another text than the source: the chunk's JSONL file named in
@@ -51,6 +52,7 @@ def audit(
 ) -> dict:
     """Per-scheme statistics over the chunks all schemes completed: {"chunks": [...], "rows": [{...}, ...]}."""
     from morphcpt.morphology import get_language_pack
+    from morphcpt.morphology.gold import GoldSegmentation
     from morphcpt.tokenization.alignment import Alignment, morpheme_boundary_alignment
     from morphcpt.tokenization.vocabulary import Vocabulary
 
@@ -64,6 +66,15 @@ def audit(
         raise FileNotFoundError(
             f"{output_dir} has no completed {BASELINE} chunks; the audit compares against them"
         )
+    # A scheme with its own tokenizer (eeve) has other ids for the same text: it cannot be compared id by id.
+    base_tokenizers = {c["key"]["tokenizer_fingerprint"] for c in folders[BASELINE].values()}
+    own_tokenizer = sorted(
+        s
+        for s, chunks in folders.items()
+        if {c["key"]["tokenizer_fingerprint"] for c in chunks.values()} - base_tokenizers
+    )
+    for name in own_tokenizer:
+        del folders[name]
     schemes = sorted(folders, key=lambda name: (_ORDER.get(name, len(_ORDER)), name))
     chunks = sorted(set.intersection(*(set(folders[s]) for s in schemes)))
     fingerprints = {folders[s][c]["key"]["tokenizer_fingerprint"] for s in schemes for c in chunks}
@@ -71,11 +82,13 @@ def audit(
         raise ValueError(f"the schemes under {output_dir} were tokenized with different tokenizers")
     vocab = Vocabulary.load(tokenizer or folders[BASELINE][chunks[0]]["config"]["tokenizer"])
     pack = get_language_pack(language)
+    gold = GoldSegmentation.load()  # hand-segmented words: a measure patok was not built against
 
     totals = {
         s: {"documents": 0, "tokens": 0, "changed": 0, "text_differs": 0, "alignment": Alignment()}
         for s in schemes
     }
+    on_gold = dict.fromkeys(schemes, Alignment())
     example = None
     compared_with: dict[str, str] = {}
     for chunk in chunks:
@@ -104,6 +117,7 @@ def audit(
                 if max_documents is None or index < max_documents:
                     alignments[scheme] = morpheme_boundary_alignment(vocab, ids.tolist(), pack)
                     row["alignment"] += alignments[scheme]
+                    on_gold[scheme] += morpheme_boundary_alignment(vocab, ids.tolist(), gold)
             score = _example_score(documents, alignments)
             if score is not None and (example is None or score > example["score"]):
                 example = {
@@ -129,6 +143,9 @@ def audit(
                 "text_differs": row["text_differs"],
                 "boundary_precision": alignment.precision,
                 "boundary_recall": alignment.recall,
+                "gold_precision": on_gold[scheme].precision,
+                "gold_recall": on_gold[scheme].recall,
+                "gold_boundaries": on_gold[scheme].morpheme_boundaries,
             }
         )
     skipped = sorted(set().union(*(set(folders[s]) for s in schemes)) - set(chunks))
@@ -136,6 +153,7 @@ def audit(
         "output_dir": str(output_dir),
         "chunks": chunks,
         "skipped_chunks": skipped,
+        "own_tokenizer": own_tokenizer,
         "rows": rows,
         "example": example,
         "text_compared_with": compared_with,
@@ -177,6 +195,8 @@ def format_table(result: dict) -> str:
         ("text_differs", "text altered", "{:,}"),
         ("boundary_precision", "morph-bound prec", "{:.1%}"),
         ("boundary_recall", "morph-bound recall", "{:.1%}"),
+        ("gold_precision", "gold prec", "{:.1%}"),
+        ("gold_recall", "gold recall", "{:.1%}"),
     ]
     cells = [[title for _, title, _ in columns]]
     cells += [[fmt.format(row[key]) for key, _, fmt in columns] for row in result["rows"]]
@@ -198,6 +218,8 @@ def format_table(result: dict) -> str:
     )
     if result["skipped_chunks"]:
         note += f"; not in every scheme (skipped): {', '.join(result['skipped_chunks'])}"
+    if result.get("own_tokenizer"):
+        note += f"; own tokenizer, not compared id by id: {', '.join(result['own_tokenizer'])}"
     lines = [note, *lines]
     example = result.get("example")
     if example:

@@ -22,6 +22,7 @@ STAGES: dict[str, tuple[str, str]] = {
     ),
     "audit": ("morphcpt.audit", "compare the schemes' indexed datasets side by side"),
     "jobs": ("morphcpt.jobs", "render PBS job scripts, or run a rendered one locally"),
+    "submit": ("morphcpt.pipeline", "submit every stage as a chain of dependent PBS/Slurm jobs, or --status"),
     "train": ("morphcpt.train", "continued pretraining (hf engine, or the megatron engine on the cluster)"),
     "export": ("morphcpt.export", "export a checkpoint to a Hugging Face model folder"),
     "verify-setup": ("morphcpt.setup_check", "check that this machine is ready to run the suite"),
@@ -35,6 +36,10 @@ STAGES: dict[str, tuple[str, str]] = {
     "generate": (
         "morphcpt.evaluate.generate_text",
         "generate text with an exported model (prompts, interactive)",
+    ),
+    "eeve-tokenizer": (
+        "morphcpt.tokenization.eeve",
+        "EEVE: expand a tokenizer with N new target-language pieces",
     ),
     "demo": ("morphcpt.demo", "the whole pipeline on the shipped sample with a tiny model, on CPU"),
 }

@@ -4,8 +4,9 @@
 
 The same library code the cluster runs, on embedded defaults: split the sample corpus (holding out a canonical
 validation set), preprocess every chunk three ways into Megatron indexed datasets, audit them side by side,
-pretrain a tiny random Gemma 3 briefly on vanilla data (the "base"), continue pretraining it on each scheme, export
-all four models to Hugging Face folders, generate the Filipino morphology benchmarks, evaluate every model and
+pretrain a tiny random Gemma 3 briefly on vanilla data (the "base"), continue pretraining it on each scheme, grow it
+by an EEVE-expanded tokenizer and train it through the seven EEVE stages (a few steps each), export all five
+models to Hugging Face folders, generate the Filipino morphology benchmarks, evaluate every model and
 write the analysis report. Every stage resumes: a rerun skips finished work. Outputs go under `--output-dir`.
 
 A tiny model trained for a few minutes cannot tell the schemes apart on morphology: the demo shows that every
@@ -21,6 +22,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 from morphcpt import paths
 
@@ -28,6 +30,7 @@ SCHEMES = ("vanilla", "stochastok", "patok")
 # Small benchmark sizes: the demo evaluates four models on CPU in a couple of minutes.
 DEMO_PACUTE_SIZES = {"affixation": 40, "composition": 60, "manipulation": 56, "syllabification": 48}
 DEMO_LEVEL_SIZE = 40
+DEMO_EEVE_NEW = 256  # new pieces of the demo's EEVE tokenizer (2,048 on the cluster)
 
 
 @dataclass
@@ -80,7 +83,33 @@ def preprocess_all(cfg: DemoConfig, chunks: Path) -> Path:
         preprocess.compose_config(["validation=true", f"input={chunks / 'validation.jsonl'}", *common])
     )
     print(f"  validation  (canonical, shared by every scheme): {_stats_line(stats)}")
+    eeve_data(cfg, chunks, processed, common)
     return processed
+
+
+def eeve_data(cfg: DemoConfig, chunks: Path, processed: Path, common: list[str]) -> None:
+    """The fourth arm: an EEVE tokenizer trained on the chunks, then the eeve scheme's chunks and validation."""
+    from morphcpt import preprocess
+    from morphcpt.tokenization.eeve import EXPANSION_FILE, Expansion, expand
+
+    folder = cfg.output_dir / "tokenizers" / "demo-eeve"
+    if not (folder / EXPANSION_FILE).exists() or Expansion.load(folder).num_new != DEMO_EEVE_NEW:
+        expand(
+            sorted(chunks.glob("chunk_*.jsonl")), paths.SAMPLE_TOKENIZER_DIR, folder, num_new=DEMO_EEVE_NEW
+        )
+    expansion = Expansion.load(folder)
+    print(
+        f"  eeve tokenizer: {expansion.num_new} new pieces (e.g. {', '.join(expansion.pieces[:6])}), tokens/byte "
+        f"{expansion.base_tokens / expansion.corpus_bytes:.3f} -> {expansion.expanded_tokens / expansion.corpus_bytes:.3f}"
+    )
+    eeve = ["scheme=eeve", f"tokenizer={folder}", *common]
+    for chunk in sorted(chunks.glob("chunk_*.jsonl")):
+        stats = preprocess.run(preprocess.compose_config([f"input={chunk}", *eeve]))
+        print(f"  {'eeve':<11} {chunk.stem}: {_stats_line(stats)}")
+    stats = preprocess.run(
+        preprocess.compose_config(["validation=true", f"input={chunks / 'validation.jsonl'}", *eeve])
+    )
+    print(f"  validation  (the same held-out text in the eeve tokenizer's ids): {_stats_line(stats)}")
 
 
 def _stats_line(stats: dict) -> str:
@@ -127,7 +156,33 @@ def train_and_export(cfg: DemoConfig, processed: Path) -> dict[str, dict]:
         print(
             f"  {scheme}: {result.final_step} CPT steps, val loss {result.val_loss:.4f}, exported to {_rel(export)}"
         )
+    runs["eeve"] = train_eeve(cfg, base_export, common)
     return runs
+
+
+def train_eeve(cfg: DemoConfig, base_export: Path, common: list[str]) -> dict:
+    """The base grown by the EEVE tokenizer, through the seven stages (each resumable, skipped when done)."""
+    from morphcpt.train import eeve
+    from morphcpt.train.plan import load_plan
+
+    folder = cfg.output_dir / "tokenizers" / "demo-eeve"
+    plan = load_plan(
+        ["recipe=demo_eeve", f"model.pretrained={base_export}", f"model.tokenizer={folder}", *common]
+    )
+    result = eeve.run(plan)
+    last = json.loads((eeve.stage_dir(plan, result.stages_run[-1]) / eeve.STAGE_DONE).read_text())
+    steps = sum(plan.eeve.steps[k - 1] for k in result.stages_run)
+    final = SimpleNamespace(  # the last stage's run, with the steps of every stage
+        run_dir=eeve.stage_dir(plan, result.stages_run[-1]),
+        val_loss=last["val_loss"],
+        val_bpb=last["val_bpb"],
+        final_step=steps,
+    )
+    print(
+        f"  eeve: stages {result.stages_run}, {steps} steps, val loss {last['val_loss']:.4f}, "
+        f"exported to {_rel(result.export)}"
+    )
+    return _run_summary(final, result.export)
 
 
 def _export(export_run, result, output: Path) -> Path:
@@ -156,8 +211,9 @@ def _run_summary(result, export: Path) -> dict:
 
 
 def comparison_table(runs: dict[str, dict]) -> str:
-    """Every run validates on the same canonical ids, so both validation columns compare across schemes; the
-    training tokens/byte (from each run's data fingerprint) shows which scheme's ids it really read."""
+    """Every run validates on the same canonical ids, so both validation columns compare across schemes (EEVE
+    validates on the same text in its own tokenizer's ids: for it only bits per byte compares); the training
+    tokens/byte (from each run's data fingerprint) shows which scheme's ids it really read."""
     lines = [
         "| model | data read | steps | training tokens/byte | validation loss (nats/token) | validation bits/byte |",
         "|---|---|---:|---:|---:|---:|",
@@ -220,11 +276,15 @@ def run(cfg: DemoConfig) -> None:
     print(f"morphcpt demo: tiny Gemma 3 on the shipped Filipino sample, outputs in {_rel(cfg.output_dir)}")
     stage("split the sample corpus into chunks + a held-out canonical validation set")
     chunks = split_sample(cfg)
-    stage("preprocess every chunk three ways into Megatron indexed datasets (ids written directly)")
+    stage(
+        "preprocess every chunk three ways (+ an EEVE tokenizer and its data) into Megatron indexed datasets"
+    )
     processed = preprocess_all(cfg, chunks)
     stage("audit: do the schemes differ as intended?")
     print(audit_table(processed))
-    stage("train: pretrain a tiny base on vanilla, then continue pretraining it on each scheme; export all")
+    stage(
+        "train: pretrain a tiny base on vanilla, continue pretraining it on each scheme and EEVE; export all"
+    )
     runs = train_and_export(cfg, processed)
     print(comparison_table(runs))
     stage("generate the Filipino morphology benchmarks (PACUTE-style + hierarchical levels 0-5)")

@@ -118,9 +118,13 @@ def default_output(plan: CPTPlan, step: int | None) -> Path:
 
 
 def export_run(
-    run_dir: str | Path, step: int | None = None, output: str | Path | None = None
+    run_dir: str | Path,
+    step: int | None = None,
+    output: str | Path | None = None,
+    extra: dict | None = None,
 ) -> ExportResult:
-    """Export the run's latest checkpoint (or `step`) to `output` (default `<output_root>/exports/<run_name>`)."""
+    """Export the run's latest checkpoint (or `step`) to `output` (default `<output_root>/exports/<run_name>`);
+    `extra` adds to (or overrides) the metadata, e.g. the EEVE stages and added tokens."""
     plan = plan_from_yaml(Path(run_dir) / "config.yaml")
     checkpoint, found_step = find_checkpoint(plan, step)
     output = Path(output) if output is not None else default_output(plan, step)
@@ -132,10 +136,11 @@ def export_run(
         if plan.engine == "hf"
         else _export_megatron(plan, checkpoint, staging)
     )
-    extra = {"checkpoint": str(checkpoint), "parity": parity}
+    facts = {"checkpoint": str(checkpoint), "parity": parity}
     if plan.engine == "hf":
-        extra["validation"] = json.loads((checkpoint / "meta.json").read_text()).get("validation")
-    (staging / METADATA_FILE).write_text(json.dumps(metadata(plan, found_step, extra), indent=2))
+        facts["validation"] = json.loads((checkpoint / "meta.json").read_text()).get("validation")
+    meta = metadata(plan, found_step, {**facts, **(extra or {})})
+    (staging / METADATA_FILE).write_text(json.dumps(meta, indent=2))
     shutil.rmtree(output, ignore_errors=True)
     os.replace(staging, output)
     return ExportResult(output=output, step=found_step, parity=parity)

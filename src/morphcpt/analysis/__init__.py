@@ -1,4 +1,4 @@
-"""Analysis of evaluation results: score tables with bootstrap CIs, paired model comparisons (McNemar, paired
+"""Analysis of evaluation results: score tables with Wilson CIs, paired model comparisons (McNemar, paired
 bootstrap), plots, and one Markdown report that answers the research question from the numbers.
 
     python -m morphcpt.analysis --results-dir results/ [--output-dir results/analysis]

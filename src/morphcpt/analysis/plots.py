@@ -1,6 +1,6 @@
 """PNG plots of the score table: hierarchical accuracy by level, PACUTE accuracy by category, and a heatmap.
 
-Each plot shows the primary metric of each mode (MCQ acc_norm, GEN exact) with bootstrap 95% CIs where it has
+Each plot shows the primary metric of each mode (MCQ acc_norm, GEN exact) with Wilson 95% CIs where it has
 room for them; MCQ panels draw the guessing level. matplotlib runs headless (Agg). Files:
 `levels.png`, `categories.png`, `heatmap.png` (a `_<language>` suffix for non-English prompts).
 

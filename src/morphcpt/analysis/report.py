@@ -6,7 +6,8 @@ Writes `scores.{md,csv}`, `comparisons.{md,csv}`, `plots/*.png` and `report.md`,
 does continued pretraining with morphology-aware tokenization (patok) beat vanilla CPT (baseline) and
 StochasTok on Filipino morphology — above all on hierarchical Level 2, morpheme decomposition? The report
 says so only where a paired test, Holm-adjusted over its headline comparisons, finds a difference at 5%; near
-chance, or without a significant difference, it says that instead.
+chance, or without a significant difference, it says that instead. An EEVE model (vocabulary expansion, the
+fourth arm) is compared with the baseline and with Patok in the same Holm family.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from morphcpt.analysis.results import (
     PRIMARY_METRIC,
     ModelInfo,
     assign_roles,
+    incomplete_benchmarks,
     load_results,
     models_in_order,
     role_of,
@@ -43,12 +45,19 @@ log = logging.getLogger(__name__)
 ALPHA = 0.05
 # Where the question is asked, most important first: Level 2 is morpheme decomposition.
 FOCUS_GROUPS = ("hierarchical-level2", "hierarchical", "pacute-affixation", "pacute")
-QUESTIONS = (("patok", "baseline"), ("stochastok", "baseline"), ("patok", "stochastok"))
+QUESTIONS = (
+    ("patok", "baseline"),
+    ("stochastok", "baseline"),
+    ("patok", "stochastok"),
+    ("eeve", "baseline"),  # the fourth arm: own Filipino tokens instead of re-cut ones
+    ("patok", "eeve"),
+)
 ROLE_NAMES = {
     "base": "base model",
     "baseline": "baseline (vanilla CPT)",
     "stochastok": "StochasTok CPT",
     "patok": "Patok CPT",
+    "eeve": "EEVE (expanded vocabulary)",
 }
 
 
@@ -145,7 +154,7 @@ def _paragraph(
     title = "hierarchical Level 2 (morpheme decomposition)" if group == "hierarchical-level2" else group
     levels = [
         (role, s)
-        for role in ("baseline", "stochastok", "patok")
+        for role in ("baseline", "stochastok", "patok", "eeve")
         if role in roles and (s := _score(scores, roles[role].name, group, mode, language)) is not None
     ]
     listing = "; ".join(f"{ROLE_NAMES[role]} {cell(s)}%" for role, s in levels)
@@ -275,7 +284,7 @@ def build_report(
     models = models_in_order(results)
     names = [m.name for m in models]
     roles = {role: m for role, m in assign_roles(results).items() if role != "base"}
-    scores = score_rows(results, n_boot=n_boot)
+    scores = score_rows(results)
     comparisons = comparison_rows(results, n_boot=n_boot)
     tables = write_tables(scores, comparisons, names, output_dir)
     plot_files: list[Path] = []
@@ -295,6 +304,11 @@ def build_report(
         f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.\n",
         _models_table(models, roles) + "\n",
     ]
+    for (benchmark, mode), missing in incomplete_benchmarks(results).items():
+        sections.append(
+            f"**Warning: {benchmark} {mode.upper()} is incomplete** — no results for {', '.join(missing)}; its "
+            "pooled score covers only the subsets evaluated and is not comparable with the full benchmark's.\n"
+        )
     for language in languages:
         findings = headline_findings(comparisons, roles, language)
         heading = "## Answer to the research question" + (
@@ -313,11 +327,12 @@ def build_report(
         "\n".join(f"- [{name}]({name})" for name in tables) + "\n",
         "## Method\n",
         'MCQ: each option scored as the log-probability of `" " + option` after `<bos>` + prompt; acc takes '
-        "the highest sum, acc_norm the highest per character of the scored continuation (independent of tokenization, the "
-        "primary metric); exact ties are broken by a seeded random pick. GEN: greedy decoding, first line, exact "
-        "match after normalisation (primary), also prefix and contains. Intervals: percentile bootstrap over "
-        f"items ({n_boot} resamples). Paired comparisons on identical items: McNemar's exact test and a paired "
-        "bootstrap of the difference; Holm's adjustment over each family of comparisons.\n",
+        "the highest sum, acc_norm the highest sum divided by the option's length in characters (lm-eval's "
+        "definition; independent of tokenization, the primary metric); scores within 1e-4 of the best are tied "
+        "and broken by a seeded random pick. GEN: greedy decoding, first line, exact match after normalisation "
+        "(primary), also prefix and contains on word boundaries. Intervals: Wilson score intervals of each "
+        f"proportion. Paired comparisons on identical items: McNemar's exact test and a paired "
+        f"bootstrap of the difference ({n_boot} resamples); Holm's adjustment over each family of comparisons.\n",
     ]
     report = output_dir / "report.md"
     report.write_text("\n".join(sections), encoding="utf-8")

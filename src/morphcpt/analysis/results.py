@@ -1,7 +1,8 @@
 """Read an evaluation results folder (`runner.py` layout) into per-model, per-task item scores.
 
 `results/<model>/<task>_<mode>[_<language>].json` -> `TaskResult`s; unfinished `.partial.jsonl` logs are ignored.
-Models are given a role in the research question — base, baseline (vanilla CPT), stochastok, patok — from the
+Models are given a role in the research question — base, baseline (vanilla CPT), stochastok, patok, eeve
+(vocabulary expansion, the fourth arm) — from the
 `scheme` their export recorded, or failing that from their name.
 
     results = load_results("results")
@@ -21,7 +22,7 @@ from morphcpt.evaluate.runner import RESULT_FORMAT
 
 METRICS = {"mcq": MCQ_METRICS, "gen": GEN_METRICS}
 PRIMARY_METRIC = {"mcq": "acc_norm", "gen": "exact"}  # acc_norm does not depend on how options are tokenized
-ROLES = ("base", "baseline", "stochastok", "patok")
+ROLES = ("base", "baseline", "stochastok", "patok", "eeve")
 _SCHEME_ROLE = {
     "base": "base",
     "none": "base",
@@ -29,6 +30,7 @@ _SCHEME_ROLE = {
     "baseline": "baseline",
     "stochastok": "stochastok",
     "patok": "patok",
+    "eeve": "eeve",
 }
 
 
@@ -56,6 +58,7 @@ class TaskResult:
     language: str
     predictions: tuple[dict, ...]
     path: Path
+    missing_subsets: tuple[str, ...] = ()  # of its benchmark, not in the run: pooled scores leave them out
 
     def scores(self, metric: str) -> dict[str, tuple[str, float]]:
         """item id -> (fingerprint, 1.0 right / 0.0 wrong)."""
@@ -86,11 +89,21 @@ def load_results(results_dir: Path | str) -> list[TaskResult]:
                 language=data.get("language", "en"),
                 predictions=tuple(data["predictions"]),
                 path=path,
+                missing_subsets=tuple(data.get("missing_subsets", ())),
             )
         )
     if not found:
         raise FileNotFoundError(f"no evaluation results (<model>/<task>_<mode>.json) under {results_dir}")
     return found
+
+
+def incomplete_benchmarks(results: list[TaskResult]) -> dict[tuple[str, str], list[str]]:
+    """(benchmark, mode) -> subsets its results lack, for benchmarks whose pooled score is not the whole."""
+    missing: dict[tuple[str, str], set[str]] = {}
+    for result in results:
+        if result.missing_subsets:
+            missing.setdefault((result.benchmark, result.mode), set()).update(result.missing_subsets)
+    return {key: sorted(subsets) for key, subsets in sorted(missing.items())}
 
 
 def role_of(model: ModelInfo) -> str | None:
@@ -102,12 +115,13 @@ def role_of(model: ModelInfo) -> str | None:
     if model.scheme:
         return _SCHEME_ROLE.get(model.scheme.lower())
     return next(
-        (_SCHEME_ROLE[key] for key in ("stochastok", "patok", "vanilla", "baseline") if key in name), None
+        (_SCHEME_ROLE[key] for key in ("stochastok", "patok", "eeve", "vanilla", "baseline") if key in name),
+        None,
     )
 
 
 def models_in_order(results: list[TaskResult]) -> list[ModelInfo]:
-    """Base, baseline, stochastok, patok, then any other model; later steps after earlier ones."""
+    """Base, baseline, stochastok, patok, eeve, then any other model; later steps after earlier ones."""
     models = {r.model.name: r.model for r in results}
     rank = {role: i for i, role in enumerate(ROLES)}
     return sorted(models.values(), key=lambda m: (rank.get(role_of(m), len(ROLES)), m.step or 0, m.name))

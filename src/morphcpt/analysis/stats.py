@@ -1,11 +1,13 @@
-"""Statistics for per-item benchmark scores: bootstrap confidence intervals and paired model comparisons.
+"""Statistics for per-item benchmark scores: confidence intervals and paired model comparisons.
 
-Every score here is per item (1 right, 0 wrong). Two models answered the *same* items, so comparisons are
+Every score here is per item (1 right, 0 wrong), so a score is a proportion and its interval is Wilson's score
+interval: unlike a percentile bootstrap it does not collapse to [0, 0] at 0 % or [1, 1] at 100 % (ten wrong
+answers out of ten do not prove the model can never answer). Two models answered the *same* items, so comparisons are
 paired: McNemar's exact test looks only at the items where the two disagree; the paired bootstrap resamples
 items and reads a confidence interval for the accuracy difference and a two-sided p-value off the resampled
 differences. Holm's step-down adjustment keeps a family of comparisons honest.
 
-    mean, low, high = bootstrap_ci(correct)
+    mean, low, high = wilson_ci(correct)
     test = mcnemar_exact(correct_a, correct_b)            # McNemar(a_only=..., b_only=..., p_value=...)
     diff = paired_bootstrap(correct_a, correct_b)          # PairedDifference(diff, low, high, p_value)
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -52,6 +55,22 @@ def bootstrap_ci(
     tail = (1 - confidence) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return float(array.mean()), float(low), float(high)
+
+
+def wilson_ci(
+    values: Sequence[float] | np.ndarray, *, confidence: float = 0.95
+) -> tuple[float, float, float]:
+    """(proportion, lower, upper): Wilson score interval of a proportion of right (1) and wrong (0) answers."""
+    array = _as_array(values)
+    if not np.all((array == 0) | (array == 1)):
+        raise ValueError("a Wilson interval needs right/wrong (1/0) scores")
+    n, p = array.size, float(array.mean())
+    z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    # the interval always contains p; clamping to it removes float rounding (p = 1 gave 0.9999999999999999 above
+    # it, a negative error bar that matplotlib refuses)
+    return p, min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half))
 
 
 @dataclass(frozen=True)

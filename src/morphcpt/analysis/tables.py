@@ -1,4 +1,4 @@
-"""Score tables with bootstrap 95% CIs and paired model comparisons, as Markdown and CSV.
+"""Score tables with Wilson 95% CIs and paired model comparisons, as Markdown and CSV.
 
 Groups, per model, mode and prompt language: a whole benchmark (`pacute`, `hierarchical`: its tasks pooled),
 each task (`pacute-affixation`, `hierarchical-level2`: the category or level) and each subcategory within a
@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from morphcpt.analysis.results import METRICS, PRIMARY_METRIC, ModelInfo, TaskResult, models_in_order
-from morphcpt.analysis.stats import bootstrap_ci, holm, mcnemar_exact, paired_bootstrap
+from morphcpt.analysis.stats import holm, mcnemar_exact, paired_bootstrap, wilson_ci
 
 KINDS = ("benchmark", "task", "subcategory")
 
@@ -96,7 +96,7 @@ def _group_order(key: GroupKey) -> tuple:
     return (mode != "mcq", language, benchmark, kind != "benchmark", task, sub)
 
 
-def score_rows(results: Sequence[TaskResult], *, n_boot: int = 10_000, seed: int = 0) -> list[ScoreRow]:
+def score_rows(results: Sequence[TaskResult]) -> list[ScoreRow]:
     models = {m.name: m for m in models_in_order(list(results))}
     rows = []
     for name, groups in grouped_predictions(results).items():
@@ -105,9 +105,7 @@ def score_rows(results: Sequence[TaskResult], *, n_boot: int = 10_000, seed: int
             mode, language, benchmark, group, kind = key
             predictions = groups[key]
             for metric in METRICS[mode]:
-                mean, low, high = bootstrap_ci(
-                    [float(p[metric]) for p in predictions], n_boot=n_boot, seed=seed
-                )
+                mean, low, high = wilson_ci([float(p[metric]) for p in predictions])
                 rows.append(
                     ScoreRow(
                         name,
@@ -210,7 +208,7 @@ def markdown_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
 
 def scores_markdown(rows: Sequence[ScoreRow], models: Sequence[str]) -> str:
     """One table per mode, language and metric: groups down, models across, `mean [95% CI]` in percent."""
-    parts = ["# Scores\n", "Accuracy in percent with bootstrap 95% confidence intervals; n = items.\n"]
+    parts = ["# Scores\n", "Accuracy in percent with Wilson 95% confidence intervals; n = items.\n"]
     by_table: dict[tuple, dict[tuple, dict[str, ScoreRow]]] = defaultdict(lambda: defaultdict(dict))
     for row in rows:
         by_table[(row.mode, row.language, row.metric)][(row.benchmark, row.group, row.kind)][row.model] = row

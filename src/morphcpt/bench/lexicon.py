@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from morphcpt.morphology import Analysis, FilipinoPack, apply_affix
-from morphcpt.morphology.filipino import FILIPINO, AffixSpec
+from morphcpt.morphology.affixation import AffixSpec
+from morphcpt.morphology.filipino import FILIPINO
 
 WORDFREQ_FILE = "fil_wordfreq.tsv"
 HEADWORD_FILE = "tgl_words.txt"

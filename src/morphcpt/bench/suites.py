@@ -1,8 +1,10 @@
 """Which task types make up each PACUTE subset and each hierarchical level (REFERENCE.md, PACUTE section).
 
-Stress (the syllabification subset's stress-type questions) is left out: the shipped lexicon has no stress
-marks (tglstemmer's and tesseract's lists carry none, wordfreq has about ten stress-marked Tagalog words), and
-stress cannot be read off plain Tagalog spelling.
+Stress (PACUTE's `stress` subset in the official release) is not generated: stress cannot be read off plain
+Tagalog spelling, the shipped lexicon has no stress marks (tglstemmer's and tesseract's lists carry none,
+wordfreq has about ten stress-marked Tagalog words), and no stress-marked Tagalog lexicon with a licence that
+allows redistribution was found on PyPI or in Debian (see `SKIPPED`). The official stress files are read and
+scored like any other subset (`evaluate.items`).
 """
 
 from __future__ import annotations
@@ -43,8 +45,11 @@ HIERARCHICAL_LEVELS: dict[int, tuple[str, tuple[str, ...]]] = {
 HIERARCHICAL_SIZE = 300
 
 SKIPPED = {
-    "pacute/syllabification/stress": "no stress-marked lexical data in the shipped lexicon; Tagalog spelling "
-    "does not show stress",
+    "pacute/stress": "not generated: Tagalog spelling does not show stress and no stress-marked Tagalog lexicon "
+    "that may be redistributed was found (searched 2026-11-23, PyPI and Debian: wordfreq, tglstemmer, "
+    "tesseract-ocr-fil, aspell-tl, myspell-tl, itagalog carry no stress marks; espeak-ng-data has no Tagalog "
+    "dictionary; epitran maps letters to sounds without stress; wikipron and lexikos ship no Tagalog data). "
+    "Evaluate the official stress files instead (--benchmarks pacute-stress).",
 }
 
 

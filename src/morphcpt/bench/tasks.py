@@ -19,7 +19,8 @@ from functools import partial
 
 from morphcpt.bench.lexicon import CANONICAL_SUFFIX, AffixedWord, BenchLexicon
 from morphcpt.morphology import apply_affix, reduplicate, syllabify
-from morphcpt.morphology.filipino import CIRCUMFIXES, PREFIXES, AffixSpec
+from morphcpt.morphology.affixation import AffixSpec
+from morphcpt.morphology.affixes import CIRCUMFIXES, PREFIXES
 from morphcpt.morphology.syllabify import ONSET_CLUSTERS, VOWELS
 
 ALPHABET = "abdeghiklmnoprstuwy"  # the native Abakada letters used for inserted and substituted letters

@@ -1,47 +1,30 @@
-"""GEN scoring: greedy decoding with a stop rule, then exact / prefix / contains match after normalisation.
+"""GEN scoring: greedy decoding with a stop rule, then exact / prefix / contains match (`answers.match`).
 
 Stop rule: the answer is the first line of the continuation once leading whitespace is dropped (a model that
 opens with a newline is not cut off before it says anything); decoding stops there, at `<eos>`, or after
-`max_new_tokens` (~50). Normalisation keeps what the tasks test — case (uppercase tasks), diacritics, hyphens and
-inner spacing ("s i l a") — and drops what they do not: Unicode composition form, runs of whitespace, and
-quotes or sentence punctuation around the answer.
+`max_new_tokens` (~50). Cutting, normalisation and matching live in `answers`, which the exported lm-eval tasks
+run too: exact keeps case, diacritics, hyphens, inner spacing and the answer's own punctuation; prefix and
+contains only match on word boundaries.
 
     predictions = score_gen(model, items, language="en", max_new_tokens=50)
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
+from morphcpt.evaluate.answers import GEN_METRICS, first_line, match
 from morphcpt.evaluate.items import Item
 
-EDGE_CHARACTERS = " \t\"'“”‘’«».,;:!?"
-GEN_METRICS = ("exact", "prefix", "contains")
+__all__ = ["GEN_METRICS", "GenPrediction", "GenerativeModel", "score_gen"]
 
 
 class GenerativeModel(Protocol):
     def generate(self, prompts: Sequence[str], max_new_tokens: int = 50) -> list[str]:
         """Greedy continuation of each prompt (raw text; the scorer applies the stop rule)."""
         ...
-
-
-def first_line(text: str) -> tuple[str, bool]:
-    """(first line after leading whitespace, whether that line is finished by a newline)."""
-    body = text.lstrip()
-    line, newline, _ = body.partition("\n")
-    return line.rstrip("\r"), bool(newline)
-
-
-def _collapse(text: str) -> str:
-    return re.sub(r"\s+", " ", unicodedata.normalize("NFC", text)).strip()
-
-
-def normalise(text: str) -> str:
-    return _collapse(text).strip(EDGE_CHARACTERS)
 
 
 @dataclass(frozen=True)
@@ -61,13 +44,6 @@ class GenPrediction:
 
     def to_json(self) -> dict:
         return asdict(self)
-
-
-def match(prediction: str, answer: str) -> dict[str, bool]:
-    got, want = normalise(prediction), normalise(answer)
-    if not want:  # the answer is itself punctuation (e.g. an apostrophe): compare it as written
-        got, want = _collapse(prediction), _collapse(answer)
-    return {"exact": got == want, "prefix": got.startswith(want), "contains": want in got}
 
 
 def score_gen(

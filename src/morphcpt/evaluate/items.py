@@ -13,10 +13,13 @@ case, option lists or choice fields) and validation strict: every problem names 
 
 Files are found under a benchmark folder (default `data/benchmarks`), in our layout or the official one:
 
-    pacute/<subset>_{mcq,gen}.jsonl        or  <subset>_{mcq,gen}.jsonl            (subset: affixation, ...)
+    pacute/<subset>_{mcq,gen}.jsonl        or  <subset>_{mcq,gen}.jsonl            (subset: affixation, ..., stress)
     hierarchical/level<N>_{mcq,gen}.jsonl  or  [hierarchical/]hierarchical_{mcq,gen}.jsonl  (filtered by level)
+    <name>/<name>_{mcq,gen}.jsonl          or  <name>_{mcq,gen}.jsonl    (name: cute, langgame, multi_digit_addition)
 
-Benchmark names: `pacute`, `pacute-affixation`, `hierarchical`, `hierarchical-level2` (also `hierarchical-2`).
+Benchmark names: `pacute`, `pacute-affixation`, `hierarchical`, `hierarchical-level2` (also `hierarchical-2`),
+`cute`, `langgame`, `multi_digit_addition`. A whole benchmark with a subset missing is loaded, with a loud warning;
+`survey` lists the files a run reads and the ones it leaves.
 
     from morphcpt.evaluate.items import load_benchmark
     tasks = load_benchmark("hierarchical-level2", "mcq")   # {"hierarchical-level2": [Item, ...]}
@@ -24,21 +27,31 @@ Benchmark names: `pacute`, `pacute-affixation`, `hierarchical`, `hierarchical-le
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
+import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from morphcpt import paths
 
+log = logging.getLogger(__name__)
 BENCHMARK_DIR = paths.DATA_DIR / "benchmarks"
-PACUTE_SUBSETS = ("affixation", "composition", "manipulation", "syllabification")
+PACUTE_SUBSETS = ("affixation", "composition", "manipulation", "stress", "syllabification")
+# Official benchmarks of one file each (same JSONL format); the task is named after the benchmark.
+SINGLE_FILE_BENCHMARKS = ("cute", "langgame", "multi_digit_addition")
+BENCHMARKS = ("pacute", "hierarchical", *SINGLE_FILE_BENCHMARKS)
 HIERARCHICAL_LEVELS = (0, 1, 2, 3, 4, 5)
 MODES = ("mcq", "gen")
 LANGUAGES = ("en", "tl")
+
+
+def task_of(benchmark: str, subset: str) -> str:
+    return benchmark if subset == benchmark else f"{benchmark}-{subset}"
 
 
 class BenchmarkFormatError(ValueError):
@@ -65,8 +78,8 @@ class Item:
 
     @property
     def task(self) -> str:
-        """Name of the task the item belongs to, e.g. `pacute-affixation`, `hierarchical-level2`."""
-        return f"{self.benchmark}-{self.subset}"
+        """Name of the task the item belongs to, e.g. `pacute-affixation`, `hierarchical-level2`, `cute`."""
+        return task_of(self.benchmark, self.subset)
 
     def prompt(self, language: str = "en") -> str:
         if language not in LANGUAGES:
@@ -97,6 +110,11 @@ class Item:
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     @property
+    def gold_indices(self) -> tuple[int, ...]:
+        """Every option position holding the answer: an item may list the right answer twice."""
+        return tuple(i for i, option in enumerate(self.options) if option == self.answer)
+
+    @property
     def has_duplicate_options(self) -> bool:
         return len(set(self.options)) != len(self.options)
 
@@ -124,7 +142,7 @@ def _label_index(label: str, options: list[str], where: str) -> int:
             raise BenchmarkFormatError(f"{where}: label {label!r} points past the {len(options)} options")
         return index
     matches = [i for i, option in enumerate(options) if option == label]
-    if len(matches) == 1:
+    if matches:  # several copies of one text are one answer
         return matches[0]
     raise BenchmarkFormatError(f"{where}: label {label!r} is neither a letter A-Z nor the text of one option")
 
@@ -144,9 +162,9 @@ def _pacute_options(prompt: dict, row: dict, where: str) -> tuple[list[str], int
             index = _label_index(str(row["label"]), options, where)
         elif isinstance(mcq, dict) and "correct" in mcq:
             matches = [i for i, option in enumerate(options) if option == str(mcq["correct"])]
-            if len(matches) != 1:
-                raise BenchmarkFormatError(f"{where}: mcq_options.correct is not exactly one of the choices")
-            index = matches[0]
+            if not matches:
+                raise BenchmarkFormatError(f"{where}: mcq_options.correct is none of the choices")
+            index = matches[0]  # a duplicated answer: any copy counts (Item.gold_indices)
         else:
             raise BenchmarkFormatError(
                 f"{where}: MCQ row has choices but neither a label nor mcq_options.correct"
@@ -283,8 +301,13 @@ def load_file(path: Path | str, benchmark: str, mode: str, subset: str | None = 
 
 
 def expand_benchmark(name: str) -> tuple[str, list[str]]:
-    """`pacute` -> ("pacute", all subsets); `hierarchical-level2` / `hierarchical-2` -> ("hierarchical", ["level2"])."""
-    benchmark, _, subset = name.strip().lower().partition("-")
+    """`pacute` -> ("pacute", all subsets); `hierarchical-level2` / `hierarchical-2` -> ("hierarchical", ["level2"]);
+    `cute` (a benchmark of one file) -> ("cute", ["cute"])."""
+    key = name.strip().lower()
+    if key.replace("-", "_") in SINGLE_FILE_BENCHMARKS:
+        key = key.replace("-", "_")
+        return key, [key]
+    benchmark, _, subset = key.partition("-")
     if benchmark == "pacute":
         if not subset:
             return benchmark, list(PACUTE_SUBSETS)
@@ -300,19 +323,31 @@ def expand_benchmark(name: str) -> tuple[str, list[str]]:
         raise ValueError(
             f"unknown hierarchical level {subset!r}; use hierarchical-level0 ... hierarchical-level5"
         )
-    raise ValueError(f"unknown benchmark {name!r}; use pacute[-<subset>] or hierarchical[-level<N>]")
+    raise ValueError(
+        f"unknown benchmark {name!r}; use pacute[-<subset>], hierarchical[-level<N>], "
+        + ", ".join(SINGLE_FILE_BENCHMARKS)
+    )
+
+
+def benchmark_name(name: str) -> str:
+    """argparse `type=` for benchmark names: an unknown name is a usage error, not a traceback."""
+    try:
+        expand_benchmark(name)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{name!r}: {error}") from None
+    return name
 
 
 def _candidates(root: Path, benchmark: str, subset: str, mode: str) -> list[tuple[Path, bool]]:
     """Files that may hold the subset, in order of preference; True where the file holds several levels."""
-    if benchmark == "pacute":
-        return [(root / "pacute" / f"{subset}_{mode}.jsonl", False), (root / f"{subset}_{mode}.jsonl", False)]
-    return [
-        (root / "hierarchical" / f"{subset}_{mode}.jsonl", False),
-        (root / f"{subset}_{mode}.jsonl", False),
-        (root / "hierarchical" / f"hierarchical_{mode}.jsonl", True),
-        (root / f"hierarchical_{mode}.jsonl", True),
-    ]
+    if benchmark == "hierarchical":
+        return [
+            (root / "hierarchical" / f"{subset}_{mode}.jsonl", False),
+            (root / f"{subset}_{mode}.jsonl", False),
+            (root / "hierarchical" / f"hierarchical_{mode}.jsonl", True),
+            (root / f"hierarchical_{mode}.jsonl", True),
+        ]
+    return [(root / benchmark / f"{subset}_{mode}.jsonl", False), (root / f"{subset}_{mode}.jsonl", False)]
 
 
 def find_subset(root: Path, benchmark: str, subset: str, mode: str) -> tuple[Path, bool] | None:
@@ -334,14 +369,15 @@ def load_subset(root: Path, benchmark: str, subset: str, mode: str) -> list[Item
 
 
 def load_benchmark(name: str, mode: str, benchmark_dir: Path | str | None = None) -> dict[str, list[Item]]:
-    """Items of a benchmark by task (`pacute-affixation`, ...). A whole benchmark takes the subsets it finds;
-    a named subset that is missing, or a benchmark with no file at all, is an error."""
+    """Items of a benchmark by task (`pacute-affixation`, ...). A whole benchmark takes the subsets it finds and
+    warns loudly about the others (`missing_subsets` names them); a named subset that is missing, or a benchmark
+    with no file at all, is an error."""
     root = Path(benchmark_dir) if benchmark_dir is not None else BENCHMARK_DIR
     benchmark, subsets = expand_benchmark(name)
     if len(subsets) == 1:
-        return {f"{benchmark}-{subsets[0]}": load_subset(root, benchmark, subsets[0], mode)}
+        return {task_of(benchmark, subsets[0]): load_subset(root, benchmark, subsets[0], mode)}
     tasks = {
-        f"{benchmark}-{subset}": load_subset(root, benchmark, subset, mode)
+        task_of(benchmark, subset): load_subset(root, benchmark, subset, mode)
         for subset in subsets
         if find_subset(root, benchmark, subset, mode) is not None
     }
@@ -349,4 +385,40 @@ def load_benchmark(name: str, mode: str, benchmark_dir: Path | str | None = None
     if not tasks:
         hint = " (--eval-mode selects the modes to run)" if mode == "gen" else ""
         raise FileNotFoundError(f"no {mode.upper()} files for benchmark {benchmark!r} under {root}{hint}")
+    missing = [s for s in subsets if task_of(benchmark, s) not in tasks]
+    if missing:
+        log.warning(
+            "!!! %s %s is INCOMPLETE under %s: no items for %s; its pooled score covers only %s",
+            benchmark,
+            mode.upper(),
+            root,
+            ", ".join(missing),
+            ", ".join(t.partition("-")[2] for t in tasks),
+        )
     return tasks
+
+
+def missing_subsets(task: str, tasks: Iterable[str]) -> list[str]:
+    """Subsets of `task`'s benchmark that are not among `tasks` (the ones loaded): a pooled score without them
+    is not the benchmark's score."""
+    benchmark, subsets = expand_benchmark(task.partition("-")[0])
+    have = set(tasks)
+    return [s for s in subsets if task_of(benchmark, s) not in have]
+
+
+def survey(root: Path | str, names: Iterable[str], modes: Iterable[str]) -> dict[str, list[str]]:
+    """Which JSONL files under `root` the benchmarks `names` read in `modes` ("found") and which they leave
+    ("skipped": modes not run, benchmarks not asked for, unknown names), so nothing is ignored silently."""
+    root = Path(root)
+    wanted = set()
+    for name in names:
+        benchmark, subsets = expand_benchmark(name)
+        for subset, mode in ((subset, mode) for subset in subsets for mode in modes):
+            found = find_subset(root, benchmark, subset, mode)
+            if found is not None:
+                wanted.add(found[0])
+    files = sorted(root.glob("*.jsonl")) + sorted(root.glob("*/*.jsonl"))
+    return {
+        "found": [str(p.relative_to(root)) for p in files if p in wanted],
+        "skipped": [str(p.relative_to(root)) for p in files if p not in wanted],
+    }

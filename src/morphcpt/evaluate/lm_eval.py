@@ -4,26 +4,32 @@
     lm_eval --model hf --model_args pretrained=outputs/export/patok,add_bos_token=True \\
         --include_path lm_eval_tasks/ --tasks morphcpt_hierarchical_mcq
 
-Writes, per task and mode, `data/<name>.jsonl` (prompt, options, gold index, answer) and `<name>.yaml`
-(`multiple_choice` with acc/acc_norm for MCQ, `generate_until` with exact_match for GEN), plus one group YAML per
-benchmark and mode (`morphcpt_pacute_mcq`, ...). Data paths in the YAMLs are absolute, so lm_eval can run from any
-folder. Differences from our scorer, by lm-eval's design: ties go to the first option, and generation stops at
-the first newline even before any text (we skip leading whitespace first).
+Writes, per task and mode, `data/<name>.jsonl` (prompt, options, gold indices, answer) and `<name>.yaml`
+(`multiple_choice` with acc/acc_norm for MCQ, `generate_until` for GEN), plus one group YAML per benchmark and
+mode (`morphcpt_pacute_mcq`, ...). Data paths in the YAMLs are absolute, so lm_eval can run from any folder.
+
+Both evaluators score alike: MCQ `gold` lists *every* index holding the answer (lm-eval then counts a pick of any
+copy, as we do); GEN tasks run our own `answers.process_results` (the module is copied beside the YAMLs as
+`morphcpt_answers.py`), so the stop rule, normalisation and exact/prefix/contains are the same code. GEN decoding
+stops at `<eos>` or `max_gen_toks` and the first line is cut afterwards (a newline stop would end an answer that
+opens with a newline before it starts). The one difference left is lm-eval's design: it breaks exact ties by
+taking the first option, we break ties (within `mcq.TIE_TOLERANCE`) by a seeded random pick.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import yaml
 
+from morphcpt.evaluate import answers
 from morphcpt.evaluate.items import Item
 
-# Quotes, sentence punctuation and whitespace at either end of an answer are not part of it (gen.normalise).
-_EDGES = "[\\s\"'“”‘’«».,;:!?]+"
+ANSWERS_MODULE = "morphcpt_answers"  # answers.py as copied beside the task YAMLs
 
 
 def task_name(task: str, mode: str, language: str = "en") -> str:
@@ -41,7 +47,7 @@ def _row(item: Item, language: str) -> dict:
         "level": item.level,
     }
     if item.mode == "mcq":
-        row.update(options=list(item.options), gold=item.correct_index)
+        row.update(options=list(item.options), gold=list(item.gold_indices))
     return row
 
 
@@ -71,19 +77,25 @@ def _task_config(name: str, data_file: Path, mode: str) -> dict:
             output_type="generate_until",
             doc_to_target="answer",
             target_delimiter=" ",
-            generation_kwargs={"until": ["\n"], "do_sample": False, "max_gen_toks": 50},
+            generation_kwargs={"until": [], "do_sample": False, "max_gen_toks": 50},
+            process_results=_FunctionTag(f"{ANSWERS_MODULE}.process_results"),
             metric_list=[
-                {
-                    "metric": "exact_match",
-                    "aggregation": "mean",
-                    "higher_is_better": True,
-                    "ignore_case": False,
-                    "ignore_punctuation": False,
-                    "regexes_to_ignore": [f"^{_EDGES}", f"{_EDGES}$"],
-                }
+                {"metric": metric, "aggregation": "mean", "higher_is_better": True}
+                for metric in answers.GEN_METRICS
             ],
         )
     return config
+
+
+class _FunctionTag(str):
+    """Written as lm-eval's `!function module.name` tag."""
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+_Dumper.add_representer(_FunctionTag, lambda dumper, value: dumper.represent_scalar("!function", str(value)))
 
 
 def export_lm_eval(
@@ -92,6 +104,7 @@ def export_lm_eval(
     """`tasks` maps (task, mode) to items, as `runner.load_tasks` builds it. Returns the YAML files written."""
     out_dir = Path(out_dir)
     (out_dir / "data").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(answers.__file__, out_dir / f"{ANSWERS_MODULE}.py")
     written: list[Path] = []
     groups: dict[str, list[str]] = defaultdict(list)
     for (task, mode), items in sorted(tasks.items()):
@@ -102,12 +115,16 @@ def export_lm_eval(
                 handle.write(json.dumps(_row(item, language), ensure_ascii=False) + "\n")
         config_file = out_dir / f"{name}.yaml"
         config_file.write_text(
-            yaml.safe_dump(_task_config(name, data_file, mode), allow_unicode=True, sort_keys=False)
+            yaml.dump(
+                _task_config(name, data_file, mode), Dumper=_Dumper, allow_unicode=True, sort_keys=False
+            )
         )
         written.append(config_file)
         groups[task_name(task.partition("-")[0], mode, language)].append(name)
     for group, members in sorted(groups.items()):
-        metrics = ["acc", "acc_norm"] if group.endswith(("_mcq", "_mcq_tl")) else ["exact_match"]
+        if members == [group]:  # a benchmark of one task (cute, ...) is its own group
+            continue
+        metrics = ["acc", "acc_norm"] if group.endswith(("_mcq", "_mcq_tl")) else list(answers.GEN_METRICS)
         config = {
             "group": group,
             "task": members,

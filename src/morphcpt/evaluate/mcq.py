@@ -1,15 +1,19 @@
 """MCQ scoring by log-likelihood: the option the model finds most probable after the prompt is its answer.
 
 Each option is scored as the continuation `" " + option` of the prompt (trailing spaces of the prompt dropped so
-the separator is never doubled). Two predictions per item:
+the separator is never doubled), as lm-evaluation-harness 0.4.x does with `target_delimiter: " "`. Two
+predictions per item, each exactly lm-eval's:
 
 * `acc`: the option with the highest summed log-probability;
-* `acc_norm`: the highest log-probability per character of the scored continuation (`" " + option`) — independent of how finely the
-  tokenizer cuts the option, which matters when comparing tokenization schemes.
+* `acc_norm`: the highest summed log-probability divided by the option's length in characters — the option
+  alone, not the delimiter (lm-eval's `lls / len(choice)`). It does not depend on how finely the tokenizer cuts
+  the option, which matters when comparing tokenization schemes.
 
-Correctness is always the predicted option's text against the item's recorded answer, never a position. Exact
-ties (an indifferent model; duplicated options) are broken by a pseudo-random choice seeded by the item id, so
-no position is favoured and reruns agree; tied items are flagged in the predictions.
+Correctness is always the predicted option's text against the item's recorded answer, never a position, so an
+item that lists the right answer twice counts either copy (the lm-eval export lists every such index as gold).
+Scores within `TIE_TOLERANCE` of the best count as tied (an indifferent model, duplicated options, or float noise
+from batch composition); ties are broken by a pseudo-random choice seeded by the item id, so no position is
+favoured and reruns agree, and tied items are flagged. lm-eval takes the first of exactly equal scores instead.
 
 The scorer talks to a `LogLikelihoodModel`, so an oracle, a constant model and `hf.HFCausalLM` share it.
 """
@@ -26,6 +30,9 @@ from typing import Protocol
 from morphcpt.evaluate.items import Item
 
 MCQ_METRICS = ("acc", "acc_norm")
+# Summed log-probabilities of one text differ by ~1e-5 between batch compositions (and from lm-eval's): scores
+# closer than this to the best are one tie, not a win decided by float noise.
+TIE_TOLERANCE = 1e-4
 
 
 class LogLikelihoodModel(Protocol):
@@ -40,10 +47,11 @@ def mcq_requests(item: Item, language: str = "en") -> list[tuple[str, str]]:
 
 
 def choose(scores: Sequence[float], key: str) -> tuple[int, bool]:
-    """(index of the best score, whether it was tied); NaN never wins, ties go to a seeded random pick."""
+    """(index of the best score, whether it was tied); NaN never wins, scores within `TIE_TOLERANCE` of the best
+    are tied and go to a seeded random pick."""
     clean = [-math.inf if math.isnan(s) else s for s in scores]
     best = max(clean)
-    winners = [i for i, s in enumerate(clean) if s == best]
+    winners = [i for i, s in enumerate(clean) if s == best or best - s <= TIE_TOLERANCE]
     if len(winners) == 1:
         return winners[0], False
     seed = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
@@ -86,10 +94,8 @@ def score_mcq(
         span = slice(offset, offset + len(item.options))
         offset += len(item.options)
         scores = [float(s) for s in logprobs[span]]
-        # Normalised by the characters actually scored (the continuation, leading space included), as lm-eval's
-        # acc_norm does, so the exported lm-eval tasks agree with these figures and an empty option cannot divide by 0.
-        continuations = [continuation for _, continuation in requests[span]]
-        per_char = [s / len(c) for s, c in zip(scores, continuations, strict=True)]
+        # lm-eval's acc_norm: by the option's own length, not the delimiter's (the loader rejects empty options).
+        per_char = [s / len(option) for s, option in zip(scores, item.options, strict=True)]
         pred, tied = choose(scores, item.id)
         pred_norm, tied_norm = choose(per_char, item.id)
         predictions.append(

@@ -29,6 +29,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from morphcpt import paths
+from morphcpt.evaluate import items as catalogue
 from morphcpt.evaluate.gen import GEN_METRICS, score_gen
 from morphcpt.evaluate.items import BENCHMARK_DIR, LANGUAGES, Item, find_subset, load_benchmark
 from morphcpt.evaluate.mcq import MCQ_METRICS, score_mcq
@@ -245,7 +246,13 @@ def is_complete(path: Path, settings: dict, items: Sequence[Item]) -> bool:
 
 
 def evaluate_task(
-    model, spec: ModelSpec, task: str, mode: str, items: Sequence[Item], cfg: EvalConfig
+    model,
+    spec: ModelSpec,
+    task: str,
+    mode: str,
+    items: Sequence[Item],
+    cfg: EvalConfig,
+    missing: Sequence[str] = (),
 ) -> Path:
     """Score the items still missing, then write the complete result file and drop the partial log."""
     final = result_path(cfg.output_dir, spec.name, task, mode, cfg.language)
@@ -293,6 +300,7 @@ def evaluate_task(
             "settings": settings,
             "benchmark_dir": str(Path(cfg.benchmark_dir).resolve()),
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "missing_subsets": list(missing),  # of this benchmark, not evaluated in this run
             "scored_now": len(todo),
             "seconds": round(time.perf_counter() - started, 3),
             "summary": summarise(predictions, mode),
@@ -322,6 +330,10 @@ def run_evaluation(cfg: EvalConfig, model_factory: ModelFactory = load_hf_model)
     tasks = load_tasks(cfg)
     for (task, mode), items in tasks.items():
         log.info("%s %s: %d items", task, mode, len(items))
+    files = catalogue.survey(cfg.benchmark_dir, cfg.benchmarks, cfg.modes)
+    log.info("benchmark files read under %s: %s", cfg.benchmark_dir, ", ".join(files["found"]))
+    if files["skipped"]:
+        log.warning("benchmark files skipped (not asked for): %s", ", ".join(files["skipped"]))
     if cfg.export_lm_eval:
         from morphcpt.evaluate.lm_eval import export_lm_eval
 
@@ -344,7 +356,8 @@ def run_evaluation(cfg: EvalConfig, model_factory: ModelFactory = load_hf_model)
             continue
         model = model_factory(spec, cfg)
         for task, mode in pending:
-            outputs.append(evaluate_task(model, spec, task, mode, tasks[(task, mode)], cfg))
+            missing = catalogue.missing_subsets(task, [t for t, m in tasks if m == mode])
+            outputs.append(evaluate_task(model, spec, task, mode, tasks[(task, mode)], cfg, missing))
         del model
         gc.collect()
     return outputs
@@ -361,8 +374,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--benchmarks",
         nargs="+",
+        type=catalogue.benchmark_name,
         default=["pacute", "hierarchical"],
-        help="pacute, pacute-<subset>, hierarchical, hierarchical-level<N>",
+        help="pacute, pacute-<subset>, hierarchical, hierarchical-level<N>, cute, langgame, multi_digit_addition",
     )
     parser.add_argument("--eval-mode", choices=["mcq", "gen", "both"], default="both")
     parser.add_argument("--benchmark-dir", type=Path, default=BENCHMARK_DIR)

@@ -6,8 +6,9 @@ Patok uses `boundaries`; the benchmark generators use `parse`, `apply_affix` and
 
 from __future__ import annotations
 
+from morphcpt.morphology.affixation import AffixSpec, apply_affix, reduplicate
 from morphcpt.morphology.base import Analysis, LanguagePack, Morph
-from morphcpt.morphology.filipino import FILIPINO, AffixSpec, FilipinoPack, apply_affix, reduplicate
+from morphcpt.morphology.filipino import FILIPINO, FilipinoPack
 from morphcpt.morphology.syllabify import count_syllables, syllabify
 
 LANGUAGE_PACKS: dict[str, LanguagePack] = {"fil": FILIPINO, "tl": FILIPINO}

@@ -30,82 +30,36 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from morphcpt.morphology.affixes import (
+    CIRCUMFIXES,
+    CORONAL,
+    DELETED_BY_ENDING,
+    DELETING,
+    INFIXES,
+    LABIAL,
+    LINKER,
+    LINKER_AFTER_N,
+    NASAL_BARE,
+    NASAL_OF,
+    PREFIX_PARTS,
+    PREFIXES,
+    SUBSTITUTED,
+    SUFFIXES,
+    SYLLABLE_PREFIXES,
+    SYNCOPE,
+    fold,
+    is_vowel,
+    onset_len,
+)
 from morphcpt.morphology.base import Analysis, LanguagePack, Morph
-from morphcpt.morphology.syllabify import VOWELS, first_syllable_cv, fold_letters
+from morphcpt.morphology.syllabify import VOWELS, first_syllable_cv
 
 CURATED_ROOTS = Path(__file__).resolve().parent / "data" / "tl_roots.txt"
 HEADWORD_FILES = ("tgl_words.txt",)
-
-# Surface prefixes. Compound prefixes that behave as one unit (pinag-, ipinag-, nakapag-, napaka-) are listed
-# whole; the analyser may still stack up to three of these (pinaka- + ma- + ganda).
-PREFIXES: tuple[str, ...] = (
-    "i", "ika", "ikina", "ipa", "ipag", "ipang", "ipan", "ipam", "ipina", "ipinag",
-    "ka", "kasing", "kasin", "kasim",
-    "ma", "mag", "magka", "magpa", "magsi", "magsipag", "maka", "makapag", "maki", "makipag",
-    "mang", "man", "mam", "mapa", "mapag",
-    "na", "nag", "nagka", "nagpa", "nagsi", "nagsipag", "naka", "nakapag", "naki", "nakipag",
-    "nang", "nan", "nam", "napa", "napag", "napaka",
-    "pa", "pag", "pagka", "pagpa", "paka", "paki", "pakiki", "pakikipag",
-    "pang", "pan", "pam", "pina", "pinag", "pinaka", "pinang", "pinan", "pinam",
-    "sing", "sin", "sim", "tag", "taga", "tig",
-    "nakaka", "makaka",
-)  # fmt: skip
-# Compound prefixes whose second part is the CV reduplication of the ka- prefix (nakakatawa = naka|ka|tawa).
-PREFIX_PARTS: dict[str, tuple[tuple[str, str], ...]] = {
-    "nakaka": (("naka", "prefix"), ("ka", "reduplicant")),
-    "makaka": (("maka", "prefix"), ("ka", "reduplicant")),
-}
-INFIXES: tuple[str, ...] = ("um", "in")
-# -han/-hin after vowel-final roots, -nan/-nin in a few (tawanan), plain -an/-in elsewhere (and after a glottal stop).
-SUFFIXES: tuple[str, ...] = ("an", "han", "nan", "in", "hin", "nin")
-CIRCUMFIXES: tuple[tuple[str, str], ...] = (
-    ("ka", "an"), ("ka", "han"), ("pag", "an"), ("pag", "han"), ("pang", "an"), ("pam", "an"), ("pan", "an"),
-    ("pa", "an"), ("pa", "han"), ("pa", "in"), ("pa", "hin"), ("ma", "an"), ("ma", "han"),
-    ("pinag", "an"), ("pinag", "han"), ("ipag", "an"), ("magka", "an"),
-)  # fmt: skip
-LINKER = "ng"
-
-# Nasal-final prefix families. The allomorph agrees with the root's first sound; mang-/nang-/pang- (and the
-# i-/pin- forms) may also swallow that sound, which the analyser restores.
-_NASAL_FAMILIES = {
-    "mang": ("mang", "man", "mam"),
-    "nang": ("nang", "nan", "nam"),
-    "pang": ("pang", "pan", "pam"),
-    "ipang": ("ipang", "ipan", "ipam"),
-    "pinang": ("pinang", "pinan", "pinam"),
-    "sing": ("sing", "sin", "sim"),
-    "kasing": ("kasing", "kasin", "kasim"),
-}
-_NASAL_OF = {allo: fam for fam, allos in _NASAL_FAMILIES.items() for allo in allos}
-_DELETING = frozenset(a for f in ("mang", "nang", "pang", "ipang", "pinang") for a in _NASAL_FAMILIES[f])
-_DELETED_BY_ENDING = {"ng": ("k",), "n": ("t", "s"), "m": ("b", "p")}
-_LABIAL = frozenset("bp")
-_CORONAL = frozenset("dlrst")
-
-# Roots that lose their last vowel (or change) before -in/-an; the surface stem maps to the dictionary root.
-SYNCOPE: dict[str, str] = {
-    "gaw": "gawa", "dal": "dala", "bil": "bili", "sund": "sunod", "kun": "kuha", "tamn": "tanim",
-    "saky": "sakay", "hing": "hingi", "tingn": "tingin",
-}  # fmt: skip
+FREQUENCY_FILE = "fil_wordfreq.tsv"  # word<TAB>zipf, to choose between the linkers -ng and -g
 
 _MAX_WORD = 40
 _MAX_PREFIXES = 3
-
-
-def fold(word: str) -> str:
-    """Lowercase, diacritics removed, one character per input character (offsets stay valid)."""
-    return fold_letters(word)
-
-
-def _is_vowel(ch: str) -> bool:
-    return ch in VOWELS
-
-
-def _onset_len(s: str) -> int:
-    """Length of the first consonant sound of `s` ("ng" counts as one); 0 if `s` starts with a vowel."""
-    if not s or _is_vowel(s[0]):
-        return 0
-    return 2 if s.startswith("ng") else 1
 
 
 def _syllable_ok(root: str) -> bool:
@@ -120,6 +74,20 @@ def _read_words(path: Path) -> list[str]:
         if field and field[0].isalpha():
             words.append(fold(field[0]))
     return words
+
+
+def word_frequencies(path: Path) -> dict[str, float]:
+    """word -> Zipf frequency from a `word<TAB>zipf` list (header line allowed); {} when the file is absent."""
+    if not path.is_file():
+        return {}
+    frequencies = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        word, _, zipf = line.partition("\t")
+        try:
+            frequencies[fold(word)] = float(zipf)
+        except ValueError:
+            continue
+    return frequencies
 
 
 def curated_roots(lexicon_dir: Path | None = None) -> frozenset[str]:
@@ -145,7 +113,10 @@ def load_roots(lexicon_dir: Path | None = None, cache_dir: Path | None = None) -
     if not headword_files:
         return frozenset(roots)
     digest = hashlib.sha256("\n".join(sorted(roots)).encode())
-    for path in [*headword_files, Path(__file__), Path(__file__).with_name("syllabify.py")]:
+    for path in [
+        *headword_files,
+        *(Path(__file__).with_name(n) for n in ("filipino.py", "affixes.py", "syllabify.py")),
+    ]:
         digest.update(path.read_bytes())
     cache = Path(cache_dir) / f"tl_underived_{digest.hexdigest()[:20]}.txt" if cache_dir else None
     if cache is not None and cache.is_file():
@@ -190,6 +161,7 @@ class FilipinoPack(LanguagePack):
     def __init__(self, roots: Iterable[str] | None = None, cache_size: int = 1 << 18):
         self._roots = frozenset(fold(r) for r in roots) if roots is not None else None
         self._trusted = self._roots
+        self._zipf: dict[str, float] = {}
         self._prefix_by_initial: dict[str, list[str]] = {}
         for p in sorted(PREFIXES, key=len, reverse=True):
             self._prefix_by_initial.setdefault(p[0], []).append(p)
@@ -204,6 +176,7 @@ class FilipinoPack(LanguagePack):
 
             self._roots = load_roots(LEXICON_DIR, DATA_DIR / "cache" / "morphology")
             self._trusted = curated_roots(LEXICON_DIR)
+            self._zipf = word_frequencies(LEXICON_DIR / FREQUENCY_FILE)
         return self._roots
 
     def _score(self, f: str, r: _Reading) -> tuple[int, int, int]:
@@ -212,9 +185,17 @@ class FilipinoPack(LanguagePack):
         then the fewest morphs. kinain is k|in|ain (root kain), not kina|in."""
         root_chars = sum(e - s for s, e, k in r.spans if k == "root")
         marked = int(r.restored) + int(r.root not in self._trusted)
+        for (s, e, kind), (_, _, after) in zip(r.spans, r.spans[1:], strict=False):
+            if (
+                kind == "prefix"
+                and f[s:e] in SYLLABLE_PREFIXES
+                and after == "root"
+                and f[e : e + 2] == f[e - 2 : e]
+            ):
+                marked += 1  # na|ki|kita, not naki|kita
         if r.suffix in ("an", "in"):
             start = next(s for s, _, k in reversed(r.spans) if k == "suffix" and f[s : s + 2] == r.suffix)
-            marked += _is_vowel(f[start - 1])
+            marked += is_vowel(f[start - 1])
         return (-root_chars, marked, len(r.spans))
 
     # ---------------------------------------------------------------- analysis
@@ -228,7 +209,7 @@ class FilipinoPack(LanguagePack):
         return tuple(m.start for m in self._parse(word).morphs[1:])
 
     def _analysis(self, word: str) -> Analysis:
-        reading = self._best(fold(word))
+        reading = self._proper_noun(word) or self._best(fold(word))
         morphs = tuple(Morph(word[s:e], kind, s, e) for s, e, kind in reading.spans)
         return Analysis(
             word=word,
@@ -240,6 +221,21 @@ class FilipinoPack(LanguagePack):
             reduplicant=reading.reduplicant,
             linker=reading.linker,
         )
+
+    @staticmethod
+    def _proper_noun(word: str) -> _Reading | None:
+        """prefix-Name (taga-Leyte, maka-Amerikano, mala-Marcos): a capital after the hyphen marks a name, which
+        no lexicon lists, so the prefix is taken on its form alone."""
+        head, dash, name = word.partition("-")
+        if (
+            not dash
+            or not name[:1].isupper()
+            or fold(head) not in PREFIXES
+            or not name.replace("-", "").isalpha()
+        ):
+            return None
+        n = len(head) + 1
+        return _Reading(((0, n, "prefix"), (n, len(word), "root")), fold(name), (fold(head),))
 
     def is_root(self, word: str) -> bool:
         return fold(word) in self.roots
@@ -261,8 +257,13 @@ class FilipinoPack(LanguagePack):
 
     def _readings(self, f: str) -> Iterable[_Reading]:
         ends = [(len(f), "")]
-        if f.endswith(LINKER) and len(f) > 4 and _is_vowel(f[-3]):
-            ends.append((len(f) - 2, LINKER))
+        if f.endswith(LINKER) and len(f) > 4 and is_vowel(f[-3]):
+            # -ng after a vowel or -g after n: where both stems are words, the more frequent one (noon|g, una|ng)
+            after_vowel, after_n = (self._zipf.get(f[:-k], 0.0) for k in (2, 1))
+            if not after_n or after_vowel >= after_n:
+                ends.append((len(f) - 2, LINKER))
+            if not after_vowel or after_n > after_vowel:
+                ends.append((len(f) - 1, LINKER_AFTER_N))
         for end, linker in ends:
             tail = ((end, len(f), "suffix"),) if linker else ()
             g = f[:end]
@@ -271,7 +272,9 @@ class FilipinoPack(LanguagePack):
             yield from self._full_reduplication(g, tail, linker)
             for stem_end, suffix in self._suffix_splits(g):
                 stail = (((stem_end, end, "suffix"),) if suffix else ()) + tail
-                for r in self._prefixed(g[:stem_end], 0, _MAX_PREFIXES, bool(suffix)):
+                for r in self._prefixed(g[:stem_end], 0, _MAX_PREFIXES, suffix):
+                    if linker == LINKER_AFTER_N and r.root not in self._trusted:
+                        continue  # -g needs an n-final word: a root only the headword list knows is too weak
                     yield _Reading(
                         r.spans + stail,
                         r.root,
@@ -297,47 +300,60 @@ class FilipinoPack(LanguagePack):
         for sfx in SUFFIXES:
             if g.endswith(sfx) and len(g) - len(sfx) >= 2:
                 stem = g[: -len(sfx)]
-                if sfx[0] in "hn" and not _is_vowel(stem[-1]) and stem not in SYNCOPE:
+                if sfx[0] in "hn" and not is_vowel(stem[-1]) and not any(map(stem.endswith, SYNCOPE)):
                     continue  # -han/-hin/-nan/-nin follow a vowel, or a syncopated root (dal|hin)
                 splits.append((len(stem), sfx))
         return splits
 
     def _lemma(
-        self, surface: str, suffixed: bool, restore: tuple[str, ...] = ("",)
+        self, surface: str, suffixed: str, restore: tuple[str, ...] = ("",)
     ) -> tuple[str, bool] | None:
-        """Dictionary root for a surface root, undoing raising/syncope (suffixed) or nasal deletion (restore)."""
+        """Dictionary root for a surface root, undoing raising/syncope/-ado's lost vowel (`suffixed`: the suffix),
+        nasal deletion (`restore`) or d -> r between vowels (maramdaman <- damdam). Prefixes are no roots unless
+        curated (pag|kain, not pagka|in)."""
         for c in restore:
             t = c + surface
-            options = [t]
-            if suffixed:
+            options = [(t, bool(c))]
+            if suffixed == "ado":  # the root's last vowel gave way: sigur|ado <- siguro
+                options = [(t + v, bool(c)) for v in "aoe"]
+            elif suffixed:
                 if t in SYNCOPE:
-                    options.append(SYNCOPE[t])
+                    options.append((SYNCOPE[t], bool(c)))
                 last_u = t.rfind("u")
-                if last_u >= 0 and not any(_is_vowel(ch) for ch in t[last_u + 1 :]):
-                    options.append(t[:last_u] + "o" + t[last_u + 1 :])
-            for o in options:
-                if o in self.roots and _syllable_ok(o):
-                    return o, bool(c)
+                if last_u >= 0 and not any(is_vowel(ch) for ch in t[last_u + 1 :]):
+                    options.append((t[:last_u] + "o" + t[last_u + 1 :], bool(c)))
+            if t.startswith("r"):
+                options += [("d" + o[1:], True) for o, _ in list(options)]
+            for o, restored in options:
+                if o in self.roots and _syllable_ok(o) and (o not in PREFIXES or o in self._trusted):
+                    return o, restored
         return None
 
-    def _prefixed(self, s: str, pos: int, depth: int, suffixed: bool) -> Iterable[_Reading]:
+    def _prefixed(self, s: str, pos: int, depth: int, suffixed: str) -> Iterable[_Reading]:
         yield from self._body(s, pos, suffixed)
         if depth == 0 or not s:
             return
         for p in self._prefix_by_initial.get(s[0], ()):
             if not s.startswith(p):
                 continue
-            n = len(p) + (1 if s[len(p) : len(p) + 1] == "-" and not _is_vowel(p[-1]) else 0)
+            n = len(p) + (1 if s[len(p) : len(p) + 1] == "-" else 0)
             rest = s[n:]
             if len(rest) < 2 or rest[0] == "-":
                 continue
             head = self._prefix_spans(p, pos, n)
             labels = tuple(t for t, k in PREFIX_PARTS.get(p, ((p, "prefix"),)) if k == "prefix")
             redup = "".join(t for t, k in PREFIX_PARTS.get(p, ()) if k == "reduplicant")
-            if p in _NASAL_OF:
+            if p in NASAL_OF:
                 for r in self._nasal_root(p, rest, pos + n, suffixed):
-                    yield _Reading(head + r.spans, r.root, labels, restored=r.restored)
+                    yield _Reading(
+                        head + r.spans, r.root, labels, reduplicant=r.reduplicant, restored=r.restored
+                    )
                 continue
+            if p in NASAL_BARE and n == len(p):
+                for r in self._substituted(rest, pos + n, suffixed):
+                    yield _Reading(
+                        head + r.spans, r.root, (NASAL_BARE[p],), reduplicant=r.reduplicant, restored=True
+                    )
             for r in self._prefixed(rest, pos + n, depth - 1, suffixed):
                 if redup and r.reduplicant:
                     continue
@@ -363,33 +379,61 @@ class FilipinoPack(LanguagePack):
         spans[-1] = (spans[-1][0], pos + n, spans[-1][2])
         return tuple(spans)
 
-    def _nasal_root(self, p: str, rest: str, pos: int, suffixed: bool) -> Iterable[_Reading]:
+    def _nasal_root(self, p: str, rest: str, pos: int, suffixed: str) -> Iterable[_Reading]:
+        """The root after a nasal prefix, its first consonant possibly swallowed (mam|ili), possibly after a CV
+        reduplicant (nang|ya|yari)."""
         ending = "ng" if p.endswith("ng") else p[-1]
-        restore = ("",) + (_DELETED_BY_ENDING[ending] if p in _DELETING else ())
-        for c in restore:
-            found = self._lemma(rest, suffixed, (c,))
-            if found is None:
-                continue
-            lemma = found[0]
-            initial = lemma[0]
-            agrees = (
-                (ending == "m" and initial in _LABIAL)
-                or (ending == "n" and initial in _CORONAL)
-                or (ending == "ng" and initial not in _LABIAL | _CORONAL)
-            )
-            if agrees:
-                yield _Reading(((pos, pos + len(rest), "root"),), lemma, restored=bool(c))
+        restore = ("",) + (DELETED_BY_ENDING[ending] if p in DELETING else ())
+        bases = [("", rest)] + [
+            (rest[:k], rest[k:])
+            for k in (1, 2)
+            if len(rest) > k + 2 and first_syllable_cv(rest[k:]) == rest[:k]
+        ]
+        for red, base in bases:
+            for c in restore:
+                found = self._lemma(base, suffixed, (c,))
+                if found is None:
+                    continue
+                lemma = found[0]
+                initial = lemma[0]
+                agrees = (
+                    (ending == "m" and initial in LABIAL)
+                    or (ending == "n" and initial in CORONAL)
+                    or (ending == "ng" and initial not in LABIAL | CORONAL)
+                )
+                if agrees:
+                    spans = (((pos, pos + len(red), "reduplicant"),) if red else ()) + (
+                        (pos + len(red), pos + len(rest), "root"),
+                    )
+                    yield _Reading(spans, lemma, reduplicant=red, restored=bool(c) or found[1])
 
-    def _body(self, s: str, pos: int, suffixed: bool) -> Iterable[_Reading]:
+    def _substituted(self, rest: str, pos: int, suffixed: str) -> Iterable[_Reading]:
+        """CV reduplicant + a base whose first consonant is the prefix's nasal in place of the root's:
+        (na)|mi|mili <- bili, (pa)|nga|ngailangan <- kailangan."""
+        nasal = "ng" if rest.startswith("ng") else rest[:1]
+        if nasal not in SUBSTITUTED:
+            return
+        red = rest[: len(nasal) + 1]
+        base = rest[len(red) :]
+        if len(red) <= len(nasal) or not is_vowel(red[-1]) or not base.startswith(red) or len(base) < 4:
+            return
+        for c in SUBSTITUTED[nasal]:
+            found = self._lemma(base[len(nasal) :], suffixed, (c,))
+            if found is not None:
+                spans = ((pos, pos + len(red), "reduplicant"), (pos + len(red), pos + len(rest), "root"))
+                yield _Reading(spans, found[0], reduplicant=red)
+
+    def _body(self, s: str, pos: int, suffixed: str) -> Iterable[_Reading]:
         """Readings of `s` as [reduplicant] [infix] root, with the infix inside the first syllable."""
         end = pos + len(s)
         found = self._lemma(s, suffixed)
         if found:
             yield _Reading(((pos, end, "root"),), found[0])
-        # CV reduplication: la|laro, a|alis
+        # CV reduplication: la|laro, a|alis; the copy keeps d where the base has r (da|rating <- dating)
         for k in (1, 2, 3):
             red, root = s[:k], s[k:]
-            if len(root) >= 3 and first_syllable_cv(root) == red:
+            copied = first_syllable_cv(root)
+            if len(root) >= 3 and (copied == red or (copied[:1] == "r" and red == "d" + copied[1:])):
                 found = self._lemma(root, suffixed)
                 if found:
                     yield _Reading(
@@ -397,7 +441,7 @@ class FilipinoPack(LanguagePack):
                     )
         for inf in INFIXES:
             # vowel-initial root: um|alis, in|alis, um|a|alis
-            if s.startswith(inf) and len(s) > 3 and _is_vowel(s[2]):
+            if s.startswith(inf) and len(s) > 3 and is_vowel(s[2]):
                 rest = s[2:]
                 found = self._lemma(rest, suffixed)
                 if found:
@@ -411,7 +455,7 @@ class FilipinoPack(LanguagePack):
                     )
                     yield _Reading(spans, found[0], infix=inf, reduplicant=v)
             # consonant-initial root: k|um|ain, s|um|u|sulat
-            c = _onset_len(s)
+            c = onset_len(s)
             if c and s[c : c + 2] == inf and len(s) > c + 3:
                 onset, after = s[:c], s[c + 2 :]
                 found = self._lemma(onset + after, suffixed)
@@ -422,7 +466,7 @@ class FilipinoPack(LanguagePack):
                         (pos + c + 2, end, "root"),
                     )
                     yield _Reading(spans, found[0], infix=inf)
-                if _is_vowel(after[:1]) and len(after) > 3:
+                if is_vowel(after[:1]) and len(after) > 3:
                     root = after[1:]
                     if first_syllable_cv(root) == onset + after[0] and (found := self._lemma(root, suffixed)):
                         spans = (
@@ -439,104 +483,6 @@ class FilipinoPack(LanguagePack):
                     yield _Reading(
                         ((pos, pos + 2, "infix"),) + r.spans, r.root, infix="in", reduplicant=r.reduplicant
                     )
-
-
-# ------------------------------------------------------------------- generation
-
-
-@dataclass(frozen=True)
-class AffixSpec:
-    """What to attach to a root. Prefixes apply outermost-last: ("pinaka", "ma") gives pinakamaganda."""
-
-    prefixes: tuple[str, ...] = ()
-    infix: str = ""
-    suffix: str = ""
-    reduplicate: bool = False
-
-    @classmethod
-    def parse(cls, spec: str) -> AffixSpec:
-        """Parse "mag-", "-um-", "-in", "ka-…-an" / "ka- -an", "nag- CV", "-um- CV" (CV = reduplication)."""
-        prefixes: list[str] = []
-        infix = suffix = ""
-        redup = False
-        for token in spec.replace("…", " ").replace("...", " ").split():
-            if token.upper() == "CV":
-                redup = True
-            elif token.startswith("-") and token.endswith("-") and len(token) > 2:
-                infix = token.strip("-")
-            elif token.endswith("-"):
-                prefixes.append(token[:-1])
-            elif token.startswith("-"):
-                suffix = token[1:]
-            else:
-                raise ValueError(f"bad affix token {token!r} in {spec!r}")
-        if infix and infix not in INFIXES:
-            raise ValueError(f"unknown infix {infix!r}")
-        return cls(tuple(prefixes), infix, suffix, redup)
-
-    def __str__(self) -> str:
-        """The spec in the notation `parse` reads: "nag- CV", "-in- -an"."""
-        parts = [p + "-" for p in self.prefixes] + ["CV"] * self.reduplicate
-        parts += [f"-{self.infix}-"] * bool(self.infix) + [f"-{self.suffix}"] * bool(self.suffix)
-        return " ".join(parts)
-
-
-def reduplicate(stem: str) -> str:
-    """CV reduplication: laro -> lalaro, alis -> aalis, trabaho -> tatrabaho."""
-    return first_syllable_cv(stem) + stem
-
-
-def raise_final_o(root: str) -> str:
-    """o -> u in the root's last syllable before a suffix: inom -> inum(in), tapos -> tapus(in)."""
-    i = root.rfind("o")
-    if i >= 0 and not any(_is_vowel(c) for c in root[i + 1 :]):
-        return root[:i] + "u" + root[i + 1 :]
-    return root
-
-
-def add_suffix(root: str, suffix: str, glottal: bool = False) -> str:
-    """-an/-in with h-insertion after a vowel (basa -> basahin) unless the root ends in a glottal stop."""
-    stem = raise_final_o(root)
-    if suffix in ("an", "in") and _is_vowel(stem[-1].lower()) and not glottal:
-        suffix = "h" + suffix
-    return stem + suffix
-
-
-def add_infix(stem: str, infix: str) -> str:
-    """-um-/-in- after the first consonant (s|um|ulat), before a vowel-initial stem (um|alis); -in- before l/y
-    surfaces as ni- (niluto)."""
-    if _is_vowel(stem[0].lower()):
-        return infix + stem
-    if infix == "in" and stem[0].lower() in "ly":
-        return "ni" + stem
-    c = _onset_len(stem.lower())
-    return stem[:c] + infix + stem[c:]
-
-
-def add_prefix(stem: str, prefix: str) -> str:
-    """Prefix with the nasal allomorph that agrees with the stem (pang- + bansa -> pambansa) and a hyphen
-    between a consonant-final, non-nasal prefix and a vowel-initial stem (mag-aral, but mangisda)."""
-    family = _NASAL_OF.get(prefix)
-    initial = stem[0].lower()
-    if family:
-        base = family[: -len("ng")]
-        prefix = base + ("m" if initial in _LABIAL else "n" if initial in _CORONAL else "ng")
-    if not family and not _is_vowel(prefix[-1]) and _is_vowel(initial):
-        return prefix + "-" + stem
-    return prefix + stem
-
-
-def apply_affix(root: str, spec: str | AffixSpec, glottal: bool = False) -> str:
-    """Inflect `root`: reduplicate, then infix, then suffix, then prefixes (innermost first)."""
-    s = AffixSpec.parse(spec) if isinstance(spec, str) else spec
-    stem = reduplicate(root) if s.reduplicate else root
-    if s.infix:
-        stem = add_infix(stem, s.infix)
-    if s.suffix:
-        stem = add_suffix(stem, s.suffix, glottal)
-    for p in reversed(s.prefixes):
-        stem = add_prefix(stem, p)
-    return stem
 
 
 FILIPINO = FilipinoPack()

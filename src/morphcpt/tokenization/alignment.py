@@ -8,7 +8,8 @@ Definition (per document, and summed over documents with `+`):
 - matched = |T ∩ M|; precision = matched / |T| (share of in-word token boundaries that are morpheme
   boundaries); recall = matched / |M| (share of morpheme boundaries that are token boundaries).
 Offsets are counted in UTF-8 bytes, so a byte-fallback token that ends inside a character is a token boundary
-that no morpheme boundary can match. Used by the tests, `benchmarks/schemes.py` and the data audit:
+that no morpheme boundary can match. A `pack` whose `boundaries(word)` answers None does not know the word, which
+then counts for neither side (`morphology.gold.GoldSegmentation` scores only the words it holds). Used by the tests, `benchmarks/schemes.py` and the data audit:
 
     a = morpheme_boundary_alignment(vocab, ids, get_language_pack("fil"))
     print(a.precision, a.recall)
@@ -61,10 +62,15 @@ def morpheme_boundary_alignment(vocab: Vocabulary, ids: list[int], pack) -> Alig
         char_pos = start
         word = match.group()
         word_bytes = len(word.encode("utf-8"))
+        bounds = pack.boundaries(word)
+        if bounds is None:
+            byte_pos += word_bytes
+            char_pos = end
+            continue
         inner = set(
             token_ends[bisect_right(token_ends, byte_pos) : bisect_left(token_ends, byte_pos + word_bytes)]
         )
-        morph = {byte_pos + len(word[:b].encode("utf-8")) for b in pack.boundaries(word)}
+        morph = {byte_pos + len(word[:b].encode("utf-8")) for b in bounds}
         t_count += len(inner)
         m_count += len(morph)
         matched += len(inner & morph)

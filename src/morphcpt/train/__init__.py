@@ -25,6 +25,10 @@ __all__ = ["CPTPlan", "load_plan", "main", "run"]
 
 def run(plan: CPTPlan):
     """Execute a plan with its engine. Dry runs resolve and print without training (see each engine)."""
+    if plan.data.scheme == "eeve" and not plan.dry_run:  # vocabulary expansion: resize, then seven stages
+        from morphcpt.train import eeve
+
+        return eeve.run(plan)
     if plan.engine == "megatron":
         from morphcpt.train import megatron
 

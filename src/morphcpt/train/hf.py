@@ -26,6 +26,8 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -81,6 +83,16 @@ def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
         if param.requires_grad:
             (decay if param.ndim >= 2 else no_decay).append(param)
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+@dataclass
+class TrainHooks:
+    """How a caller adapts the loop without copying it (the EEVE stages, `morphcpt.train.eeve`): which
+    parameters train and their gradient masks (`param_groups`, called on the built or resumed model), and what
+    to attach to the optimiser (`on_optimizer`, e.g. a step pre-hook)."""
+
+    param_groups: Callable[[torch.nn.Module, float], list[dict]] = param_groups
+    on_optimizer: Callable[[torch.optim.Optimizer], None] | None = None
 
 
 def _setup_ranks() -> _Ranks:
@@ -282,7 +294,7 @@ def describe(plan: CPTPlan) -> dict:
     return report
 
 
-def train(plan: CPTPlan) -> RunResult:
+def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
     """Run (or resume) the plan with the hf engine; returns where things are and the last validation."""
     from morphcpt.tokenization.vocabulary import Vocabulary
 
@@ -316,12 +328,15 @@ def train(plan: CPTPlan) -> RunResult:
     own_group = loop.sharding == "fsdp" and sharding.ensure_process_group(ranks.device)
     wrapped = sharding.shard(model, loop, ranks.device, bf16, ranks.world)  # before the optimiser sees params
 
+    hooks = hooks or TrainHooks()
     optimizer = torch.optim.AdamW(
-        param_groups(model, plan.optim.weight_decay),
+        hooks.param_groups(model, plan.optim.weight_decay),
         lr=plan.optim.lr,
         betas=(plan.optim.beta1, plan.optim.beta2),
         eps=plan.optim.eps,
     )
+    if hooks.on_optimizer is not None:
+        hooks.on_optimizer(optimizer)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: lr_multiplier(step, plan.optim, loop.steps)
     )

@@ -190,6 +190,33 @@ class ClusterPlan:
 
 
 @dataclass
+class EEVEPlan:
+    """EEVE staged training (morphcpt.train.eeve; used when data.scheme is eeve): the stages to run, ascending,
+    and per stage k (list index k-1) its steps, peak learning rate and warmup; min_lr = lr x min_lr_ratio.
+    `model.pretrained` is the model to expand, `model.tokenizer` the expanded tokenizer folder."""
+
+    stages: list[int] = field(default_factory=lambda: [1, 2, 3, 4, 5, 6, 7])
+    steps: list[int] = field(default_factory=lambda: [1000, 1000, 1000, 1000, 1000, 4000, 1000])
+    lr: list[float] = field(default_factory=lambda: [2e-4, 2e-4, 2e-4, 1e-4, 1e-4, 1e-4, 5e-5])
+    warmup_steps: list[int] = field(default_factory=lambda: [50, 50, 50, 50, 50, 200, 50])
+    min_lr_ratio: float = 0.1
+
+    def check(self) -> None:
+        for name in ("steps", "lr", "warmup_steps"):
+            if len(getattr(self, name)) != 7:
+                raise ValueError(f"eeve.{name} needs one entry per stage (7), got {getattr(self, name)}")
+        stages = list(self.stages)
+        if not stages or stages != sorted(set(stages)) or not set(stages) <= set(range(1, 8)):
+            raise ValueError(
+                f"eeve.stages must be stage numbers 1-7 in ascending order without repeats (each stage starts "
+                f"from the one before), got {stages}"
+            )
+        for k in stages:
+            if not 0 <= self.warmup_steps[k - 1] < self.steps[k - 1]:
+                raise ValueError(f"eeve stage {k}: warmup {self.warmup_steps[k - 1]} must be below its steps")
+
+
+@dataclass
 class CPTPlan:
     """A whole run. The run folder (`run_dir`) never contains a job id, so a resubmitted job resumes."""
 
@@ -207,6 +234,7 @@ class CPTPlan:
     checkpoint: CheckpointPlan = field(default_factory=CheckpointPlan)
     logging: LoggingPlan = field(default_factory=LoggingPlan)
     cluster: ClusterPlan = field(default_factory=ClusterPlan)
+    eeve: EEVEPlan = field(default_factory=EEVEPlan)
 
     @property
     def checkpoint_dir(self) -> Path:
@@ -263,6 +291,7 @@ def validate(plan: CPTPlan) -> CPTPlan:
             "`morphcpt train-tokenizer` wrote"
         )
     plan.data.blend_weights()
+    plan.eeve.check()
     return plan
 
 

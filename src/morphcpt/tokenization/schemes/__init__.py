@@ -10,12 +10,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from morphcpt.tokenization.schemes.base import Scheme, SchemeConfig, document_rng
+from morphcpt.tokenization.schemes.eeve import EEVEScheme
 from morphcpt.tokenization.schemes.patok import PatokScheme
 from morphcpt.tokenization.schemes.stochastok import StochastokScheme
 from morphcpt.tokenization.schemes.vanilla import VanillaScheme
 from morphcpt.tokenization.vocabulary import Vocabulary
 
-SCHEMES: dict[str, type] = {"vanilla": VanillaScheme, "stochastok": StochastokScheme, "patok": PatokScheme}
+SCHEMES: dict[str, type] = {
+    "vanilla": VanillaScheme,
+    "stochastok": StochastokScheme,
+    "patok": PatokScheme,
+    "eeve": EEVEScheme,
+}
 
 
 def build_scheme(cfg: SchemeConfig | Mapping[str, Any], vocab: Vocabulary) -> Scheme:

@@ -1,0 +1,88 @@
+"""Tagalog affix inventory and the phonology tables the analyser and the affix application share.
+
+Prefixes, infixes, suffixes and circumfixes as they surface; the nasal prefix families (mang-/man-/mam-) with
+the root consonants they may swallow; roots that change before a suffix (syncope); small phonological helpers.
+`filipino.FilipinoPack` reads words with these tables, `affixation.apply_affix` writes them.
+"""
+
+from __future__ import annotations
+
+from morphcpt.morphology.syllabify import VOWELS, fold_letters
+
+# Surface prefixes. Compound prefixes that behave as one unit (pinag-, ipinag-, nakapag-, napaka-) are listed
+# whole; the analyser may still stack up to three of these (pinaka- + ma- + ganda).
+PREFIXES: tuple[str, ...] = (
+    "i", "ika", "ikina", "ipa", "ipag", "ipang", "ipan", "ipam", "ipina", "ipinag",
+    "ka", "kasing", "kasin", "kasim",
+    "ma", "mag", "magka", "magpa", "magsi", "magsipag", "maka", "makapag", "maki", "makipag",
+    "mang", "man", "mam", "mapa", "mapag",
+    "na", "nag", "nagka", "nagpa", "nagsi", "nagsipag", "naka", "nakapag", "naki", "nakipag",
+    "nang", "nan", "nam", "napa", "napag", "napaka",
+    "pa", "pag", "pagka", "pagpa", "paka", "paki", "pakiki", "pakikipag",
+    "pang", "pan", "pam", "pina", "pinag", "pinaka", "pinang", "pinan", "pinam",
+    "sing", "sin", "sim", "tag", "taga", "tig", "pala", "mala",
+    "nakaka", "makaka",
+)  # fmt: skip
+# Compound prefixes whose second part is the CV reduplication of the ka- prefix (nakakatawa = naka|ka|tawa).
+PREFIX_PARTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "nakaka": (("naka", "prefix"), ("ka", "reduplicant")),
+    "makaka": (("maka", "prefix"), ("ka", "reduplicant")),
+}
+INFIXES: tuple[str, ...] = ("um", "in")
+# -han/-hin after vowel-final roots, -nan/-nin in a few (tawanan), plain -an/-in elsewhere (and after a glottal stop).
+# -ado (Spanish past participle) replaces the root's final vowel: sigurado <- siguro, imbitado <- imbita.
+SUFFIXES: tuple[str, ...] = ("an", "han", "nan", "in", "hin", "nin", "ado")
+CIRCUMFIXES: tuple[tuple[str, str], ...] = (
+    ("ka", "an"), ("ka", "han"), ("pag", "an"), ("pag", "han"), ("pang", "an"), ("pam", "an"), ("pan", "an"),
+    ("pa", "an"), ("pa", "han"), ("pa", "in"), ("pa", "hin"), ("ma", "an"), ("ma", "han"),
+    ("pinag", "an"), ("pinag", "han"), ("ipag", "an"), ("magka", "an"),
+)  # fmt: skip
+LINKER = "ng"  # after a vowel (magandang); after n only -g is added (noon -> noong, atin -> ating)
+LINKER_AFTER_N = "g"
+# Prefixes ending in the syllable a CV reduplicant would copy: when the root starts with that syllable, the
+# reading with a plain prefix plus reduplication wins (nakikita = na|ki|kita, nagsisimula = nag|si|simula).
+SYLLABLE_PREFIXES = frozenset({"naki", "maki", "paki", "mala", "pala", "magsi", "nagsi"})
+
+# Nasal-final prefix families. The allomorph agrees with the root's first sound; mang-/nang-/pang- (and the
+# i-/pin- forms) may also swallow that sound, which the analyser restores.
+NASAL_FAMILIES = {
+    "mang": ("mang", "man", "mam"),
+    "nang": ("nang", "nan", "nam"),
+    "pang": ("pang", "pan", "pam"),
+    "ipang": ("ipang", "ipan", "ipam"),
+    "pinang": ("pinang", "pinan", "pinam"),
+    "sing": ("sing", "sin", "sim"),
+    "kasing": ("kasing", "kasin", "kasim"),
+}
+NASAL_OF = {allo: fam for fam, allos in NASAL_FAMILIES.items() for allo in allos}
+DELETING = frozenset(a for f in ("mang", "nang", "pang", "ipang", "pinang") for a in NASAL_FAMILIES[f])
+DELETED_BY_ENDING = {"ng": ("k",), "n": ("t", "s"), "m": ("b", "p")}
+# mang-/nang-/pang- ... without their nasal: with CV reduplication the nasal-initial base is copied
+# (na|mi|mili <- bili, pa|nga|ngailangan <- kailangan, na|ni|niwala <- tiwala).
+NASAL_BARE = {fam[: -len("ng")]: fam for fam in ("mang", "nang", "pang", "ipang", "pinang")}
+# root consonant a nasal stands for once substituted: m <- b/p, n <- t/s/d, ng <- k (ngailangan <- kailangan)
+SUBSTITUTED = {"m": ("b", "p"), "n": ("t", "s", "d"), "ng": ("k",)}
+LABIAL = frozenset("bp")
+CORONAL = frozenset("dlrst")
+
+# Roots that lose their last vowel (or change) before -in/-an; the surface stem maps to the dictionary root.
+SYNCOPE: dict[str, str] = {
+    "gaw": "gawa", "dal": "dala", "bil": "bili", "sund": "sunod", "kun": "kuha", "tamn": "tanim",
+    "saky": "sakay", "hing": "hingi", "tingn": "tingin",
+}  # fmt: skip
+
+
+def fold(word: str) -> str:
+    """Lowercase, diacritics removed, one character per input character (offsets stay valid)."""
+    return fold_letters(word)
+
+
+def is_vowel(ch: str) -> bool:
+    return ch in VOWELS
+
+
+def onset_len(s: str) -> int:
+    """Length of the first consonant sound of `s` ("ng" counts as one); 0 if `s` starts with a vowel."""
+    if not s or is_vowel(s[0]):
+        return 0
+    return 2 if s.startswith("ng") else 1

@@ -1,0 +1,318 @@
+"""Submit the whole pipeline, raw corpus to report, as one chain of scheduler jobs (PBS Pro or Slurm).
+
+    python scripts/submit_pipeline.py [--from STAGE] [--to STAGE] [--schemes vanilla patok] [--dry-run]
+    python scripts/submit_pipeline.py --status          (also: morphcpt submit ...)
+
+Stages, in order: download, split, benchmarks, preprocess (one array per scheme), cpt, export (one per training
+run), evaluate (one GPU), analyze. Each job waits (`afterok`) for exactly the jobs that write its inputs. A stage
+whose marker is on disk is done and not submitted; a stage whose recorded job the scheduler still holds is not
+submitted again (its dependants wait for that job): a rerun after partial completion, or after a rejected
+submission, submits only what is left. Job ids are recorded in `$LOG_DIR/pipeline/jobs_<scheduler>.json`.
+
+CPT runs resubmit themselves until they are complete (`AUTO_RESUBMIT=1`), so no job id known at submission time
+is the run's last. The chain therefore makes the run's dependants wait for a *gate*: a small CPU job
+(`cpt_done_<variant>`) submitted on hold, whose id is written to `<run_dir>/release_on_complete`. Whichever
+training job finds `progress.json` complete (the first, the tenth, or one resubmitted by hand) releases it; the
+gate itself succeeds only when `progress.json` says complete, so a release by mistake stops the chain instead
+of exporting a half-trained model. Until then the gate sits held, using no resources.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from morphcpt import jobs, paths, scheduler
+
+GROUPS = ["download", "split", "benchmarks", "preprocess", "cpt", "export", "evaluate", "analyze"]
+Runner = Callable[..., subprocess.CompletedProcess]
+
+
+class PipelineError(RuntimeError):
+    """Bad input or a refused submission, with what to do about it."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One job of the chain: the rendered script it submits, the stages whose outputs it reads, its marker."""
+
+    name: str
+    group: str
+    script: str  # rendered script name without suffix
+    inputs: tuple[str, ...]
+    marker: Callable[[], bool]
+    run_dir: str = ""  # cpt: the run folder (gate file, latest job)
+
+
+def _exists(path: str) -> Callable[[], bool]:
+    return lambda: Path(path).exists()
+
+
+def _json_complete(path: str) -> Callable[[], bool]:
+    def check() -> bool:
+        try:
+            return json.loads(Path(path).read_text()).get("complete") is True
+        except (OSError, ValueError, AttributeError):
+            return False
+
+    return check
+
+
+def _chunks_done(settings: dict[str, str], scheme: str) -> Callable[[], bool]:
+    digits, root = int(settings["CHUNK_DIGITS"]), Path(settings["PROCESSED_DIR"])
+    needed = [
+        root / scheme / f"chunk_{i:0{digits}d}.done.json" for i in range(1, int(settings["NUM_CHUNKS"]) + 1)
+    ]
+    if scheme == "vanilla" and (Path(settings["CHUNK_DIR"]) / "validation.jsonl").exists():
+        needed.append(root / "validation" / "validation.done.json")
+    return lambda: all(path.exists() for path in needed)
+
+
+def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> list[Stage]:
+    """Every stage for `schemes` (default: all), in submission order, each with exactly its inputs."""
+    from morphcpt.train.plan import cluster_runs, load_plan  # Hydra; only needed here
+
+    known = jobs.scheme_names()
+    schemes = list(schemes or known)
+    unknown = sorted(set(schemes) - set(known))
+    if unknown:
+        raise PipelineError(f"unknown scheme(s) {', '.join(unknown)}: the schemes are {', '.join(known)}")
+    runs = [run for run in cluster_runs() if load_plan([f"recipe={run['RECIPE']}"]).data.scheme in schemes]
+    run_scheme = {run["VARIANT"]: load_plan([f"recipe={run['RECIPE']}"]).data.scheme for run in runs}
+    s = settings
+    stages = [
+        Stage("download", "download", "download", (), _exists(s["CORPUS"] + ".done")),
+        Stage("split", "split", "split", ("download",), _exists(f"{s['CHUNK_DIR']}/manifest.json")),
+        Stage(
+            "benchmarks",
+            "benchmarks",
+            "benchmarks",
+            (),
+            _json_complete(f"{s['BENCHMARK_DIR']}/manifest.json"),
+        ),
+    ]
+    # the vanilla array also builds the validation set every training run reads
+    for scheme in sorted(set(schemes) | ({"vanilla"} if runs else set())):
+        marker = _chunks_done(s, scheme)
+        stages.append(
+            Stage(f"preprocess_{scheme}", "preprocess", f"preprocess_data_{scheme}", ("split",), marker)
+        )
+    for run in runs:
+        variant, run_dir = run["VARIANT"], f"{s['OUTPUT_ROOT']}/runs/{run['RUN_NAME']}"
+        inputs = tuple(dict.fromkeys([f"preprocess_{run_scheme[variant]}", "preprocess_vanilla"]))
+        progress = _json_complete(f"{run_dir}/progress.json")
+        stages.append(Stage(f"cpt_{variant}", "cpt", f"run_cpt_{variant}", inputs, progress, run_dir))
+    for run in runs:
+        variant, export = run["VARIANT"], f"{s['OUTPUT_ROOT']}/exports/{run['RUN_NAME']}"
+        stages.append(
+            Stage(
+                f"export_{variant}",
+                "export",
+                f"export_{variant}",
+                (f"cpt_{variant}",),
+                _exists(f"{export}/morphcpt_metadata.json"),
+            )
+        )
+    exports = tuple(f"export_{run['VARIANT']}" for run in runs)
+    stages += [
+        Stage(
+            "evaluate",
+            "evaluate",
+            "run_evaluation",
+            (*exports, "benchmarks"),
+            _exists(f"{s['RESULTS_DIR']}/evaluation.done"),
+        ),
+        Stage(
+            "analyze", "analyze", "analyze", ("evaluate",), _exists(f"{s['RESULTS_DIR']}/analysis/report.md")
+        ),
+    ]
+    return stages
+
+
+def select(stages: list[Stage], first: str | None, last: str | None) -> list[Stage]:
+    """The stages from group `first` to group `last` (inclusive)."""
+    for name in (first, last):
+        if name is not None and name not in GROUPS:
+            raise PipelineError(f"unknown stage {name!r}: the stages are {', '.join(GROUPS)}")
+    lo, hi = GROUPS.index(first or GROUPS[0]), GROUPS.index(last or GROUPS[-1])
+    if lo > hi:
+        raise PipelineError(f"--from {first} comes after --to {last} (the order is {' → '.join(GROUPS)})")
+    return [stage for stage in stages if lo <= GROUPS.index(stage.group) <= hi]
+
+
+class Chain:
+    """Submission and status of a chain of stages with one scheduler; ids recorded in `state_file`."""
+
+    def __init__(self, settings: dict[str, str], jobs_dir: Path, runner: Runner = subprocess.run):
+        self.settings = settings
+        self.sched = scheduler.get(settings["SCHEDULER"])
+        self.jobs_dir = Path(jobs_dir)
+        self.runner = runner
+        self.state_file = Path(settings["LOG_DIR"]) / "pipeline" / f"jobs_{self.sched.name}.json"
+        self.state: dict[str, str] = (
+            json.loads(self.state_file.read_text()) if self.state_file.exists() else {}
+        )
+
+    def _save(self) -> None:
+        self.state_file.parent.mkdir(parents=True, exist_ok=True)
+        self.state_file.write_text(json.dumps(self.state, indent=1) + "\n")
+
+    def script(self, stage_script: str) -> str:
+        return str(self.jobs_dir / (stage_script + self.sched.suffix))
+
+    def job_state(self, job_id: str | None) -> str | None:
+        """The scheduler's state of a job it still holds, else None (finished, failed, never known)."""
+        if not job_id or not shutil.which(self.sched.status_command):
+            return None
+        result = self.runner(self.sched.status_argv(job_id), capture_output=True, text=True)
+        return self.sched.parse_state(result.stdout) if result.returncode == 0 else None
+
+    def _latest_training_job(self, stage: Stage) -> str | None:
+        latest = Path(stage.run_dir) / "latest_job"
+        if latest.exists() and latest.read_text().strip():
+            try:
+                return self.sched.parse_job_id(latest.read_text())
+            except scheduler.SchedulerError:
+                return None
+        return self.state.get(f"{stage.name}.train")
+
+    def _submit(self, stage_name: str, script: str, after: list[str], hold: bool = False) -> str:
+        argv = self.sched.submit_argv(script, after, hold)
+        result = self.runner(argv, capture_output=True, text=True)
+        if result.returncode != 0:
+            message = (result.stderr or result.stdout).strip() or f"exit status {result.returncode}"
+            raise PipelineError(
+                f"{argv[0]} rejected {stage_name} ({script}): {message}\n"
+                f"Nothing after it was submitted; the jobs submitted before it are recorded in {self.state_file}. "
+                "Fix the cause and rerun the same command: it submits only what is left."
+            )
+        return self.sched.parse_job_id(result.stdout)
+
+    def submit(
+        self, stages: list[Stage], everything: list[Stage], dry_run: bool, echo=print
+    ) -> dict[str, str]:
+        """Submit `stages` (a part of `everything`) in order; return the id each stage's dependants wait for."""
+        if not dry_run and not shutil.which(self.sched.submit_command):
+            raise PipelineError(
+                f"{self.sched.submit_command} not found on PATH: run this on a login node of the "
+                f"{self.sched.name} cluster, or set SCHEDULER={'slurm' if self.sched.name == 'pbs' else 'pbs'} in .env"
+            )
+        chosen = {stage.name for stage in stages}
+        waits: dict[str, str] = {}
+        for stage in everything:
+            if stage.marker():
+                echo(f"{stage.name:<22} done (its outputs are on disk)")
+                continue
+            recorded = self.state.get(stage.name)
+            state = self.job_state(recorded)
+            if state and (stage.group != "cpt" or self.job_state(self._latest_training_job(stage))):
+                waits[stage.name] = recorded
+                echo(f"{stage.name:<22} already in the queue: {recorded} ({state})")
+                continue
+            if stage.name not in chosen:
+                if any(stage.name in other.inputs for other in stages):
+                    echo(
+                        f"{stage.name:<22} not done and outside --from/--to: its dependants will not wait for it"
+                    )
+                continue
+            after = [waits[name] for name in stage.inputs if name in waits]
+            waits[stage.name] = self._submit_stage(stage, after, dry_run, gate=recorded if state else None)
+            shown = f" after {' '.join(after)}" if after else ""
+            echo(f"{stage.name:<22} {'would submit' if dry_run else 'submitted'} {waits[stage.name]}{shown}")
+        return waits
+
+    def _submit_stage(self, stage: Stage, after: list[str], dry_run: bool, gate: str | None) -> str:
+        script = self.script(stage.script)
+        if dry_run:
+            if stage.group == "cpt":
+                print(
+                    "  "
+                    + " ".join(self.sched.submit_argv(self.script(f"cpt_done_{stage.name[4:]}"), [], True))
+                )
+            print("  " + " ".join(self.sched.submit_argv(script, after)))
+            return f"<{stage.name}>"
+        if stage.group != "cpt":
+            self.state[stage.name] = self._submit(stage.name, script, after)
+            self._save()
+            return self.state[stage.name]
+        if gate is None:  # the held gate first, so the release file exists before training can finish
+            gate = self._submit(stage.name, self.script(f"cpt_done_{stage.name[4:]}"), [], hold=True)
+            self.state[stage.name] = gate
+            self._save()
+        Path(stage.run_dir).mkdir(parents=True, exist_ok=True)
+        (Path(stage.run_dir) / "release_on_complete").write_text(gate + "\n")
+        training = self._submit(stage.name, script, after)
+        (Path(stage.run_dir) / "latest_job").write_text(training + "\n")
+        self.state[f"{stage.name}.train"] = training
+        self._save()
+        return gate
+
+    def status(self, stages: list[Stage], echo=print) -> None:
+        """One line per stage: done on disk, or where its job stands in the scheduler."""
+        if not shutil.which(self.sched.status_command):
+            echo(f"({self.sched.status_command} not found: showing the markers on disk only)")
+        for stage in stages:
+            recorded = self.state.get(stage.name)
+            if stage.marker():
+                line = "done"
+            elif stage.group == "cpt" and recorded:
+                training = self._latest_training_job(stage)
+                line = (
+                    f"training job {training}: {self.job_state(training) or 'not in the queue'}; "
+                    f"gate {recorded}: {self.job_state(recorded) or 'not in the queue'}"
+                )
+            elif recorded:
+                line = (
+                    f"job {recorded}: {self.job_state(recorded) or 'not in the queue (failed or cancelled?)'}"
+                )
+            else:
+                line = "not submitted"
+            echo(f"{stage.name:<22} {line}")
+
+
+def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--from", dest="first", metavar="STAGE", help=f"first stage: {', '.join(GROUPS)}")
+    parser.add_argument("--to", dest="last", metavar="STAGE", help="last stage")
+    parser.add_argument("--schemes", nargs="+", help="tokenization schemes (default: all)")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print what would be submitted; submit nothing"
+    )
+    parser.add_argument("--status", action="store_true", help="where the chain stands, then exit")
+    parser.add_argument("--env", default=".env", help="settings file (skipped when missing)")
+    parser.add_argument("--jobs-dir", default="jobs", help="where the job scripts are rendered")
+    parser.add_argument("--scheduler", choices=sorted(scheduler.SCHEDULERS), help="overrides SCHEDULER")
+    args = parser.parse_args(argv)
+    env = jobs.read_env(args.env) if Path(args.env).exists() else {}
+    if args.scheduler:
+        env["SCHEDULER"] = args.scheduler
+    try:
+        settings = jobs.derived_settings({**jobs.SETTINGS, **env})
+        everything = build_stages(settings, args.schemes)
+        stages = select(everything, args.first, args.last)
+        chain = Chain(settings, Path(args.jobs_dir), runner)
+        if args.status:
+            chain.status(everything)
+            return 0
+        jobs.render_jobs(paths.REPO_ROOT / "job_templates", args.jobs_dir, env)
+        if settings["AUTO_RESUBMIT"] != "1" and any(stage.group == "cpt" for stage in stages):
+            print(
+                "note: AUTO_RESUBMIT is not 1: resubmit unfinished CPT runs by hand; the chain waits for them"
+            )
+        chain.submit(stages, everything, args.dry_run)
+    except (PipelineError, scheduler.SchedulerError) as error:
+        print(f"submit_pipeline: {error}", file=sys.stderr)
+        return 1
+    if not args.dry_run:
+        print(f"where it stands: python scripts/submit_pipeline.py --status   (ids in {chain.state_file})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

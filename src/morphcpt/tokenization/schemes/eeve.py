@@ -1,0 +1,33 @@
+"""EEVE: the canonical tokenization of an EEVE-expanded tokenizer (`morphcpt.tokenization.eeve`), unchanged.
+
+The fourth arm of the experiment does not re-cut tokens: the expanded vocabulary already gives the target
+language its own pieces, so the ids to train on are the expanded tokenizer's canonical ids. Preprocess with the
+expanded folder as the tokenizer (`scheme=eeve tokenizer=<expanded folder>`); any other tokenizer is an error,
+so EEVE data cannot silently be vanilla data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from morphcpt.tokenization.eeve import EXPANSION_FILE
+from morphcpt.tokenization.schemes.base import SchemeConfig
+from morphcpt.tokenization.vocabulary import Vocabulary
+
+
+class EEVEScheme:
+    name = "eeve"
+
+    def __init__(self, cfg: SchemeConfig, vocab: Vocabulary) -> None:
+        folder = Path(str(getattr(vocab.tokenizer, "name_or_path", "")))
+        if not (folder / EXPANSION_FILE).is_file():
+            raise ValueError(
+                f"scheme eeve needs an EEVE-expanded tokenizer folder (tokenizer=<folder with {EXPANSION_FILE}>), "
+                f"got {folder or 'a tokenizer without a folder'}; make one with python -m morphcpt.tokenization.eeve"
+            )
+        self.vocab = vocab
+
+    def transform(self, ids: list[int], rng: np.random.Generator) -> list[int]:
+        return list(ids)

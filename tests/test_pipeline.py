@@ -1,0 +1,161 @@
+"""submit_pipeline: fake qsub/sbatch/qstat/squeue on PATH record submissions; dependencies are exactly inputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from morphcpt import jobs, paths, pipeline, scheduler
+
+FAKE = """#!/bin/bash
+# records its arguments; prints a new id; fails on the script named in $FAKE_REJECT
+echo "$(basename "$0") $*" >> "$FAKE_LOG"
+for arg in "$@"; do [[ -n "${FAKE_REJECT:-}" && "$arg" == *"$FAKE_REJECT"* ]] && { echo "qsub: bad resource" >&2; exit 3; }; done
+n=$(wc -l < "$FAKE_LOG")
+case "$(basename "$0")" in qsub) echo "$n.pbs01";; sbatch) echo "$n";; qstat) [[ -n "${FAKE_QUEUED:-}" ]] && echo "    job_state = Q" || exit 1;; squeue) exit 1;; esac
+"""
+
+
+@pytest.fixture
+def cluster(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("qsub", "sbatch", "qstat", "squeue"):
+        (bin_dir / name).write_text(FAKE)
+        (bin_dir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "submitted.log"))
+    env = tmp_path / ".env"
+    env.write_text(
+        f"DATA_ROOT={tmp_path}/data\nOUTPUT_ROOT={tmp_path}/out\nLOG_DIR={tmp_path}/logs\nNUM_CHUNKS=2\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def submitted(tmp_path) -> list[str]:
+    log = tmp_path / "submitted.log"
+    return (
+        [line for line in log.read_text().splitlines() if line.split()[0] in {"qsub", "sbatch"}]
+        if log.exists()
+        else []
+    )
+
+
+def test_every_stage_waits_for_exactly_its_inputs(cluster):
+    assert pipeline.main(["--env", ".env", "--schemes", "vanilla", "patok"]) == 0
+    lines = submitted(cluster)
+    ids = {
+        line.split()[-1].rsplit("/", 1)[-1].removesuffix(".pbs"): f"{n}.pbs01"
+        for n, line in enumerate(lines, 1)
+    }
+    settings = jobs.derived_settings({**jobs.SETTINGS, **jobs.read_env(".env")})
+    for stage in pipeline.build_stages(settings, ["vanilla", "patok"]):
+        line = next(line for line in lines if line.endswith(f"/{stage.script}.pbs"))
+        waits_for = {
+            ids[f"cpt_done_{name[4:]}"]
+            if name.startswith("cpt_")
+            else ids[
+                next(
+                    s.script for s in pipeline.build_stages(settings, ["vanilla", "patok"]) if s.name == name
+                )
+            ]
+            for name in stage.inputs
+        }
+        shown = set(line.split("depend=afterok:")[1].split()[0].split(":")) if "depend=" in line else set()
+        assert shown == waits_for, (stage.name, line)
+    # the gate is held, and the training run knows which job to release when it completes
+    gate = next(line for line in lines if "cpt_done_patok" in line)
+    assert " -h " in gate
+    release = cluster / "out" / "runs"
+    assert any(p.read_text().strip() == ids["cpt_done_patok"] for p in release.glob("*/release_on_complete"))
+
+
+def test_dry_run_submits_nothing_and_a_rerun_only_what_is_left(cluster):
+    assert pipeline.main(["--env", ".env", "--dry-run", "--to", "split"]) == 0
+    assert submitted(cluster) == []
+    (cluster / "data" / "corpora").mkdir(parents=True)
+    (cluster / "data" / "corpora" / "seapile-v2-filipino.jsonl.done").touch()  # download finished
+    assert pipeline.main(["--env", ".env", "--to", "split"]) == 0
+    assert [line.split()[-1].rsplit("/", 1)[-1] for line in submitted(cluster)] == ["split.pbs"]
+
+
+def test_a_rejected_job_stops_the_chain_which_resumes(cluster, monkeypatch, capsys):
+    monkeypatch.setenv("FAKE_REJECT", "preprocess_data_patok")
+    assert pipeline.main(["--env", ".env", "--schemes", "patok", "--to", "preprocess"]) == 1
+    err = capsys.readouterr().err
+    assert "qsub: bad resource" in err and "rerun" in err
+    assert not any("preprocess_data_vanilla" in line for line in submitted(cluster))
+    monkeypatch.delenv("FAKE_REJECT")
+    (cluster / "submitted.log").unlink()
+    state = json.loads((cluster / "logs" / "pipeline" / "jobs_pbs.json").read_text())
+    assert set(state) == {"download", "split", "benchmarks"}
+    monkeypatch.setenv("FAKE_QUEUED", "1")  # the jobs submitted before are still in the queue
+    assert pipeline.main(["--env", ".env", "--schemes", "patok", "--to", "preprocess"]) == 0
+    names = [line.split()[-1].rsplit("/", 1)[-1] for line in submitted(cluster)]
+    assert names == ["preprocess_data_patok.pbs", "preprocess_data_vanilla.pbs"]
+    assert all("depend=afterok:2.pbs01" in line for line in submitted(cluster))
+
+
+def test_bad_input_is_a_clear_error(cluster, capsys, monkeypatch):
+    assert pipeline.main(["--env", ".env", "--from", "nonsense"]) == 1
+    assert "unknown stage 'nonsense'" in capsys.readouterr().err
+    assert pipeline.main(["--env", ".env", "--from", "export", "--to", "split"]) == 1
+    assert "comes after" in capsys.readouterr().err
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert pipeline.main(["--env", ".env", "--scheduler", "slurm"]) == 1
+    assert "sbatch not found" in capsys.readouterr().err
+
+
+def test_slurm_scripts_are_valid_bash_with_slurm_variables(tmp_path):
+    env = {"SCHEDULER": "slurm", "LOG_DIR": str(tmp_path / "logs"), "NUM_CHUNKS": "3"}
+    scripts = jobs.render_jobs(paths.REPO_ROOT / "job_templates", tmp_path / "jobs", env)
+    assert scripts and all(p.suffix == ".slurm" for p in scripts)
+    for script in scripts:
+        subprocess.run(["bash", "-n", str(script)], check=True)
+        text = script.read_text()
+        assert "#PBS" not in text and "PBS_ARRAY_INDEX" not in text and "qsub" not in text
+    prep = (tmp_path / "jobs" / "preprocess_data_patok.slurm").read_text()
+    assert "#SBATCH --array=1-3" in prep and "$SLURM_ARRAY_TASK_ID" in prep
+    cpt = (tmp_path / "jobs" / "run_cpt_patok.slurm").read_text()
+    assert (
+        "#SBATCH --gres=gpu:8" in cpt
+        and "scontrol release" in cpt
+        and 'sbatch "$PROJECT_DIR/jobs/run_cpt_patok.slurm"' in cpt
+    )
+    with pytest.raises(scheduler.SchedulerError, match="no Slurm equivalent"):
+        scheduler.to_slurm("#!/bin/bash\n#PBS -W sandbox=PRIVATE\n")
+
+
+def test_local_runner_sets_slurm_variables(tmp_path):
+    script = tmp_path / "job.slurm"
+    script.write_text(
+        '#!/bin/bash\n#SBATCH --array=1-2\necho "task $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_JOB_ID"\n'
+    )
+    assert jobs.run_local(script, [1, 2], log_dir=tmp_path / "logs") == {1: 0, 2: 0}
+    assert (tmp_path / "logs" / "job_2.log").read_text().startswith("task 2 of ")
+
+
+def test_pyxis_runs_the_command_in_an_srun_step_with_the_same_mounts(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "srun").write_text('#!/bin/bash\nprintf "%s\\n" "$@"\n')
+    (bin_dir / "srun").chmod(0o755)
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "MORPHCPT_NO_ENROOT"},
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "CONTAINER_RUNTIME": "pyxis",
+        "PROJECT_DIR": str(paths.REPO_ROOT),
+        "DATA_ROOT": str(tmp_path / "data"),
+        "CONTAINER_SQSH": "/images/nemo.sqsh",
+    }
+    script = paths.REPO_ROOT / "training" / "nemo" / "run_in_enroot.sh"
+    result = subprocess.run(["bash", str(script), "python", "-V"], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    args = result.stdout.splitlines()
+    assert "--container-image=/images/nemo.sqsh" in args and args[-2:] == ["python", "-V"]
+    mounts = next(a for a in args if a.startswith("--container-mounts=")).split("=", 1)[1].split(",")
+    assert f"{paths.REPO_ROOT}:{paths.REPO_ROOT}" in mounts and f"{tmp_path}/data:{tmp_path}/data" in mounts
