@@ -27,7 +27,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -163,9 +162,16 @@ def evaluate(model, data: TrainData, plan: CPTPlan, ranks: _Ranks, bf16: bool) -
         starts = starts[: plan.validation.max_batches]
     table = torch.from_numpy(data.byte_table)
     nats = tokens = nbytes = 0.0
-    for start in starts[ranks.rank :: ranks.world]:
+    mine = list(starts[ranks.rank :: ranks.world])
+    # Under fsdp every forward is collective (each layer is all-gathered): ranks with fewer batches than the
+    # first rank run the first batch again and discard it, so all ranks make the same number of calls.
+    rounds = -(-len(starts) // ranks.world) if sharding.is_fsdp(model) else len(mine)
+    for i in range(rounds):
+        start = mine[i] if i < len(mine) else starts[0]
         batch = collate(data.validation, range(start, min(start + mbs, len(data.validation))))
         losses, mask = _token_losses(model, batch, ranks.device, bf16)
+        if i >= len(mine):
+            continue
         nats += losses.sum().item()
         tokens += mask.sum().item()
         nbytes += (table[batch["labels"]] * batch["loss_mask"]).sum().item()
