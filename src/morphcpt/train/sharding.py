@@ -69,7 +69,11 @@ def enable_activation_checkpointing(model: torch.nn.Module) -> None:
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     if not getattr(base, "supports_gradient_checkpointing", False):
         raise ShardingError(f"{type(base).__name__} does not support activation checkpointing")
-    base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    kwargs = {"use_reentrant": False}
+    if hasattr(base, "activation_checkpointing_enable"):  # transformers >= 5.x; the older name is deprecated
+        base.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+    else:
+        base.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
     if hasattr(base, "enable_input_require_grads") and hasattr(model, "get_base_model"):
         base.enable_input_require_grads()  # frozen embeddings (LoRA): checkpointed layers still need grads
 
