@@ -10,8 +10,8 @@ largest micro batch whose total fits `gpu_memory` (less a fixed reserve for the 
 
 The model's shape comes from its config (a local folder, the Hub cache, or the 1B reference shape for the
 default gemma3-1b); nothing is allocated: the model is built on the meta device to count its parameters.
-Activations are an estimate from the shape (see `activation_bytes`); `benchmarks/train_memory.py` compares the
-estimate with measured peak memory on CPU.
+Activations are an estimate from the shape (see `activation_bytes`); `measured_bytes` counts what a real step
+holds, and tests/test_train_memory.py and `benchmarks/train.py` compare the two on CPU.
 """
 
 from __future__ import annotations
@@ -75,7 +75,8 @@ def parse_bytes(text: str) -> int:
 
 
 def model_config(plan: CPTPlan, vocab_size: int | None = None):
-    """The transformers config of the plan's model, without downloading weights."""
+    """The transformers config of the plan's model, without downloading weights: a local folder or the Hub
+    cache first, then the Hub; the default gemma3-1b falls back to its reference shape (no network needed)."""
     from morphcpt.train.models import GEMMA3_1B_VOCAB, config_from_plan, gemma3_1b_config
 
     if plan.model.pretrained:
@@ -83,13 +84,16 @@ def model_config(plan: CPTPlan, vocab_size: int | None = None):
 
         from morphcpt import paths
 
-        try:
-            config = AutoConfig.from_pretrained(paths.model_source(plan.model.pretrained))
-            return getattr(config, "text_config", config)
-        except Exception:
-            if plan.model.name == "gemma3-1b":  # the default, without network or cache
-                return gemma3_1b_config()
-            raise
+        source = paths.model_source(plan.model.pretrained)
+        for local_only in (True, False):
+            try:
+                config = AutoConfig.from_pretrained(source, local_files_only=local_only)
+                return getattr(config, "text_config", config)
+            except (OSError, ValueError):
+                if plan.model.name == "gemma3-1b":  # the default: its shape is known, skip the network
+                    return gemma3_1b_config()
+                if not local_only:
+                    raise
     return config_from_plan(plan.model, vocab_size or plan.model.vocab_size or GEMMA3_1B_VOCAB)
 
 
@@ -126,18 +130,20 @@ def model_shape(plan: CPTPlan, vocab_size: int | None = None) -> Shape:
     )
 
 
-def activation_bytes(shape: Shape, seq: int, act_bytes: int, checkpointing: bool) -> int:
+def activation_bytes(shape: Shape, seq: int, act_bytes: int, checkpointing: bool, flash: bool = True) -> int:
     """Bytes of activations one sample keeps for backward.
 
     Per layer and token, the tensors autograd saves: norms' inputs and outputs and the residual (~10 x hidden),
     q, k, v, attention output and o_proj input (4 x heads x head_dim + 2 x kv_heads x head_dim), the MLP's gate,
-    up, activation and product (4 x intermediate); SDPA's memory-efficient kernels keep no seq x seq matrix.
-    With checkpointing only each layer's input is kept, plus one layer recomputed at a time. The logits are fp32
-    (cast for the loss) with their softmax gradient: 3 x 4 bytes x vocab per token, whatever the precision."""
+    up, activation and product (4 x intermediate). Flash / memory-efficient SDPA kernels (GPU) keep no
+    seq x seq matrix; without them (`flash=False`, e.g. on CPU) each layer also keeps its attention
+    probabilities (heads x seq x seq). With checkpointing only each layer's input is kept, plus one layer
+    recomputed at a time. The logits are fp32 (cast for the loss): they, their log-softmax and its gradient
+    make 3 x 4 bytes x vocab per token, whatever the precision."""
     per_token_layer = (
         10 * shape.hidden + 4 * shape.heads * shape.head_dim + 2 * shape.kv_heads * shape.head_dim
     ) + 4 * shape.intermediate
-    layer = per_token_layer * act_bytes * seq
+    layer = per_token_layer * act_bytes * seq + (0 if flash else shape.heads * seq * seq * act_bytes)
     stored = shape.layers * shape.hidden * act_bytes * seq + layer if checkpointing else shape.layers * layer
     logits = 3 * 4 * shape.vocab * seq
     return stored + logits
@@ -152,9 +158,11 @@ def estimate(
     offload: bool = False,
     lora: bool = False,
     bf16: bool = True,
+    flash: bool = True,
 ) -> Estimate:
     """Per-GPU bytes of one layout. fp32 master parameters and AdamW moments; under fsdp with bf16 the layers
-    being computed are all-gathered in bf16 (the current and the prefetched one, plus the root group)."""
+    being computed are all-gathered in bf16 (the current and the prefetched one, plus the root group); under ddp
+    with bf16, autocast's cache of bf16 weight copies."""
     act_bytes = 2 if bf16 else 4
     trained = shape.lora if lora else shape.params
     name = (
@@ -166,8 +174,9 @@ def estimate(
     if sharding == "fsdp":
         params, grads, optimizer = 4 * shape.params // world, 4 * trained // world, 8 * trained // world
         working = act_bytes * (2 * shape.layer_params + shape.embedding)
-    else:
-        params, grads, optimizer, working = 4 * shape.params, 4 * trained, 8 * trained, 0
+    else:  # fp32 master weights; bf16 autocast keeps a bf16 copy of every weight during the forward
+        params, grads, optimizer = 4 * shape.params, 4 * trained, 8 * trained
+        working = 2 * shape.params if bf16 else 0
     host = 0
     if offload:
         host = (params + grads + optimizer) * world
@@ -177,10 +186,42 @@ def estimate(
         params=params,
         grads=grads,
         optimizer=optimizer,
-        activations_per_sample=activation_bytes(shape, seq, act_bytes, checkpointing),
+        activations_per_sample=activation_bytes(shape, seq, act_bytes, checkpointing, flash),
         working=working,
         host=host,
     )
+
+
+def measured_bytes(model: torch.nn.Module, optimizer: torch.optim.Optimizer, tokens: torch.Tensor) -> dict:
+    """The measured peak of one fp32 training step on CPU (forward, loss, backward, AdamW step on `tokens`,
+    micro batch x seq), as the hf engine runs it: the bytes of the parameters and optimiser state held between
+    steps, plus the peak of the torch CPU allocator above them during the step (the profiler's memory events:
+    activations, logits, gradients and temporaries). A first step, unmeasured, creates the optimiser state."""
+    from torch.profiler import ProfilerActivity, profile
+
+    def step() -> None:
+        logits = model(input_ids=tokens).logits
+        loss = torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), tokens.flatten())
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    step()
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        step()
+    events = sorted(
+        (e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"),
+        key=lambda e: e.start_ns(),
+    )
+    live = peak = 0
+    for event in events:
+        live += event.nbytes()
+        peak = max(peak, live)
+    params = {p.untyped_storage().data_ptr(): p.untyped_storage().nbytes() for p in model.parameters()}
+    held = sum(params.values()) + sum(
+        t.nbytes for state in optimizer.state.values() for t in state.values() if torch.is_tensor(t)
+    )
+    return {"held": held, "step_peak": peak, "peak": held + peak}
 
 
 def layouts(plan: CPTPlan) -> list[dict]:
