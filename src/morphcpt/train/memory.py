@@ -297,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     plan = load_plan([a for a in args if not a.startswith(("gpu_memory=", "gpus="))])
     shape = model_shape(plan)
     print(
-        f"# {plan.run_name}: {shape.params / 1e9:.3f}B parameters ({shape.layers} layers, vocab {shape.vocab}), "
+        f"# {plan.run_name} ({plan.model.name}): {shape.params / 1e9:.3f}B parameters ({shape.layers} layers, vocab {shape.vocab}), "
         f"seq {plan.loop.seq_length}, {world} GPU(s) of {gpu / 2**30:.0f} GiB, {plan.loop.precision}; GiB per GPU"
     )
     print(
