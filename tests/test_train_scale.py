@@ -205,3 +205,19 @@ def test_activation_checkpointing_is_switched_on_in_every_layer(vocab):
     model = tiny_model(vocab)
     shard(model, LoopPlan(activation_checkpointing=True), torch.device("cpu"), bf16=False, world=1)
     assert all(layer.gradient_checkpointing for layer in decoder_layers(model))
+
+
+def test_layout_keys_are_checked_and_left_out_of_the_config_hash():
+    base = load_plan(["recipe=demo_base"])
+    for layout in ("loop.sharding=fsdp", "loop.activation_checkpointing=true"):
+        assert load_plan(["recipe=demo_base", layout]).config_hash() == base.config_hash()  # may resume
+    assert load_plan(["recipe=demo_base", "peft.method=lora"]).config_hash() != base.config_hash()
+    for bad, why in (
+        ("loop.sharding=zero3", "loop.sharding must be one of"),
+        ("loop.cpu_offload=true", "cpu_offload=true needs loop.sharding=fsdp"),
+        ("peft.method=qlora", "peft.method must be one of"),
+    ):
+        with pytest.raises(ValueError, match=why):
+            load_plan(["recipe=demo_base", bad])
+    with pytest.raises(ValueError, match="lora runs under loop.sharding=ddp"):
+        load_plan(["recipe=demo_base", "peft.method=lora", "loop.sharding=fsdp"])
