@@ -103,6 +103,7 @@ def test_a_two_rank_fsdp_checkpoint_resumes_on_one_rank(two_ranks, data_root):
     assert [(r["from"], r["world_size"]) for r in meta["resumes"]] == [("step_00000002", 1)]
 
 
+@pytest.mark.slow
 def test_a_checkpoint_of_another_layout_is_refused_naming_both(two_ranks, data_root, tmp_path):
     shutil.copytree(two_ranks / "runs" / "fsdp", tmp_path / "runs" / "fsdp")
     plan = load_plan(

@@ -1,8 +1,8 @@
 """How the hf engine lays a model over ranks and memory: DDP or FSDP2 (`fully_shard`), activation checkpointing,
 CPU offload, and the collectives a training step needs whatever the layout.
 
-    wrapped = shard(model, plan.loop, ranks.device, bf16)       # after PEFT, before the optimiser
-    with no_sync(wrapped, plan.loop, world):  ...backward...     # gradient accumulation without communication
+    wrapped = shard(model, plan.loop, device, bf16, world)   # after PEFT, before the optimiser
+    with no_sync(wrapped, sync=last_micro_batch):  ...backward...  # accumulate without communicating
     norm = clip_grad_norm(model, 1.0)
 
 FSDP2 shards every decoder layer on its own (each is all-gathered just before it runs and freed after) and the
