@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	# CPU build pinned on purpose: any other torch version pulls gigabytes of CUDA wheels.
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[dev,plots]"
+	$(PY) -m pip install -q -e ".[dev,plots,lora]"
 	touch $(STAMP)
 
 demo: $(STAMP)

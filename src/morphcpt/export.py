@@ -4,10 +4,10 @@
     python -m morphcpt.export --run-dir outputs/runs/gemma3-1b-patok --step 10000 --output exports/patok
 
 The run folder's `config.yaml` says which engine wrote it. hf-engine checkpoints are exported anywhere (their
-`model/` is already an HF folder); Megatron-Bridge checkpoints are converted with AutoBridge, on the cluster
-(GPU + NeMo container). The output holds the weights, the tokenizer files and `morphcpt_metadata.json`
-(scheme, step, base_model, data, config_hash, engine, created), and is published only after a parity check: the
-exported model's logits on fixed prompts must match the checkpoint's.
+`model/` is already an HF folder; a LoRA run's adapter is merged into it); Megatron-Bridge checkpoints are
+converted with AutoBridge, on the cluster (GPU + NeMo container). The output holds the weights, the tokenizer
+files and `morphcpt_metadata.json` (scheme, step, base_model, data, config_hash, engine, created), and is
+published only after a parity check: the exported model's logits on fixed prompts must match the checkpoint's.
 """
 
 from __future__ import annotations
@@ -79,20 +79,31 @@ def metadata(plan: CPTPlan, step: int, extra: dict) -> dict:
 
 
 def _export_hf(checkpoint: Path, staging: Path) -> dict:
+    """Copy the checkpoint's model (a LoRA run's base with its adapter merged in) and check the export's logits
+    against the checkpoint's model (the adapter model, for LoRA)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from morphcpt.train.models import load_strict
     from morphcpt.train.parity import compare_logits, prompt_ids
+    from morphcpt.train.state import ADAPTER_DIR
 
     source = load_strict(checkpoint / "model").eval()
-    source.save_pretrained(staging)
     tokenizer = AutoTokenizer.from_pretrained(checkpoint / "model")
-    tokenizer.save_pretrained(staging)
-    exported = AutoModelForCausalLM.from_pretrained(staging, dtype=torch.float32).eval()
     ids, mask = prompt_ids(tokenizer)
+    adapter = checkpoint / ADAPTER_DIR
+    if adapter.is_dir():
+        from morphcpt.train import lora
+
+        source = lora.load_lora(source, adapter, trainable=False).eval()
     with torch.no_grad():
         want = source(input_ids=ids, attention_mask=mask).logits
+    if adapter.is_dir():
+        source = lora.merge(source)
+    source.save_pretrained(staging)
+    tokenizer.save_pretrained(staging)
+    exported = AutoModelForCausalLM.from_pretrained(staging, dtype=torch.float32).eval()
+    with torch.no_grad():
         got = exported(input_ids=ids, attention_mask=mask).logits
     return compare_logits(got, want, tolerance="exact", mask=mask).check("export vs checkpoint").as_dict()
 

@@ -4,7 +4,9 @@ Layout under `<run_dir>/checkpoints/`:
 
     step_00000030/
         model/            Hugging Face folder (config, safetensors, tokenizer) — exportable as it is
-        trainer.pt        optimiser and scheduler state, step, consumed samples
+        adapter/          LoRA runs: the adapter on its own (model/ is then the frozen base)
+        sharded/          fsdp runs: the optimiser state, one shard per rank (torch.distributed.checkpoint)
+        trainer.pt        optimiser (ddp) and scheduler state, step, consumed samples
         rng_rank{r}.pt    Python, NumPy, torch (CPU and CUDA) generator states of rank r
         meta.json         step, config hash, scheme, validation metrics at that step
         files.json        size and sha256 of every file above, written last
@@ -33,6 +35,7 @@ import torch
 import torch.distributed as dist
 
 from morphcpt.indexed import file_digest
+from morphcpt.train import state as layouts
 
 log = logging.getLogger(__name__)
 
@@ -185,12 +188,14 @@ def save(
         tmp.mkdir(parents=True)
     _barrier()
     torch.save(rng_state(), tmp / f"rng_rank{_rank()}.pt")
+    layouts.write_model(model, tokenizer, tmp, main=_rank() == 0)  # collective under fsdp
+    layouts.write_sharded(model, optimizer, tmp)  # fsdp: every rank writes its optimiser shard
     if _rank() == 0:
-        model.save_pretrained(tmp / "model")
-        tokenizer.save_pretrained(tmp / "model")
+        world = dist.get_world_size() if dist.is_initialized() else 1
+        meta = {**meta, **layouts.layout_of(model), "world_size": world}
         torch.save(
             {
-                "optimizer": optimizer.state_dict(),
+                "optimizer": layouts.optimizer_payload(model, optimizer),
                 "scheduler": scheduler.state_dict(),
                 "step": state.step,
                 "consumed_samples": state.consumed_samples,
@@ -221,17 +226,34 @@ def _rotate(root: Path, keep: int) -> None:
         shutil.rmtree(old)
 
 
-def load_trainer(path: Path, optimizer: torch.optim.Optimizer, scheduler) -> TrainerState:
+def load_trainer(path: Path, optimizer: torch.optim.Optimizer, scheduler, model=None) -> TrainerState:
     """Restore optimiser, scheduler and this rank's RNG from checkpoint `path`; the model is loaded separately
-    (from `path / "model"`, a Hugging Face folder)."""
+    (from `path / "model"`, a Hugging Face folder). `model` (the one training, sharded or not) is needed for a
+    checkpoint whose optimiser state is sharded, and to check the checkpoint's layout.
+
+    A checkpoint written by another number of ranks resumes (model and optimiser are whole, or resharded by
+    torch.distributed.checkpoint); ranks without an RNG state of their own keep their fresh seeds, which only
+    matters to dropout."""
+    meta = read_meta(path)
+    if model is not None:
+        layouts.check_layout(path, meta, model)
     rng_file = path / f"rng_rank{_rank()}.pt"
-    if not rng_file.exists():
-        raise FileNotFoundError(f"{rng_file} missing: resume with the same number of ranks as the checkpoint")
+    world = dist.get_world_size() if dist.is_initialized() else 1
+    if not rng_file.exists() and meta.get("world_size", world) == world:
+        raise CheckpointError(f"checkpoint {path}: {rng_file.name} is missing")
     try:
         trainer = torch.load(path / "trainer.pt", map_location="cpu", weights_only=False)
-        optimizer.load_state_dict(trainer["optimizer"])
+        if model is None:
+            optimizer.load_state_dict(trainer["optimizer"])
+        else:
+            layouts.load_optimizer(path, model, optimizer, trainer["optimizer"])
         scheduler.load_state_dict(trainer["scheduler"])
-        set_rng_state(torch.load(rng_file, weights_only=False))
+        if rng_file.exists():
+            set_rng_state(torch.load(rng_file, weights_only=False))
+        else:
+            log.warning(
+                "%s was written by %s ranks: rank %d keeps its fresh RNG", path, meta["world_size"], _rank()
+            )
         return TrainerState(step=trainer["step"], consumed_samples=trainer["consumed_samples"])
     except Exception as error:  # a pickle, zip or state-dict error says nothing of which checkpoint
         raise CheckpointError(f"checkpoint {path}: cannot restore the trainer state: {error}") from error

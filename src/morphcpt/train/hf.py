@@ -8,6 +8,8 @@ What it does, step by step: resume from the run folder's latest checkpoint if th
 pretrained weights, verified, or initialise the tiny model); AdamW with decoupled weight decay; linear warmup and
 cosine decay to `min_lr`; gradient accumulation to the global batch; clipping; bf16 autocast on GPU (fp32 on CPU);
 validation loss and bits per byte; checkpoints every `checkpoint.interval` steps, at the end, and on SIGTERM.
+The model is laid over ranks by `sharding.py` (ddp or FSDP2, activation checkpointing, offload), optionally with
+LoRA adapters (`lora.py`); what a checkpoint holds under each layout is `state.py`.
 
 Weight decay applies to every matrix, including the embedding that Gemma ties to the output layer, and never to
 norms or biases (1-D tensors): this is what Megatron-Core does by default, so both engines optimise the same
@@ -25,7 +27,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,7 +36,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from transformers.utils import logging as transformers_logging
 
-from morphcpt.train import checkpoints
+from morphcpt.train import checkpoints, sharding
 from morphcpt.train.data import FINGERPRINT_SAMPLES, TrainData, build_datasets, collate, fingerprint
 from morphcpt.train.metrics import Metrics, peak_memory_mb, truncate_metrics
 from morphcpt.train.models import build_model, config_from_plan, load_pretrained, load_strict
@@ -161,9 +162,16 @@ def evaluate(model, data: TrainData, plan: CPTPlan, ranks: _Ranks, bf16: bool) -
         starts = starts[: plan.validation.max_batches]
     table = torch.from_numpy(data.byte_table)
     nats = tokens = nbytes = 0.0
-    for start in starts[ranks.rank :: ranks.world]:
+    mine = list(starts[ranks.rank :: ranks.world])
+    # Under fsdp every forward is collective (each layer is all-gathered): ranks with fewer batches than the
+    # first rank run the first batch again and discard it, so all ranks make the same number of calls.
+    rounds = -(-len(starts) // ranks.world) if sharding.is_fsdp(model) else len(mine)
+    for i in range(rounds):
+        start = mine[i] if i < len(mine) else starts[0]
         batch = collate(data.validation, range(start, min(start + mbs, len(data.validation))))
         losses, mask = _token_losses(model, batch, ranks.device, bf16)
+        if i >= len(mine):
+            continue
         nats += losses.sum().item()
         tokens += mask.sum().item()
         nbytes += (table[batch["labels"]] * batch["loss_mask"]).sum().item()
@@ -217,11 +225,20 @@ def _write_run_folder(plan: CPTPlan, data: TrainData, resumed_from: Path | None,
 
 def _build_model(plan: CPTPlan, vocab, resume: Path | None, device: torch.device):
     if resume is not None:
-        return load_strict(resume / "model").to(device)
-    if plan.model.pretrained:
-        return load_pretrained(plan.model.pretrained, vocab_size=plan.model.vocab_size, device=device)
-    config = config_from_plan(plan.model, plan.model.vocab_size or vocab.size)
-    return build_model(config, seed=plan.loop.seed).to(device)
+        model = load_strict(resume / "model").to(device)
+    elif plan.model.pretrained:
+        model = load_pretrained(plan.model.pretrained, vocab_size=plan.model.vocab_size, device=device)
+    else:
+        config = config_from_plan(plan.model, plan.model.vocab_size or vocab.size)
+        model = build_model(config, seed=plan.loop.seed).to(device)
+    if plan.peft.method == "lora":
+        from morphcpt.train import lora
+        from morphcpt.train.state import ADAPTER_DIR
+
+        if resume is not None and (resume / ADAPTER_DIR).is_dir():
+            return lora.load_lora(model, resume / ADAPTER_DIR)
+        return lora.apply_lora(model, plan.peft, seed=plan.loop.seed)
+    return model
 
 
 def _optimizer_step(wrapped, model, optimizer, data: TrainData, plan: CPTPlan, ranks: _Ranks, step: int):
@@ -244,12 +261,11 @@ def _optimizer_step(wrapped, model, optimizer, data: TrainData, plan: CPTPlan, r
     local_tokens = sum(b["loss_mask"].sum().item() for b in batches)
     step_nats = 0.0
     for m, batch in enumerate(batches):
-        last = m == accumulation - 1
-        with nullcontext() if last or ranks.world == 1 else wrapped.no_sync():
+        with sharding.no_sync(wrapped, sync=m == accumulation - 1):
             losses, _ = _token_losses(wrapped, batch, ranks.device, bf16)
             (losses.sum() / local_tokens).backward()
         step_nats += losses.sum().item()
-    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), plan.optim.clip_grad).item()
+    grad_norm = sharding.clip_grad_norm(model, plan.optim.clip_grad)
     lr = optimizer.param_groups[0]["lr"]
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
@@ -267,6 +283,10 @@ def describe(plan: CPTPlan) -> dict:
         "world_size": world,
         "device": "cuda" if cuda else "cpu",
         "precision": "bf16 autocast" if cuda and loop.precision == "bf16-mixed" else "fp32",
+        "sharding": loop.sharding,
+        "activation_checkpointing": loop.activation_checkpointing,
+        "cpu_offload": loop.cpu_offload,
+        "peft": plan.peft.method,
         "gradient_accumulation": loop.global_batch_size / per_step,
         "training_samples": loop.steps * loop.global_batch_size,
         "train_prefixes": [str(p) for p in plan.data.chunk_prefixes()],
@@ -311,6 +331,8 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
     rows = model.get_input_embeddings().weight.shape[0]
     if rows < vocab.size:
         raise ValueError(f"model has {rows} embedding rows but the tokenizer has {vocab.size} ids")
+    own_group = loop.sharding == "fsdp" and sharding.ensure_process_group(ranks.device)
+    wrapped = sharding.shard(model, loop, ranks.device, bf16, ranks.world)  # before the optimiser sees params
 
     hooks = hooks or TrainHooks()
     optimizer = torch.optim.AdamW(
@@ -329,14 +351,10 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
     if resume is None:
         torch.manual_seed(plan.loop.seed + ranks.rank)
     else:
-        state = checkpoints.load_trainer(resume, optimizer, scheduler)
+        state = checkpoints.load_trainer(resume, optimizer, scheduler, model=model)
         last_val = checkpoints.read_meta(resume).get("validation") or last_val
     if ranks.main:
         truncate_metrics(run_dir, state.step)
-    wrapped = model
-    if ranks.world > 1:
-        device_ids = [ranks.device.index] if ranks.device.type == "cuda" else None
-        wrapped = torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
 
     meta = {"config_hash": plan.config_hash(), "scheme": plan.data.scheme, "run_name": plan.run_name}
 
@@ -387,6 +405,8 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
         if interrupted and (last_saved is None or checkpoints.read_meta(last_saved)["step"] != state.step):
             last_saved = save()
     metrics.close()
+    if own_group:
+        dist.destroy_process_group()
     return RunResult(
         run_dir=run_dir,
         final_step=state.step,

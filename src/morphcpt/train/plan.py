@@ -27,6 +27,11 @@ from morphcpt import paths
 ENGINES = ("megatron", "hf")
 STAGES = ("check", "prepare", "train")
 PRECISIONS = ("bf16-mixed", "fp32")
+SHARDINGS = ("ddp", "fsdp")
+PEFT_METHODS = ("none", "lora")
+# Loop keys that change how a step is laid out over ranks and memory, never what it computes: left out of the
+# config hash, so a run may resume under another sharding (e.g. after moving to more GPUs).
+LAYOUT_KEYS = ("max_steps_per_run", "sharding", "activation_checkpointing", "cpu_offload")
 
 
 @dataclass
@@ -98,6 +103,12 @@ class LoopPlan:
     max_steps_per_run: int | None = None
     # Token budget (10M, 100M, 1B, 10B or a number): sets `steps` = ceil(budget / (global batch x seq length)).
     train_tokens: str | None = None
+    # hf engine, memory (see `python -m morphcpt.train.memory`): "ddp" replicates the model, gradients and
+    # optimiser state on every rank; "fsdp" shards all three over the ranks (FSDP2 fully_shard; bf16 parameters
+    # with fp32 gradient reductions on GPU under bf16-mixed).
+    sharding: str = "ddp"
+    activation_checkpointing: bool = False  # recompute each decoder layer in backward (non-reentrant)
+    cpu_offload: bool = False  # fsdp only: parameters, gradients and optimiser state live in host memory
 
     def apply_token_budget(self) -> None:
         if self.train_tokens is not None:
@@ -118,6 +129,20 @@ class OptimPlan:
     beta2: float = 0.95
     eps: float = 1.0e-8
     clip_grad: float = 1.0
+
+
+@dataclass
+class PeftPlan:
+    """hf engine: parameter-efficient training. "lora" trains low-rank adapters on `target_modules` (module
+    names, e.g. q_proj) and freezes the base model; adapters are saved on their own and merged on export."""
+
+    method: str = "none"
+    rank: int = 16
+    alpha: float = 32.0
+    dropout: float = 0.0
+    target_modules: list[str] = field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    )
 
 
 @dataclass
@@ -204,6 +229,7 @@ class CPTPlan:
     data: DataPlan = field(default_factory=DataPlan)
     loop: LoopPlan = field(default_factory=LoopPlan)
     optim: OptimPlan = field(default_factory=OptimPlan)
+    peft: PeftPlan = field(default_factory=PeftPlan)
     validation: ValidationPlan = field(default_factory=ValidationPlan)
     checkpoint: CheckpointPlan = field(default_factory=CheckpointPlan)
     logging: LoggingPlan = field(default_factory=LoggingPlan)
@@ -222,9 +248,11 @@ class CPTPlan:
         identity = {
             "model": asdict(self.model),
             "data": asdict(self.data),
-            "loop": {k: v for k, v in asdict(self.loop).items() if k != "max_steps_per_run"},
+            "loop": {k: v for k, v in asdict(self.loop).items() if k not in LAYOUT_KEYS},
             "optim": asdict(self.optim),
         }
+        if self.peft.method != "none":  # absent otherwise: full-model runs keep the hash they always had
+            identity["peft"] = asdict(self.peft)
         return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -237,6 +265,16 @@ def validate(plan: CPTPlan) -> CPTPlan:
     loop = plan.loop
     if loop.precision not in PRECISIONS:
         raise ValueError(f"loop.precision must be one of {PRECISIONS}, got {loop.precision!r}")
+    if loop.sharding not in SHARDINGS:
+        raise ValueError(f"loop.sharding must be one of {SHARDINGS}, got {loop.sharding!r}")
+    if loop.cpu_offload and loop.sharding != "fsdp":
+        raise ValueError("loop.cpu_offload=true needs loop.sharding=fsdp (FSDP2 offloads the shards)")
+    if plan.peft.method not in PEFT_METHODS:
+        raise ValueError(f"peft.method must be one of {PEFT_METHODS}, got {plan.peft.method!r}")
+    if plan.peft.method == "lora" and (plan.peft.rank < 1 or not plan.peft.target_modules):
+        raise ValueError("peft.method=lora needs peft.rank >= 1 and at least one peft.target_modules entry")
+    if plan.peft.method == "lora" and loop.sharding == "fsdp":
+        raise ValueError("peft.method=lora runs under loop.sharding=ddp (the frozen base is not sharded yet)")
     if loop.global_batch_size % loop.micro_batch_size:
         raise ValueError(
             f"global batch {loop.global_batch_size} is not a multiple of micro batch {loop.micro_batch_size}"

@@ -1,0 +1,152 @@
+"""How the hf engine lays a model over ranks and memory: DDP or FSDP2 (`fully_shard`), activation checkpointing,
+CPU offload, and the collectives a training step needs whatever the layout.
+
+    wrapped = shard(model, plan.loop, device, bf16, world)   # after PEFT, before the optimiser
+    with no_sync(wrapped, sync=last_micro_batch):  ...backward...  # accumulate without communicating
+    norm = clip_grad_norm(model, 1.0)
+
+FSDP2 shards every decoder layer on its own (each is all-gathered just before it runs and freed after) and the
+rest (embeddings, final norm, the tied output layer) as the root group. Under bf16-mixed on a GPU the policy is
+bf16 parameters with fp32 gradient reductions; on CPU everything stays fp32, so an fsdp run computes what a
+single process does. Decoder layers are found from the model's own `_no_split_modules` (what transformers uses
+for device maps), so any causal LM that `AutoModelForCausalLM` loads can be sharded.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager, nullcontext
+
+import torch
+import torch.distributed as dist
+
+from morphcpt.train.plan import LoopPlan
+
+
+class ShardingError(ValueError):
+    """The model cannot be laid out as the plan asks (no decoder layers to shard, not enough host memory)."""
+
+
+def decoder_layers(model: torch.nn.Module) -> list[torch.nn.Module]:
+    """The model's repeated blocks (transformer decoder layers), in order; `ShardingError` when none is found."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model  # a PEFT wrapper
+    names = set(getattr(base, "_no_split_modules", None) or [])
+    layers = [m for m in model.modules() if type(m).__name__ in names]
+    if not layers:
+        raise ShardingError(
+            f"cannot find the decoder layers of {type(base).__name__}: sharding and activation checkpointing "
+            f"wrap each layer, found from the model's `_no_split_modules` ({sorted(names) or 'not set'}); "
+            "use loop.sharding=ddp and loop.activation_checkpointing=false for this model"
+        )
+    return layers
+
+
+def host_memory_bytes() -> int | None:
+    """Physical memory of this machine (None where the OS does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_offload_memory(model: torch.nn.Module, local_ranks: int) -> None:
+    """CPU offload keeps fp32 parameters, gradients and Adam's two moments (16 bytes a parameter) of the whole
+    model in this machine's memory (its ranks' shards together); refuse before training when that cannot fit."""
+    need = 16 * sum(p.numel() for p in model.parameters() if p.requires_grad)
+    need += 4 * sum(p.numel() for p in model.parameters() if not p.requires_grad)
+    have = host_memory_bytes()
+    if have is not None and need > 0.9 * have:
+        raise ShardingError(
+            f"loop.cpu_offload=true needs about {need / 2**30:.1f} GiB of host memory for the offloaded "
+            f"parameters, gradients and optimiser state ({local_ranks} local ranks together), but this machine "
+            f"has {have / 2**30:.1f} GiB; use more nodes, LoRA (peft.method=lora) or no offload"
+        )
+
+
+def enable_activation_checkpointing(model: torch.nn.Module) -> None:
+    """Recompute each decoder layer's activations in backward (torch.utils.checkpoint, non-reentrant)."""
+    decoder_layers(model)  # the same clear error as sharding when there are no layers
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    if not getattr(base, "supports_gradient_checkpointing", False):
+        raise ShardingError(f"{type(base).__name__} does not support activation checkpointing")
+    kwargs = {"use_reentrant": False}
+    if hasattr(base, "activation_checkpointing_enable"):  # transformers >= 5.x; the older name is deprecated
+        base.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+    else:
+        base.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+    if hasattr(base, "enable_input_require_grads") and hasattr(model, "get_base_model"):
+        base.enable_input_require_grads()  # frozen embeddings (LoRA): checkpointed layers still need grads
+
+
+def ensure_process_group(device: torch.device) -> bool:
+    """FSDP2 needs a process group even on one rank: make a single-rank one when torchrun did not. True when
+    this call created it (the caller destroys it when done)."""
+    if dist.is_initialized():
+        return False
+    dist.init_process_group(
+        "nccl" if device.type == "cuda" else "gloo", store=dist.HashStore(), rank=0, world_size=1
+    )
+    return True
+
+
+def shard(model: torch.nn.Module, loop: LoopPlan, device: torch.device, bf16: bool, world: int):
+    """Apply the plan's layout to `model` (already on `device`); returns the module to call in training (the
+    DDP wrapper, or the model itself, which fully_shard converts in place)."""
+    if loop.activation_checkpointing:
+        enable_activation_checkpointing(model)
+    if loop.sharding == "fsdp":
+        from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, OffloadPolicy, fully_shard
+
+        layers = decoder_layers(model)
+        if loop.cpu_offload:
+            check_offload_memory(model, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+        mp = (
+            MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+            if bf16
+            else MixedPrecisionPolicy()
+        )
+        offload = CPUOffloadPolicy() if loop.cpu_offload and device.type == "cuda" else OffloadPolicy()
+        for layer in layers:
+            fully_shard(layer, mp_policy=mp, offload_policy=offload)
+        fully_shard(model, mp_policy=mp, offload_policy=offload)
+        return model
+    if world > 1:
+        device_ids = [device.index] if device.type == "cuda" else None
+        return torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
+    return model
+
+
+def is_fsdp(model: torch.nn.Module) -> bool:
+    from torch.distributed.fsdp import FSDPModule
+
+    return isinstance(model, FSDPModule)
+
+
+def no_sync(wrapped: torch.nn.Module, sync: bool):
+    """Context for one micro-batch's backward: gradients are reduced over ranks only when `sync` (the last
+    micro-batch of a step)."""
+    if sync:
+        return nullcontext()
+    if is_fsdp(wrapped):
+        return _fsdp_no_sync(wrapped)
+    if isinstance(wrapped, torch.nn.parallel.DistributedDataParallel):
+        return wrapped.no_sync()
+    return nullcontext()
+
+
+@contextmanager
+def _fsdp_no_sync(model):
+    model.set_requires_gradient_sync(False)
+    try:
+        yield
+    finally:
+        model.set_requires_gradient_sync(True)
+
+
+def clip_grad_norm(model: torch.nn.Module, max_norm: float) -> float:
+    """Clip the total gradient norm over all ranks' shards; returns the norm before clipping."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
+    if hasattr(norm, "full_tensor"):  # a DTensor under FSDP2: the norm of the whole gradient
+        norm = norm.full_tensor()
+    return norm.item()
