@@ -272,3 +272,34 @@ def test_reference_shape_is_gemma3_1b():
         model = build_model(config, seed=0)
     assert 0.99e9 < sum(p.numel() for p in model.parameters()) < 1.01e9
     assert config.layer_types.count("full_attention") == 4 and config.layer_types[5] == "full_attention"
+
+
+@pytest.mark.slow
+def test_any_causal_lm_continues_pretraining_and_exports(data_root, vocab, tmp_path, sample_tokenizer_dir):
+    # not a Gemma: a tiny Llama, loaded through AutoModelForCausalLM by folder
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from morphcpt.export import export_run
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=vocab.size, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=256, bos_token_id=vocab.bos_id, eos_token_id=vocab.eos_id,
+        pad_token_id=vocab.pad_id,
+    )  # fmt: skip
+    LlamaForCausalLM(config).save_pretrained(tmp_path / "llama")
+    AutoTokenizer.from_pretrained(sample_tokenizer_dir).save_pretrained(tmp_path / "llama")
+    plan = small_plan(
+        data_root, tmp_path / "out", f"model.pretrained={tmp_path / 'llama'}", "model.tokenizer=null",
+        "loop.steps=3", "run_name=llama",
+    )  # fmt: skip
+    result = train(plan)
+    assert result.final_step == 3 and math.isfinite(result.val_loss)
+    exported = export_run(result.run_dir, output=tmp_path / "export").output
+    model = AutoModelForCausalLM.from_pretrained(exported)
+    assert type(model).__name__ == "LlamaForCausalLM"
+    trained = load_file(result.checkpoint_dir / "model" / "model.safetensors")
+    start = load_file(tmp_path / "llama" / "model.safetensors")
+    assert not torch.equal(
+        trained["model.layers.0.mlp.down_proj.weight"], start["model.layers.0.mlp.down_proj.weight"]
+    )

@@ -1,5 +1,6 @@
-"""The hf engine: the training plan executed with transformers' Gemma3ForCausalLM on one machine (CPU, one GPU,
-or several GPUs under torchrun), reading the same indexed data as the cluster through megatron-core's GPTDataset.
+"""The hf engine: the training plan executed with transformers on one machine (CPU, one GPU, or several GPUs
+under torchrun): Gemma 3 by default, or any causal LM `AutoModelForCausalLM` loads from `model.pretrained`, on the same
+indexed data as the cluster through megatron-core's GPTDataset.
 
     result = train(load_plan(["recipe=demo_base", "data.root=outputs/demo/data"]))
     torchrun --nproc-per-node 4 -m morphcpt.train recipe=cpt_patok engine=hf

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+from transformers import Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedModel
 
 from morphcpt import paths
 from morphcpt.train.parity import compare_logits, prompt_batch
@@ -116,10 +116,13 @@ def save_tiny_gemma3(tokenizer_dir: str | Path, out_dir: str | Path, *, seed: in
     return out_dir
 
 
-def load_strict(name_or_path: str | Path) -> Gemma3ForCausalLM:
+def load_strict(name_or_path: str | Path) -> PreTrainedModel:
+    """Any causal LM `AutoModelForCausalLM` loads (Gemma 3 by default), in fp32, refusing a partial load."""
+    from transformers import AutoModelForCausalLM
+
     source = paths.model_source(name_or_path)
     try:
-        model, info = Gemma3ForCausalLM.from_pretrained(source, dtype=torch.float32, output_loading_info=True)
+        model, info = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32, output_loading_info=True)
     except Exception as error:  # a truncated safetensors file, a broken config: say which folder
         raise WeightLoadError(f"{name_or_path}: cannot load the model: {error}") from None
     problems = {k: sorted(v) for k, v in info.items() if k != "error_msgs" and v} | (
@@ -132,7 +135,7 @@ def load_strict(name_or_path: str | Path) -> Gemma3ForCausalLM:
 
 def load_pretrained(
     name_or_path: str | Path, vocab_size: int | None = None, device: str | torch.device = "cpu"
-) -> Gemma3ForCausalLM:
+) -> PreTrainedModel:
     """Load pretrained weights in fp32 onto `device` and prove they loaded: every tensor matched a checkpoint key
     (no missing, unexpected or mismatched keys) and an independent second load gives the same logits on fixed
     inputs, so nothing between loading and training re-initialised a weight.
