@@ -158,3 +158,13 @@ def test_the_command_line_switch_reaches_the_loaded_model(model_dir, flag, expec
 
     cfg = config_from_args(build_parser().parse_args(["--models", str(model_dir), "--device", "cpu", *flag]))
     assert load_hf_model(model_specs(cfg.models)[0], cfg).share_prompt is expected
+
+
+@pytest.mark.parametrize("share", [True, False])
+def test_a_continuation_with_nothing_before_it_is_refused_on_either_path(model_dir, share):
+    lm = load_lm(model_dir)
+    lm.share_prompt, lm.prefix = share, []  # a tokenizer with neither <bos> nor <eos>
+    with pytest.raises(ValueError, match="at least one token before it"):
+        lm.loglikelihood([("Q", " a"), ("", " a")])
+    with pytest.raises(ValueError, match="encodes to no tokens"):
+        lm.loglikelihood([("Q", "")])

@@ -99,14 +99,15 @@ class HFCausalLM:
         scores = [0.0] * len(requests)
         unshared = range(len(requests))
         if self.share_prompt and shared_prompt.supports(self.model):
-            # A request that needs its context cut to fit the model keeps the one-row-per-option path (and its
-            # truncation); the rest share their prompt's forward pass.
-            fits = [
-                not self.max_length or len(prompts[i]) + len(continuation_ids[i]) <= self.max_length
+            # A request whose context must be cut to fit the model (or that has no token before its
+            # continuation) keeps the one-row-per-option path, its truncation and its errors.
+            shareable = [
+                len(prompts[i]) > 0
+                and (not self.max_length or len(prompts[i]) + len(continuation_ids[i]) <= self.max_length)
                 for i in unshared
             ]
-            self._score_shared(prompts, continuation_ids, [i for i in unshared if fits[i]], scores)
-            unshared = [i for i in unshared if not fits[i]]
+            self._score_shared(prompts, continuation_ids, [i for i in unshared if shareable[i]], scores)
+            unshared = [i for i in unshared if not shareable[i]]
         rows: list[tuple[list[int], int]] = []  # (token ids, index where the continuation starts)
         for i in unshared:
             ids = prompts[i] + continuation_ids[i]
