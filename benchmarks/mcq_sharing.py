@@ -11,8 +11,8 @@ randomly initialised Gemma 3 (`--shape`: tiny is the test model; small is 8 laye
 gemma-3-1b-pt's shape) over `--tokenizer` (default: the shipped sample tokenizer; the vocabulary size sets the
 cost of the logits), or an exported `--model` folder. Every row prints, for one prompt length, path and batch
 size: items/s, the tokens the model ran per item (padding included), and the share of time in tokenization,
-collation (ids, padding, masks), the forward pass, log-softmax and gather, and the rest (Python). Compare rows of
-one run only; the load average is printed first.
+collation (ids, padding, masks), the decoder, the vocabulary projection (head), log-softmax and gather, and the
+rest (Python). Compare rows of one run only; the load average is printed first.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ SHAPES = {
     "small": dict(hidden_size=512, num_layers=8, num_heads=4, head_dim=128, intermediate_size=2048),
     "1b": {k: v for k, v in GEMMA3_1B_SHAPE.items()},
 }
-PHASES = ("tokenize", "collate", "forward", "logsoftmax", "python")
+PHASES = ("tokenize", "collate", "decoder", "head", "logsoftmax", "python")
 
 
 def generated_items(work: Path) -> list[Item]:
@@ -70,15 +70,30 @@ def with_shots(items: list[Item], count: int, shots: int) -> list[Item]:
 
 
 class Profile:
-    """Wall time per phase, by wrapping the scorer's steps (with a device sync where there is one)."""
+    """Wall time per phase, by wrapping the scorer's steps and hooking the vocabulary projection (`lm_head`), with
+    a device sync around each where there is a device."""
 
     def __init__(self, lm: HFCausalLM):
         self.lm, self.seconds, self.tokens = lm, defaultdict(float), 0
         self._wrap(lm, "encode", "tokenize")
-        self._wrap(lm, "_forward", "forward", count_tokens=True)
+        self._wrap(lm, "_forward", "forward", count_tokens=True)  # per option: decoder + projection
+        self._wrap(lm, "_forward_hidden", "forward", count_tokens=True)  # shared: decoder
+        self._wrap(lm, "_logits", "forward")  # shared: projection of the needed states
         self._wrap(lm, "_sum_logprobs", "logsoftmax")
         self._wrap(lm, "_score_batch", "per_option_batch")  # collation + forward + log-softmax
         self._wrap(hf.shared_prompt, "collate", "collate")
+        head = lm.model.get_output_embeddings()
+        head.register_forward_pre_hook(lambda *_: self._start("head"))
+        head.register_forward_hook(lambda *_: self._stop("head"))
+        self._started: dict[str, float] = {}
+
+    def _start(self, phase: str) -> None:
+        self._sync()
+        self._started[phase] = time.perf_counter()
+
+    def _stop(self, phase: str) -> None:
+        self._sync()
+        self.seconds[phase] += time.perf_counter() - self._started.pop(phase)
 
     def _wrap(self, owner, name: str, phase: str, count_tokens: bool = False) -> None:
         function = getattr(owner, name)
@@ -109,13 +124,12 @@ class Profile:
         self._sync()
         total = time.perf_counter() - start
         s = self.seconds
-        inner = s["forward"] + s["logsoftmax"]
+        batch_rest = s["per_option_batch"] - s["forward"] - s["logsoftmax"] if s["per_option_batch"] else 0.0
         phases = {
             "tokenize": s["tokenize"],
-            "collate": s["collate"] + max(s["per_option_batch"] - inner, 0.0)
-            if s["per_option_batch"]
-            else s["collate"],
-            "forward": s["forward"],
+            "collate": s["collate"] + max(batch_rest, 0.0),
+            "decoder": s["forward"] - s["head"],
+            "head": s["head"],
             "logsoftmax": s["logsoftmax"],
         }
         phases["python"] = max(total - sum(phases.values()), 0.0)

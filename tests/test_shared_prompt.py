@@ -52,8 +52,8 @@ def items():
 
 def both_ways(lm, requests):
     """(per-option rows, shared rows, rows the model saw in the shared pass)."""
-    seen = []
-    hook = lm.model.register_forward_pre_hook(
+    seen = []  # the decoder runs in both paths (the shared one projects to the vocabulary itself)
+    hook = lm.model.model.register_forward_pre_hook(
         lambda _, args, kwargs: seen.append(kwargs["input_ids"].shape[0]), with_kwargs=True
     )
     try:

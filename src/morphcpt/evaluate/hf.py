@@ -147,15 +147,15 @@ class HFCausalLM:
                 attention=config._attn_implementation,
                 dtype=self.model.dtype,
             )
-            logits = self._forward(
+            hidden = self._forward_hidden(
                 input_ids=batch.input_ids.to(self.device),
                 attention_mask={k: m.to(self.device) for k, m in batch.masks.items()},
                 position_ids=batch.position_ids.to(self.device),
-                logits_to_keep=batch.keep,
             )
+            logits = self._logits(hidden[batch.rows_at.to(self.device), batch.columns_at.to(self.device)])
             owners = [owner for row in batch_rows for owner in row.owners]
             sums = self._sum_logprobs(
-                logits, batch.rows_at, batch.positions_at, batch.targets, batch.continuation_at, len(owners)
+                logits[batch.logit_at.to(self.device)], batch.targets, batch.continuation_at, len(owners)
             )
             for owner, value in zip(owners, sums, strict=True):
                 for index in owner:
@@ -164,23 +164,27 @@ class HFCausalLM:
     def _forward(self, **inputs) -> torch.Tensor:
         return self.model(**inputs).logits
 
+    def _forward_hidden(self, **inputs) -> torch.Tensor:
+        """The decoder's last hidden states (after its final norm), before the vocabulary projection."""
+        return self.model.model(**inputs).last_hidden_state
+
+    def _logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The vocabulary projection of selected hidden states, as `Gemma3ForCausalLM.forward` computes it."""
+        logits = self.model.lm_head(hidden)
+        cap = getattr(self.model.config, "final_logit_softcapping", None)
+        return torch.tanh(logits / cap) * cap if cap is not None else logits
+
     @staticmethod
     def _sum_logprobs(
-        logits: torch.Tensor,
-        rows_at: torch.Tensor,
-        positions_at: torch.Tensor,
-        targets: torch.Tensor,
-        sum_at: torch.Tensor,
-        count: int,
+        picked: torch.Tensor, targets: torch.Tensor, sum_at: torch.Tensor, count: int
     ) -> list[float]:
-        """Per scored token: the log-probability of `targets` under `logits[rows_at, positions_at]`, summed by
-        `sum_at` into `count` totals (float64, in token order)."""
-        device = logits.device
-        rows_at, sum_at = rows_at.to(device), sum_at.to(device)
-        picked = logits[rows_at, positions_at.to(device)].float().log_softmax(dim=-1)
-        token_logprobs = picked.gather(1, targets.to(device).unsqueeze(1)).squeeze(1)
+        """Per scored token: the log-probability of `targets` under its logits `picked`, summed by `sum_at` into
+        `count` totals (float64, in token order)."""
+        device = picked.device
+        logprobs = picked.float().log_softmax(dim=-1)
+        token_logprobs = logprobs.gather(1, targets.to(device).unsqueeze(1)).squeeze(1)
         sums = torch.zeros(count, dtype=torch.float64, device=device)
-        sums.index_add_(0, sum_at, token_logprobs.double())
+        sums.index_add_(0, sum_at.to(device), token_logprobs.double())
         return sums.tolist()
 
     @torch.inference_mode()
@@ -204,10 +208,9 @@ class HFCausalLM:
         logits = self._forward(
             input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device), logits_to_keep=keep
         )
-        rows_at = torch.tensor(row_index)
-        return self._sum_logprobs(
-            logits, rows_at, torch.tensor(position), torch.tensor(target), rows_at, len(rows)
-        )
+        rows_at = torch.tensor(row_index, device=logits.device)
+        picked = logits[rows_at, torch.tensor(position, device=logits.device)]
+        return self._sum_logprobs(picked, torch.tensor(target), rows_at, len(rows))
 
     # ------------------------------------------------------------------------------------------- generation
 

@@ -14,13 +14,14 @@ every continuation token sees exactly the keys, at exactly the relative position
 unshared row: the same log-likelihoods, up to float rounding. Sliding-window layers (Gemma 3's local layers) get
 their own mask with `query_pos - key_pos < sliding_window`, the rule transformers applies to ordinary rows.
 
-Rows are left-padded, so the positions that need logits (the prompt's last token and every continuation token)
-sit at the right end of every row and `logits_to_keep` stays a small integer: the vocabulary projection (262,144
-columns for Gemma 3) runs on few positions. A pad sees only itself, so no attention row is fully masked (NaN).
+Only the hidden states that predict a scored token (the prompt's last one, once per row, and each continuation
+token but the last) go through the vocabulary projection: with Gemma 3's 262,144 columns it costs more per
+position than the rest of a small model, and a batch's padded width times the vocabulary would also be the
+largest tensor. A pad sees only itself, so no attention row is fully masked (NaN).
 
-The masks go straight to the attention layers as a dict per layer type, which Gemma 3 (`gemma3_text`) accepts
-with its `sdpa` and `eager` attention; other models (or flash attention, which takes no arbitrary mask) are
-scored one row per option (`supports`).
+The masks go straight to the attention layers as a dict per layer type, which Gemma 3's text model
+(`Gemma3ForCausalLM`, `gemma3_text`) accepts with its `sdpa` and `eager` attention; other models (or flash
+attention, which takes no arbitrary mask) are scored one row per option (`supports`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ def supports(model) -> bool:
     config = model.config
     return (
         getattr(config, "model_type", None) == "gemma3_text"
+        and hasattr(model, "model")
+        and hasattr(model, "lm_head")
         and getattr(config, "_attn_implementation", None) in ATTENTION_IMPLEMENTATIONS
         and set(getattr(config, "layer_types", None) or ()) <= set(LAYER_TYPES)
     )
@@ -92,9 +95,9 @@ class SharedBatch:
     input_ids: torch.Tensor  # (rows, width), left-padded
     position_ids: torch.Tensor  # (rows, width)
     masks: dict[str, torch.Tensor]  # layer type -> (rows, 1, width, width): bool for sdpa, additive for eager
-    keep: int  # logits needed for the last `keep` positions of every row
-    rows_at: torch.Tensor  # per scored token: its row,
-    positions_at: torch.Tensor  # its index among the kept logits,
+    rows_at: torch.Tensor  # per hidden state that needs logits: its row
+    columns_at: torch.Tensor  # and its column
+    logit_at: torch.Tensor  # per scored token: which of those hidden states predicts it,
     targets: torch.Tensor  # the token id it predicts,
     continuation_at: torch.Tensor  # and which continuation (numbered across the batch) it belongs to
 
@@ -110,11 +113,11 @@ def collate(
 ) -> SharedBatch:
     """Token ids, positions and tree masks for `rows`, and where every continuation token's log-probability is."""
     width = max(len(row) for row in rows)
-    keep = max(row.scored_span for row in rows)
     ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     positions = torch.zeros((len(rows), width), dtype=torch.long)
     segments = torch.full((len(rows), width), -1, dtype=torch.long)
-    rows_at, positions_at, targets, continuation_at = [], [], [], []
+    needed: dict[tuple[int, int], int] = {}  # (row, column) -> index among the hidden states that need logits
+    logit_at, targets, continuation_at = [], [], []
     number = 0
     for r, row in enumerate(rows):
         prompt_end = width - len(row) + len(row.prompt)  # column after the prompt's last token
@@ -123,11 +126,11 @@ def collate(
         row_segments = [0] * len(row.prompt)
         column = prompt_end
         for k, continuation in enumerate(row.continuations, start=1):
-            # Token j of the continuation is predicted by the logits of the token before it: the prompt's last
-            # token for j = 0, else the continuation's own token j - 1.
+            # Token j of the continuation is predicted by the hidden state of the token before it: the prompt's
+            # last token for j = 0 (shared by every continuation), else the continuation's own token j - 1.
             for j, token in enumerate(continuation):
-                rows_at.append(r)
-                positions_at.append((prompt_end - 1 if j == 0 else column + j - 1) - (width - keep))
+                key = (r, prompt_end - 1 if j == 0 else column + j - 1)
+                logit_at.append(needed.setdefault(key, len(needed)))
                 targets.append(token)
                 continuation_at.append(number)
             row_ids += continuation
@@ -143,9 +146,9 @@ def collate(
         input_ids=ids,
         position_ids=positions,
         masks=masks,
-        keep=keep,
-        rows_at=torch.tensor(rows_at),
-        positions_at=torch.tensor(positions_at),
+        rows_at=torch.tensor([r for r, _ in needed]),
+        columns_at=torch.tensor([c for _, c in needed]),
+        logit_at=torch.tensor(logit_at),
         targets=torch.tensor(targets),
         continuation_at=torch.tensor(continuation_at),
     )
