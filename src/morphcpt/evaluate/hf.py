@@ -155,7 +155,7 @@ class HFCausalLM:
             logits = self._logits(hidden[batch.rows_at.to(self.device), batch.columns_at.to(self.device)])
             owners = [owner for row in batch_rows for owner in row.owners]
             sums = self._sum_logprobs(
-                logits[batch.logit_at.to(self.device)], batch.targets, batch.continuation_at, len(owners)
+                logits, batch.logit_at, batch.targets, batch.continuation_at, len(owners)
             )
             for owner, value in zip(owners, sums, strict=True):
                 for index in owner:
@@ -176,13 +176,13 @@ class HFCausalLM:
 
     @staticmethod
     def _sum_logprobs(
-        picked: torch.Tensor, targets: torch.Tensor, sum_at: torch.Tensor, count: int
+        logits: torch.Tensor, logit_at: torch.Tensor, targets: torch.Tensor, sum_at: torch.Tensor, count: int
     ) -> list[float]:
-        """Per scored token: the log-probability of `targets` under its logits `picked`, summed by `sum_at` into
-        `count` totals (float64, in token order)."""
-        device = picked.device
-        logprobs = picked.float().log_softmax(dim=-1)
-        token_logprobs = logprobs.gather(1, targets.to(device).unsqueeze(1)).squeeze(1)
+        """Per scored token: the log-probability of `targets` under row `logit_at` of `logits` (N, vocabulary),
+        summed by `sum_at` into `count` totals (float64, in token order)."""
+        device = logits.device
+        logprobs = logits.float().log_softmax(dim=-1)
+        token_logprobs = logprobs[logit_at.to(device), targets.to(device)]
         sums = torch.zeros(count, dtype=torch.float64, device=device)
         sums.index_add_(0, sum_at.to(device), token_logprobs.double())
         return sums.tolist()
@@ -210,7 +210,7 @@ class HFCausalLM:
         )
         rows_at = torch.tensor(row_index, device=logits.device)
         picked = logits[rows_at, torch.tensor(position, device=logits.device)]
-        return self._sum_logprobs(picked, torch.tensor(target), rows_at, len(rows))
+        return self._sum_logprobs(picked, torch.arange(len(target)), torch.tensor(target), rows_at, len(rows))
 
     # ------------------------------------------------------------------------------------------- generation
 
