@@ -40,7 +40,7 @@ from morphcpt.train.models import GEMMA3_1B_SHAPE, save_tiny_gemma3
 SHAPES = {
     "tiny": {},
     "small": dict(hidden_size=512, num_layers=8, num_heads=4, head_dim=128, intermediate_size=2048),
-    "1b": {k: v for k, v in GEMMA3_1B_SHAPE.items()},
+    "1b": dict(GEMMA3_1B_SHAPE),
 }
 PHASES = ("tokenize", "collate", "decoder", "head", "logsoftmax", "python")
 
