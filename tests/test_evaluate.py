@@ -587,8 +587,8 @@ def test_every_scored_and_generated_sequence_starts_with_exactly_one_bos(tiny_mo
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir, add_bos_token=add_bos_token)
     model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
-    seen = []
-    model.register_forward_pre_hook(
+    seen = []  # on the decoder, which scoring (per option or prompt-shared) and generation all run
+    model.model.register_forward_pre_hook(
         lambda _, args, kwargs: seen.append(kwargs["input_ids"]), with_kwargs=True
     )
     lm = HFCausalLM(model, tokenizer, batch_size=3)

@@ -4,6 +4,8 @@ Every sequence starts with exactly one `<bos>` (Gemma scores badly without it): 
 special tokens, whatever the tokenizer's own post-processor would add, and the prefix is prepended here. Literal
 special-token text inside a prompt ("<eos>") stays text. Context and continuation are encoded separately, so the
 scored tokens are exactly the continuation's own tokens and every option of an item shares the same prompt ids.
+Where the model allows it (Gemma 3), those ids go through the model once per prompt with every option after them
+(`shared_prompt`); `share_prompt=False` scores one row per option, as before, with the same log-likelihoods.
 
     lm = HFCausalLM.load("outputs/export/patok", device="auto", batch_size=32)
     lm.loglikelihood([("Ano ang salitang-ugat ng 'kumain'?", " kain")])
@@ -19,6 +21,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteria, StoppingCriteriaList
 
 from morphcpt import paths
+from morphcpt.evaluate import shared_prompt
 from morphcpt.evaluate.gen import first_line
 
 
@@ -43,10 +46,11 @@ class _LineComplete(StoppingCriteria):
 class HFCausalLM:
     """Implements `mcq.LogLikelihoodModel` and `gen.GenerativeModel` for any causal LM."""
 
-    def __init__(self, model, tokenizer, *, batch_size: int = 32):
+    def __init__(self, model, tokenizer, *, batch_size: int = 32, share_prompt: bool = True):
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.batch_size = batch_size
+        self.share_prompt = share_prompt  # one forward pass per prompt, where the model allows it
         self.device = next(model.parameters()).device
         start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
         self.prefix = [start] if start is not None else []
@@ -61,6 +65,7 @@ class HFCausalLM:
         device: str = "auto",
         batch_size: int = 32,
         dtype: torch.dtype | None = None,
+        share_prompt: bool = True,
     ) -> HFCausalLM:
         """bf16 on a GPU, fp32 on CPU unless `dtype` says otherwise."""
         target = resolve_device(device)
@@ -72,7 +77,7 @@ class HFCausalLM:
         except (OSError, ValueError) as error:
             raise OSError(f"cannot load model {name_or_path}: {error}") from None
         model = model.to(target)
-        return cls(model, tokenizer, batch_size=batch_size)
+        return cls(model, tokenizer, batch_size=batch_size, share_prompt=share_prompt)
 
     def encode(self, texts: Sequence[str]) -> list[list[int]]:
         if not texts:
@@ -87,25 +92,100 @@ class HFCausalLM:
         contexts = sorted({c for c, _ in requests})
         context_ids = dict(zip(contexts, self.encode(contexts), strict=True))
         continuation_ids = self.encode([k for _, k in requests])
-        rows: list[tuple[list[int], int]] = []  # (token ids, index where the continuation starts)
-        for (context, continuation), target in zip(requests, continuation_ids, strict=True):
+        prompts = [self.prefix + context_ids[context] for context, _ in requests]
+        for (_, continuation), target in zip(requests, continuation_ids, strict=True):
             if not target:
                 raise ValueError(f"continuation {continuation!r} encodes to no tokens")
-            ids = self.prefix + context_ids[context] + target
+        scores = [0.0] * len(requests)
+        unshared = range(len(requests))
+        if self.share_prompt and shared_prompt.supports(self.model):
+            # A request whose context must be cut to fit the model (or that has no token before its
+            # continuation) keeps the one-row-per-option path, its truncation and its errors.
+            shareable = [
+                len(prompts[i]) > 0
+                and (not self.max_length or len(prompts[i]) + len(continuation_ids[i]) <= self.max_length)
+                for i in unshared
+            ]
+            self._score_shared(prompts, continuation_ids, [i for i in unshared if shareable[i]], scores)
+            unshared = [i for i in unshared if not shareable[i]]
+        rows: list[tuple[list[int], int]] = []  # (token ids, index where the continuation starts)
+        for i in unshared:
+            ids = prompts[i] + continuation_ids[i]
             if self.max_length and len(ids) > self.max_length:
                 ids = ids[-self.max_length :]  # keep the continuation; drop the oldest context
-            start = len(ids) - len(target)
+            start = len(ids) - len(continuation_ids[i])
             if start < 1:
                 raise ValueError("a continuation needs at least one token before it to be scored")
             rows.append((ids, start))
-        scores = [0.0] * len(rows)
         # Longest first: rows of a batch have similar lengths, so little is spent on padding.
         order = sorted(range(len(rows)), key=lambda i: -len(rows[i][0]))
         for offset in range(0, len(order), self.batch_size):
             batch = order[offset : offset + self.batch_size]
             for index, value in zip(batch, self._score_batch([rows[i] for i in batch]), strict=True):
-                scores[index] = value
+                scores[unshared[index]] = value
         return scores
+
+    @torch.inference_mode()
+    def _score_shared(
+        self,
+        prompts: list[list[int]],
+        continuations: list[list[int]],
+        indices: list[int],
+        scores: list[float],
+    ) -> None:
+        """Scores requests `indices` with one row per distinct prompt (`shared_prompt`), into `scores`."""
+        rows = shared_prompt.group_rows(prompts, continuations, indices)
+        rows.sort(key=len, reverse=True)
+        config = self.model.config
+        for offset in range(0, len(rows), self.batch_size):
+            batch_rows = rows[offset : offset + self.batch_size]
+            batch = shared_prompt.collate(
+                batch_rows,
+                pad_id=self.pad_id,
+                layer_types=getattr(config, "layer_types", None) or (),
+                sliding_window=getattr(config, "sliding_window", None),
+                attention=config._attn_implementation,
+                dtype=self.model.dtype,
+            )
+            hidden = self._forward_hidden(
+                input_ids=batch.input_ids.to(self.device),
+                attention_mask={k: m.to(self.device) for k, m in batch.masks.items()},
+                position_ids=batch.position_ids.to(self.device),
+            )
+            logits = self._logits(hidden[batch.rows_at.to(self.device), batch.columns_at.to(self.device)])
+            owners = [owner for row in batch_rows for owner in row.owners]
+            sums = self._sum_logprobs(
+                logits, batch.logit_at, batch.targets, batch.continuation_at, len(owners)
+            )
+            for owner, value in zip(owners, sums, strict=True):
+                for index in owner:
+                    scores[index] = value
+
+    def _forward(self, **inputs) -> torch.Tensor:
+        return self.model(**inputs).logits
+
+    def _forward_hidden(self, **inputs) -> torch.Tensor:
+        """The decoder's last hidden states (after its final norm), before the vocabulary projection."""
+        return self.model.model(**inputs).last_hidden_state
+
+    def _logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The vocabulary projection of selected hidden states, as `Gemma3ForCausalLM.forward` computes it."""
+        logits = self.model.lm_head(hidden)
+        cap = getattr(self.model.config, "final_logit_softcapping", None)
+        return torch.tanh(logits / cap) * cap if cap is not None else logits
+
+    @staticmethod
+    def _sum_logprobs(
+        logits: torch.Tensor, logit_at: torch.Tensor, targets: torch.Tensor, sum_at: torch.Tensor, count: int
+    ) -> list[float]:
+        """Per scored token: the log-probability of `targets` under row `logit_at` of `logits` (N, vocabulary),
+        summed by `sum_at` into `count` totals (float64, in token order)."""
+        device = logits.device
+        logprobs = logits.float().log_softmax(dim=-1)
+        token_logprobs = logprobs[logit_at.to(device), targets.to(device)]
+        sums = torch.zeros(count, dtype=torch.float64, device=device)
+        sums.index_add_(0, sum_at.to(device), token_logprobs.double())
+        return sums.tolist()
 
     @torch.inference_mode()
     def _score_batch(self, rows: list[tuple[list[int], int]]) -> list[float]:
@@ -119,21 +199,18 @@ class HFCausalLM:
             mask[r, : len(ids)] = 1
         first_needed = min(start for _, start in rows) - 1  # logits at position p predict token p + 1
         keep = width - first_needed
-        logits = self.model(
-            input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device), logits_to_keep=keep
-        ).logits
         row_index, position, target = [], [], []
         for r, (ids, start) in enumerate(rows):
             for p in range(start - 1, len(ids) - 1):
                 row_index.append(r)
                 position.append(p - first_needed)
                 target.append(ids[p + 1])
+        logits = self._forward(
+            input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device), logits_to_keep=keep
+        )
         rows_at = torch.tensor(row_index, device=logits.device)
-        picked = logits[rows_at, torch.tensor(position, device=logits.device)].float().log_softmax(dim=-1)
-        token_logprobs = picked.gather(1, torch.tensor(target, device=logits.device).unsqueeze(1)).squeeze(1)
-        sums = torch.zeros(len(rows), dtype=torch.float64, device=logits.device)
-        sums.index_add_(0, rows_at, token_logprobs.double())
-        return sums.tolist()
+        picked = logits[rows_at, torch.tensor(position, device=logits.device)]
+        return self._sum_logprobs(picked, torch.arange(len(target)), torch.tensor(target), rows_at, len(rows))
 
     # ------------------------------------------------------------------------------------------- generation
 

@@ -50,6 +50,7 @@ class EvalConfig:
     model_names: list[str] | None = None
     limit: int | None = None  # first N items of every task
     batch_size: int = 32
+    share_prompt: bool = True  # MCQ: one forward pass per prompt, not per option (same scores)
     device: str = "auto"
     language: str = "en"
     max_new_tokens: int = 50
@@ -320,7 +321,9 @@ ModelFactory = Callable[[ModelSpec, EvalConfig], object]
 def load_hf_model(spec: ModelSpec, cfg: EvalConfig):
     from morphcpt.evaluate.hf import HFCausalLM
 
-    return HFCausalLM.load(spec.path, device=cfg.device, batch_size=cfg.batch_size)
+    return HFCausalLM.load(
+        spec.path, device=cfg.device, batch_size=cfg.batch_size, share_prompt=cfg.share_prompt
+    )
 
 
 def run_evaluation(cfg: EvalConfig, model_factory: ModelFactory = load_hf_model) -> list[Path]:
@@ -383,6 +386,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output-dir", type=Path, default=RESULTS_DIR)
     parser.add_argument("--limit", type=int, help="only the first N items of every task")
     parser.add_argument("--batch-size", type=int, default=32, help="rows per forward pass")
+    parser.add_argument(
+        "--share-prompt",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="MCQ: run each prompt once with all its options in one row (Gemma 3; same log-likelihoods)",
+    )
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
     parser.add_argument("--language", choices=LANGUAGES, default="en", help="prompt language")
     parser.add_argument("--max-new-tokens", type=int, default=50)
