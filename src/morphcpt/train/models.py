@@ -122,7 +122,9 @@ def load_strict(name_or_path: str | Path) -> PreTrainedModel:
 
     source = paths.model_source(name_or_path)
     try:
-        model, info = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32, output_loading_info=True)
+        model, info = AutoModelForCausalLM.from_pretrained(
+            source, dtype=torch.float32, output_loading_info=True
+        )
     except Exception as error:  # a truncated safetensors file, a broken config: say which folder
         raise WeightLoadError(f"{name_or_path}: cannot load the model: {error}") from None
     problems = {k: sorted(v) for k, v in info.items() if k != "error_msgs" and v} | (
