@@ -6,7 +6,9 @@ fresh temporary folder per session.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -15,6 +17,7 @@ os.environ.setdefault("WANDB_MODE", "disabled")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # the tokenizer cache (morphcpt.tokenization.cache) of this session, not the user's ~/.cache/morphcpt
 os.environ["MORPHCPT_CACHE_DIR"] = tempfile.mkdtemp(prefix="morphcpt-test-cache-")
+atexit.register(shutil.rmtree, os.environ["MORPHCPT_CACHE_DIR"], ignore_errors=True)
 
 from pathlib import Path  # noqa: E402
 
