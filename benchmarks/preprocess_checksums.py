@@ -13,7 +13,6 @@ record in `benchmarks/records/` was made before the start-up and speed work of i
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -21,14 +20,6 @@ import tempfile
 from pathlib import Path
 
 SCHEMES = ("vanilla", "stochastok", "patok")
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,10 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--check", type=Path)
     args = parser.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from morphcpt.indexed import file_digest
     from morphcpt.preprocess import compose_config, run
 
     expected = json.loads(args.check.read_text()) if args.check else None
-    input_sha = sha256(args.input)
+    input_sha = file_digest(args.input)["sha256"]
     if expected and expected["input_sha256"] != input_sha:
         raise SystemExit(f"{args.input} is not the input recorded in {args.check} (sha256 {input_sha[:12]})")
     result = {"input_sha256": input_sha, "seed": 1234, "index_offset": 0, "outputs": {}}

@@ -21,6 +21,7 @@ The local runner executes a rendered script with bash once per array index, with
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import re
 import shlex
@@ -196,6 +197,7 @@ def _cpu_stages(settings: dict[str, str]) -> list[dict[str, str]]:
     return [{"STAGE": name, "COMMAND": command} for name, command in stages]
 
 
+@functools.cache
 def eeve_run_name() -> str:
     """The EEVE arm's run name (recipe `eeve`): its run folder and its export are named after it."""
     from morphcpt.train.plan import load_plan  # imports Hydra; only needed when rendering

@@ -29,7 +29,6 @@ every chunk) or give any JSONL file. Training finds its data with `dataset_prefi
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import multiprocessing
@@ -112,11 +111,9 @@ def dataset_prefixes(output_dir: str | Path, folder: str) -> list[str]:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
+    from morphcpt.indexed import file_digest
+
+    return file_digest(path)["sha256"]
 
 
 def _write_json(path: Path, data: dict) -> None:
