@@ -19,6 +19,9 @@ it first; `morphcpt.tokenization.cache`). Reported per scheme and worker count:
 * peak RSS: the largest resident set of any one process of the job (the parent or a worker);
 * the sha256 of the output: the same for every worker count.
 
+`--repeats N` measures every row N times, interleaved, and reports the run of median processing time (this machine's
+timings vary by 10-20 % from run to run); the JSON keeps every run's processing time.
+
 `--scale N` also runs each scheme on the input written N times back to back, at the largest worker count, to show
 that peak memory does not grow with the input. Last, `split_jsonl` in MB/s beside `cp` of the same file.
 """
@@ -132,6 +135,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale", type=int, default=0, help="also run on the input written N times (memory)")
     parser.add_argument("--json", type=Path, help="also write the measurements here")
     parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="measure every row N times (interleaved); report the median run",
+    )
+    parser.add_argument(
         "--tokenizer-threads", action="store_true", help="also one worker with the tokenizer's own threads on"
     )
     args = parser.parse_args(argv)
@@ -150,10 +159,17 @@ def main(argv: list[str] | None = None) -> int:
             out.writelines(line for _, line in zip(range(20), source, strict=False))
         for scheme in args.schemes:  # fills the tokenizer cache; not timed
             preprocess(warm, tmp / "warm", scheme, 1, args.tokenizer, env)
-        for workers in args.workers:
-            for scheme in args.schemes:
-                rows.append(preprocess(args.input, tmp / "out", scheme, workers, args.tokenizer, env))
-                print(f"  measured {scheme} workers={workers}", file=sys.stderr, flush=True)
+        runs: dict[tuple[str, int], list[dict]] = {}
+        for repeat in range(args.repeats):  # interleaved, so that a slow spell of the machine hits every row
+            for workers in args.workers:
+                for scheme in args.schemes:
+                    row = preprocess(args.input, tmp / "out", scheme, workers, args.tokenizer, env)
+                    runs.setdefault((scheme, workers), []).append(row)
+                    print(f"  measured {scheme} workers={workers} ({repeat + 1}/{args.repeats}): processing "
+                          f"{row['process_s']:.2f} s", file=sys.stderr, flush=True)  # fmt: skip
+        for (_scheme, _workers), measured in runs.items():  # the run of median processing time
+            rows.append(sorted(measured, key=lambda r: r["process_s"])[len(measured) // 2])
+            rows[-1]["process_s_all"] = [r["process_s"] for r in measured]
         if (
             args.tokenizer_threads
         ):  # one worker whose tokenizer runs on every core (TOKENIZERS_PARALLELISM=true)

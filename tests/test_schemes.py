@@ -266,6 +266,38 @@ def test_patok_keeps_affix_tokens_through_expansion(vocab):
     assert len(out) > len(ids)
 
 
+def test_patok_output_does_not_depend_on_its_caches(vocab, canonical, outputs):
+    """Word states interned, looked up by packed ids or by tuple, and forgotten when the table is full: the ids
+    are the same as with roomy caches, whatever the order documents come in."""
+    tiny = PatokScheme(SchemeConfig(name="patok"), vocab, cache_size=8)  # resets every 16 states
+    assert tiny.words.max_states == 16
+    order = list(range(len(canonical)))[::-1]
+    for i in order:
+        assert tiny.transform(canonical[i], document_rng(0, "patok", i)) == outputs["patok"][i], i
+    assert len(tiny.words.states) <= 16 + 4 * max(map(len, canonical))  # it did reset
+    unpacked = PatokScheme(SchemeConfig(name="patok"), vocab)
+    unpacked.words._pack = 1  # every group of two or more tokens by its tuple
+    for i in order[:100]:
+        assert unpacked.transform(canonical[i], document_rng(0, "patok", i)) == outputs["patok"][i], i
+
+
+def test_patok_state_steps_spell_the_same_text(vocab, schemes, canonical):
+    """Every cached contraction step keeps the group's text and records its affix tokens as a fresh analysis
+    would (a state derived from its parent's analysis, not re-analysed)."""
+    scheme = schemes["patok"]
+    for i, ids in enumerate(canonical[:50]):
+        scheme.transform(ids, document_rng(0, "patok", i))
+    words = scheme.words
+    assert len(words.states) > 100
+    derived = 0
+    for sid, state in enumerate(words.states):
+        fresh = words._word_info(state)
+        assert words.infos[sid].text == fresh.text and words.infos[sid].affix_flags == fresh.affix_flags
+        assert words.masks[sid] == sum(1 << k for k, flag in enumerate(fresh.affix_flags) if flag)
+        derived += words.infos[sid] is not words.word_info(state)
+    assert derived > 0
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -18,6 +18,7 @@ import logging
 import os
 import tempfile
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -165,15 +166,15 @@ class Expander:
         ids: list[int],
         attempts: int,
         rng: np.random.Generator,
-        frozen: list[bool] | None = None,
+        frozen: Iterable[int] | None = None,
     ) -> list[int]:
         """Make `attempts` split attempts on `ids`, StochasTok's way.
 
         Each attempt picks a uniformly random token of the current (growing) list; if it has expansion pairs
-        and is not `frozen` (a flag per input position; tokens split off unfrozen ones are unfrozen), it is
-        replaced by a uniformly chosen pair, otherwise the attempt is spent. Picking a uniform position is the
-        same as picking a uniform token, so tokens live in slots (a split reuses the slot for its left half and
-        appends the right half after a linked-list `next` pointer): O(1) per attempt whatever the length.
+        and is not frozen (`frozen`: input positions never split), it is replaced by a uniformly chosen pair,
+        otherwise the attempt is spent. Picking a uniform position is the same as picking a uniform token, so
+        tokens live in slots (a split reuses the slot for its left half and appends the right half after a
+        linked-list `next` pointer): O(1) per attempt whatever the length.
         """
         n = len(ids)
         if n == 0 or attempts <= 0:
@@ -181,7 +182,7 @@ class Expander:
         offsets, left, right = self._offsets, self._left, self._right
         tok = list(ids)
         nxt = [*range(1, n), -1]
-        flags = list(frozen) if frozen is not None else None
+        fixed = set(frozen) if frozen is not None else None
         anchors: set[int] = set()  # input positions followed by inserted tokens
         draws = iter(rng.random(2 * attempts).tolist())
         size = n  # len(tok), kept by hand: this loop is the hot path
@@ -190,7 +191,7 @@ class Expander:
             t = tok[j]
             lo = offsets[t]
             count = offsets[t + 1] - lo
-            if count == 0 or (flags is not None and flags[j]):
+            if count == 0 or (fixed is not None and j in fixed):
                 continue
             p = lo + int(u_pair * count)
             tok[j] = left[p]
@@ -198,8 +199,6 @@ class Expander:
             nxt[j] = size
             tok.append(right[p])
             size += 1
-            if flags is not None:
-                flags.append(False)
             if j < n:
                 anchors.add(j)
         if len(tok) == n:

@@ -24,44 +24,28 @@ Per document (canonical ids in, ids with the same text out):
 
 Speed. Only a group with a morpheme boundary strictly inside one of its canonical tokens can gain anything in
 step 2, so draws landing elsewhere are spent without work (re-encoding an aligned span gives it back, up to the
-occasional non-canonical merge that patok does not need). Analyses, fragment encodings and whole span steps
-(state, clipped span, cut or not) -> new state are cached, so a step costs a dictionary lookup once a word has
-been seen; a cut span with no boundary inside shares the entry of the plain one. Everything per token runs on
-plain lists (numpy's per-call cost outweighs its speed on documents of a few hundred tokens).
-`benchmarks/schemes.py` measures it against vanilla.
+occasional non-canonical merge that patok does not need). Word groups are interned as small integer states with
+their analyses and contraction steps cached (`patok_words.WordStates`): finding a document's groups and their
+states is a few array operations and one dictionary lookup per group, and a draw costs a few list lookups once
+its word has been seen. Affix tokens travel as a set of positions, not a flag per token. `benchmarks/schemes.py`
+and `benchmarks/preprocess.py` measure it against vanilla.
 """
 
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
-from functools import lru_cache
 from itertools import accumulate
 
 import numpy as np
 
-from morphcpt.tokenization.alignment import WORD_PATTERN
 from morphcpt.tokenization.expansions import Expander, load_or_build_split_table
 from morphcpt.tokenization.schemes.base import SchemeConfig
-from morphcpt.tokenization.vocabulary import WORD_START, Vocabulary
+from morphcpt.tokenization.schemes.patok_words import MAX_WORD_TOKENS, WordInfo, WordStates
+from morphcpt.tokenization.vocabulary import Vocabulary
 
-AFFIX_KINDS = frozenset({"prefix", "infix", "suffix", "reduplicant"})
-MAX_WORD_TOKENS = 64
+__all__ = ["MAX_WORD_TOKENS", "PatokScheme", "WordInfo"]
+
 _WS_BYTES = frozenset(bytes([b]) for b in b" \t\n\r\x0b\x0c")
-_UNSEEN, _ACTIVE, _AFFIX = -1, 1, 2
-
-
-@dataclass(frozen=True, slots=True)
-class WordInfo:
-    """A word group in one tokenization: its text, token offsets, morpheme cuts and affix tokens."""
-
-    text: str
-    offsets: tuple[int, ...]  # character offsets of the token boundaries, 0 .. len(text)
-    cuts: tuple[int, ...]  # morpheme boundaries, sorted character offsets
-    affix_extents: frozenset[tuple[int, int]]  # (start, end) of tokens that are affix tokens
-    affix_flags: tuple[bool, ...]  # per token
-    active: bool  # a cut falls strictly inside a token: contraction can align something here
 
 
 class PatokScheme:
@@ -89,106 +73,14 @@ class PatokScheme:
         probs = np.asarray(cfg.contract_prob, dtype=np.float64)
         self._cdf = np.cumsum(probs / probs.sum())[:-1].tolist()
         self._expander = Expander(load_or_build_split_table(vocab, cfg.cache_dir))
-
-        self._plain = [not vocab.is_special(i) and not vocab.is_byte(i) for i in range(vocab.size)]
-        self._char_len = [len(p) for p in vocab.pieces]
-        self._opens = [vocab.is_special(i) or b[:1] in _WS_BYTES for i, b in enumerate(vocab.piece_bytes)]
-        self._closes = [vocab.is_special(i) or b[-1:] in _WS_BYTES for i, b in enumerate(vocab.piece_bytes)]
-        self._opens_np, self._closes_np = np.array(self._opens), np.array(self._closes)
-        # per id: UNSEEN, or the bits ACTIVE | AFFIX of a one-token group of that id
-        self._single_code = np.full(vocab.size, _UNSEEN, dtype=np.int8)
-        self._encode_word = self._word_encoder()
-        self.word_info = lru_cache(maxsize=cache_size)(self._word_info)
-        self._analysis = lru_cache(maxsize=cache_size)(self._analyse_text)
-        self._fragments = lru_cache(maxsize=cache_size)(self._encode_fragments)
-        self._encode_piece = lru_cache(maxsize=cache_size)(lambda text: tuple(self._encode_word(text)))
-        self._step = lru_cache(maxsize=cache_size)(self._span_step)
-
-    # -- cached analyses ---------------------------------------------------------------------------------
-    def _analyse_text(self, text: str) -> tuple[tuple[int, ...], frozenset[tuple[int, int]]]:
-        """Morpheme cuts and affix-token extents of a group's text."""
-        cuts: list[int] = []
-        extents: set[tuple[int, int]] = set()
-        for match in WORD_PATTERN.finditer(text):
-            start = match.start()
-            for k, morph in enumerate(self.pack.analyze(match.group())):
-                if k:
-                    cuts.append(start + morph.start)
-                if morph.kind in AFFIX_KINDS:
-                    extents.add((start + morph.start, start + morph.end))
-                    if morph.start == 0 and start > 0 and text[start - 1] == " ":
-                        extents.add((start - 1, start + morph.end))  # "▁ma" carries the word's space
-        return tuple(cuts), frozenset(extents)
-
-    def _word_info(self, group: tuple[int, ...]) -> WordInfo:
-        if len(group) > MAX_WORD_TOKENS or not all(self._plain[i] for i in group):
-            return WordInfo("", (), (), frozenset(), (False,) * len(group), False)
-        text = self.vocab.decode(group)
-        offsets = tuple(accumulate((self._char_len[i] for i in group), initial=0))
-        cuts, extents = self._analysis(text)
-        inner = set(offsets[1:-1])
-        flags = tuple((a, b) in extents for a, b in zip(offsets, offsets[1:], strict=False))
-        return WordInfo(text, offsets, cuts, extents, flags, any(c not in inner for c in cuts))
-
-    def _encode_fragments(self, text: str, cuts: tuple[int, ...]) -> tuple[int, ...] | None:
-        """Canonical ids of `text` cut at `cuts`, or None when they would not spell it with plain pieces."""
-        bounds = (0, *cuts, len(text))
-        encode = (
-            self._encode_piece
-        )  # fragments ("um", "▁k", "ain") recur far more often than their combinations
-        ids = [i for a, b in zip(bounds, bounds[1:], strict=False) for i in encode(text[a:b])]
-        if not all(self._plain[i] for i in ids) or self.vocab.decode(ids) != text:
-            return None
-        return tuple(ids)
-
-    def _word_encoder(self):
-        """A fast canonical encoder for word fragments.
-
-        With Gemma's layout (normaliser: " " -> "▁"; no pre-tokeniser, or one splitting on " ", which never
-        matches after normalisation) a fragment goes straight to the BPE model, about four times faster than a full
-        `encode`; it skips added-token matching, which a fragment of a word does not need, and every result is
-        checked to spell its text anyway. Other layouts use the full `encode`.
-        """
-        backend = (
-            self.vocab.layout
-        )  # the normalizer and pre_tokenizer (reading the whole backend takes seconds)
-        gemma_normaliser = {"type": "Replace", "pattern": {"String": " "}, "content": WORD_START}
-        split_on_space = {"type": "Split", "pattern": {"String": " "}}
-        pre = backend.get("pre_tokenizer")
-        if backend.get("normalizer") == gemma_normaliser and (
-            pre is None or {k: pre.get(k) for k in split_on_space} == split_on_space
-        ):
-            tokenize = self.vocab.encoder.model.tokenize
-            return lambda text: [t.id for t in tokenize(text.replace(" ", WORD_START))]
-        return self.vocab.encode
-
-    def _span_step(
-        self, state: tuple[int, ...], r: int, e: int, cut: bool
-    ) -> tuple[bool, tuple[int, ...] | None]:
-        """Contract the tokens `r` to `e` (exclusive) of a group in state `state`, cut at the morpheme
-        boundaries inside them if `cut`.
-
-        Returns whether the span holds an affix token, and the group's new ids (None when unchanged).
-        """
-        info = self.word_info(state)
-        cs, ce = info.offsets[r], info.offsets[e]
-        c = info.cuts
-        lo, hi = bisect_right(c, cs), bisect_left(c, ce)
-        if cut and lo == hi:
-            return self._step(state, r, e, False)  # no boundary inside: the same step, under one cache entry
-        cuts = tuple(x - cs for x in c[lo:hi]) if cut else ()
-        has_affix = True in info.affix_flags[r:e]
-        new = self._fragments(info.text[cs:ce], cuts)
-        if new is None or new == state[r:e]:
-            return has_affix, None
-        if cuts:
-            inner = info.offsets[r + 1 : e]
-            introduced = sum(1 for x in cuts if x + cs not in inner)
-        else:
-            introduced = 0
-        if len(new) > e - r + introduced:
-            return has_affix, None
-        return has_affix, state[:r] + new + state[e:]
+        self._opens = np.array(
+            [vocab.is_special(i) or b[:1] in _WS_BYTES for i, b in enumerate(vocab.piece_bytes)]
+        )
+        self._closes = np.array(
+            [vocab.is_special(i) or b[-1:] in _WS_BYTES for i, b in enumerate(vocab.piece_bytes)]
+        )
+        self.words = WordStates(vocab, pack, cache_size=cache_size, max_states=2 * cache_size)
+        self.word_info = self.words.word_info
 
     # -- the scheme --------------------------------------------------------------------------------------
     def transform(self, ids: list[int], rng: np.random.Generator) -> list[int]:
@@ -196,72 +88,55 @@ class PatokScheme:
         n = len(ids)
         if n == 0:
             return ids
-        active, frozen = self._groups(ids)
+        self.words.reset_if_full()
+        starts, ends, sids, frozen = self._groups(ids)
         attempts = int(self.contract_prop * n)
-        if active and attempts > 0:
-            changed = self._contract(ids, active, attempts, rng)
+        if len(sids) and attempts > 0:
+            changed = self._contract(n, starts, ends, sids, attempts, rng)
             if changed:
-                ids, frozen = self._assemble(ids, active, changed, frozen)
-        return self._expander.expand(ids, int(len(ids) * self.expand_prop), rng, frozen=frozen)
+                ids, frozen = self._assemble(ids, starts, ends, changed, frozen)
+        return self._expander.expand(ids, int(len(ids) * self.expand_prop), rng, frozen=frozen or None)
 
-    def _groups(self, ids: list[int]) -> tuple[list[tuple[int, int]], list[bool] | None]:
-        """The (start, end) of the word groups that can contract, in order, and the affix-token flag of every
-        position (None when there is no affix token)."""
+    def _groups(self, ids: list[int]) -> tuple[np.ndarray, np.ndarray, list[int], list[int]]:
+        """The (start, end, sid) of the word groups that can contract, in document order, and the (sorted)
+        positions of the affix tokens."""
         n = len(ids)
-        # Token i starts a group when it opens one or token i-1 closes one. This test runs on every token, and so
-        # does the lookup of one-token groups (most groups): both run as numpy array operations.
+        # Token i starts a group when it opens one or token i-1 closes one.
         tokens = np.array(ids)
-        starts = np.flatnonzero(self._opens_np[tokens[1:]] | self._closes_np[tokens[:-1]]) + 1
+        starts = np.flatnonzero(self._opens[tokens[1:]] | self._closes[tokens[:-1]]) + 1
         starts = np.concatenate(([0], starts))
         ends = np.append(starts[1:], n)
-        single = ends - starts == 1
-        single_starts = starts[single]
-        codes = self._single_code[tokens[single_starts]]
-        unseen = codes == _UNSEEN
-        if unseen.any():
-            for i in np.unique(tokens[single_starts[unseen]]).tolist():
-                info = self.word_info((i,))
-                self._single_code[i] = _ACTIVE * info.active + _AFFIX * info.affix_flags[0]
-            codes = self._single_code[tokens[single_starts]]
-        active = [(s, s + 1) for s in single_starts[(codes & _ACTIVE) != 0].tolist()]
-        affix_singles = single_starts[(codes & _AFFIX) != 0].tolist()
-        affix_groups: list[tuple[int, tuple[bool, ...]]] = []  # (start, flags) of longer groups with some
-        word_info, longer = self.word_info, []
-        for s, e in zip(starts[~single].tolist(), ends[~single].tolist(), strict=True):
-            info = word_info(tuple(ids[s:e]))
-            if info.active:
-                longer.append((s, e))
-            if True in info.affix_flags:
-                affix_groups.append((s, info.affix_flags))
-        if longer:
-            active = sorted(active + longer)  # in document order: the draws in `_contract` index them
-        if not (affix_singles or affix_groups):
-            return active, None
-        frozen = [False] * n
-        for s in affix_singles:
-            frozen[s] = True
-        for s, flags in affix_groups:
-            frozen[s : s + len(flags)] = flags
-        return active, frozen
+        sids = self.words.group_sids(ids, tokens, starts, ends)
+        active, affix = self.words.flags_of(sids)
+        frozen: list[int] = []
+        if affix.any():
+            masks = self.words.masks
+            for s, sid in zip(starts[affix].tolist(), sids[affix].tolist(), strict=True):
+                mask = masks[sid]
+                while mask:
+                    low = mask & -mask
+                    frozen.append(s + low.bit_length() - 1)
+                    mask ^= low
+        return starts[active], ends[active], sids[active].tolist(), frozen
 
-    def _contract(self, ids, active, attempts, rng) -> dict[int, tuple[int, ...]]:
-        """Run the contraction attempts; returns the new ids of the (indices of) active groups that changed.
+    def _contract(self, n, starts, ends, sids, attempts, rng) -> list[tuple[int, int]]:
+        """Run the contraction attempts; returns (group, new sid) of the active groups that changed, in order.
 
         Draws land on uniform positions of the document; only those on active groups can do anything, so they
         are generated directly: the gap to the next such draw is geometric with p = active tokens / n, and its
         position is uniform over the active tokens. Other draws count as spent attempts.
         """
-        n = len(ids)
         budget = max(attempts, int(self.max_attempts_factor * n))
         # (group, offset in the group) of every active token, so a draw finds its token by one index.
-        lengths = np.array([e - s for s, e in active])
-        slot_group = np.repeat(np.arange(len(active)), lengths)
+        lengths = ends - starts
+        slot_group = np.repeat(np.arange(len(sids)), lengths)
         slot_offset = np.arange(len(slot_group)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         n_active = len(slot_group)
         every = n_active == n  # every draw lands on an active group: the gap is always 1
         log_miss = 0.0 if every else math.log1p(-n_active / n)
-        current: dict[int, tuple[int, ...]] = {}  # group -> its ids, once a draw lands there
-        aw, step, log1p = self.affix_awareness, self._step, math.log1p
+        current = list(sids)  # the state of every active group
+        aw, log1p = self.affix_awareness, math.log1p
+        state_len, masks, step = self.words.lengths, self.words.masks, self.words.step
         sizes, cdf = np.asarray(self._sizes), np.asarray(self._cdf)
         k = -1  # index of the current draw among all draws
         rejected = 0
@@ -269,11 +144,11 @@ class PatokScheme:
             # Five uniforms per draw (gap, position, size, reject, cut), turned into the draw's values for a
             # whole chunk at once: the same arithmetic as one at a time (the gap with math.log1p, as before).
             u = rng.random(5 * max(8, int(1.2 * attempts * n_active / n))).reshape(-1, 5)
-            steps = [1] * len(u) if every else [1 + int(log1p(-x) / log_miss) for x in u[:, 0].tolist()]
-            steps[0] += k  # so that the running sums are the draws' indices
+            gaps = [1] * len(u) if every else [1 + int(log1p(-x) / log_miss) for x in u[:, 0].tolist()]
+            gaps[0] += k  # so that the running sums are the draws' indices
             position = (u[:, 1] * n_active).astype(np.int64)
             draws = zip(
-                accumulate(steps),
+                accumulate(gaps),
                 slot_group[position].tolist(),
                 slot_offset[position].tolist(),
                 sizes[np.searchsorted(cdf, u[:, 2], side="right")].tolist(),
@@ -283,37 +158,49 @@ class PatokScheme:
             )
             for k, g, offset, size, reject, cut in draws:
                 if k >= budget or k - rejected >= attempts:  # a rejected span does not count: it is re-drawn
-                    return {
-                        g: new for g, new in current.items() if list(new) != ids[active[g][0] : active[g][1]]
-                    }
-                state = current.get(g)
-                if state is None:
-                    state = current[g] = tuple(ids[active[g][0] : active[g][1]])
-                # Clip the span to the group here, so that draws giving the same span share one cache entry.
-                length = len(state)
+                    return [
+                        (g, sid) for g, (sid, old) in enumerate(zip(current, sids, strict=True)) if sid != old
+                    ]
+                sid = current[g]
+                # Clip the span to the group's current state.
+                length = state_len[sid]
                 r = offset if offset < length else length - 1
                 e = r + size
                 if e > length:
                     e = length
-                has_affix, new = step(state, r, e, cut)
-                if has_affix and reject:
-                    rejected += 1
-                elif new is not None:
+                if reject:  # a span holding an affix token is rejected
+                    mask = masks[sid]
+                    if mask and (mask >> r) & ((1 << (e - r)) - 1):
+                        rejected += 1
+                        continue
+                new = step(sid, r, e, cut)
+                if new >= 0:
                     current[g] = new
 
-    def _assemble(self, ids, active, changed, frozen) -> tuple[list[int], list[bool]]:
-        """Splice the changed groups in, with their affix-token flags."""
+    def _assemble(self, ids, starts, ends, changed, frozen) -> tuple[list[int], list[int]]:
+        """Splice the changed groups in; returns the new ids and the positions of their affix tokens."""
+        states, masks = self.words.states, self.words.masks
         out: list[int] = []
-        flags: list[bool] = []
-        prev = 0
-        for g in sorted(changed):
-            s, e = active[g]
-            new = changed[g]
+        moved: list[int] = []
+        prev = shift = f = 0
+        starts, ends = starts.tolist(), ends.tolist()
+        for g, sid in changed:
+            s, e = starts[g], ends[g]
+            while f < len(frozen) and frozen[f] < s:
+                moved.append(frozen[f] + shift)
+                f += 1
+            while f < len(frozen) and frozen[f] < e:  # the group's old affix tokens: replaced below
+                f += 1
             out += ids[prev:s]
+            new = states[sid]
+            mask, at = masks[sid], s + shift
+            while mask:
+                low = mask & -mask
+                moved.append(at + low.bit_length() - 1)
+                mask ^= low
             out += new
-            flags += frozen[prev:s] if frozen is not None else [False] * (s - prev)
-            flags += self.word_info(new).affix_flags
+            shift += len(new) - (e - s)
             prev = e
+        moved += [p + shift for p in frozen[f:]]
         out += ids[prev:]
-        flags += frozen[prev:] if frozen is not None else [False] * (len(ids) - prev)
-        return out, flags
+        return out, moved

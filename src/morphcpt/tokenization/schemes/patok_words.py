@@ -1,0 +1,235 @@
+"""Patok's word states: each spelling of a word group interned once, with its analysis and its contraction steps.
+
+A *state* is the ids of one word group (see `patok`), as a tuple; `WordStates.intern` gives it a small integer id
+(sid) the first time it is seen, with what the document loop needs as plain list entries: its length, its affix
+tokens as a bit mask, and whether contraction can align anything in it. A contraction step (sid, span, cut or not)
+-> new sid is computed once (`WordStates.step`) and then read from a dictionary keyed by one integer, so the
+per-draw cost of patok does not depend on hashing tuples of ids. `group_sids` looks up the sids of all the word
+groups of a document at once: one-token groups through an array indexed by id, groups of two or three tokens
+through their ids packed into one integer, longer ones (a few percent) by their tuple.
+
+Memory stays bounded: `reset_if_full` (called between documents) drops every table once `max_states` states are
+known; results never depend on what is cached.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import accumulate
+
+import numpy as np
+
+from morphcpt.tokenization.alignment import WORD_PATTERN
+from morphcpt.tokenization.vocabulary import WORD_START, Vocabulary
+
+AFFIX_KINDS = frozenset({"prefix", "infix", "suffix", "reduplicant"})
+MAX_WORD_TOKENS = 64
+NO_STEP = -1  # `WordStates.step` result: the span stays as it is
+
+
+@dataclass(frozen=True, slots=True)
+class WordInfo:
+    """A word group in one tokenization: its text, token offsets, morpheme cuts and affix tokens."""
+
+    text: str
+    offsets: tuple[int, ...]  # character offsets of the token boundaries, 0 .. len(text)
+    cuts: tuple[int, ...]  # morpheme boundaries, sorted character offsets
+    affix_extents: frozenset[tuple[int, int]]  # (start, end) of tokens that are affix tokens
+    affix_flags: tuple[bool, ...]  # per token
+    active: bool  # a cut falls strictly inside a token: contraction can align something here
+
+
+class WordStates:
+    """Interned word states of one vocabulary and language pack, their analyses and cached contraction steps."""
+
+    def __init__(self, vocab: Vocabulary, pack, cache_size: int = 1 << 17, max_states: int = 1 << 18) -> None:
+        self.vocab = vocab
+        self.pack = pack
+        self.max_states = max_states
+        self._plain = [not vocab.is_special(i) and not vocab.is_byte(i) for i in range(vocab.size)]
+        self._char_len = [len(p) for p in vocab.pieces]
+        self._encode_word = self._word_encoder()
+        self.word_info = lru_cache(maxsize=cache_size)(self._word_info)
+        self._analysis = lru_cache(maxsize=cache_size)(self._analyse_text)
+        self._fragments = lru_cache(maxsize=cache_size)(self._encode_fragments)
+        self._encode_piece = lru_cache(maxsize=cache_size)(lambda text: tuple(self._encode_word(text)))
+        # Groups of up to `_pack` tokens are looked up by their ids packed into one int64 (with the length).
+        self._bits = max(1, (vocab.size - 1).bit_length())
+        self._pack = min(3, 60 // self._bits)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every state and step (sids change meaning: call between documents only)."""
+        self._sid_of: dict[tuple[int, ...], int] = {}
+        self.states: list[tuple[int, ...]] = []
+        self.infos: list[WordInfo] = []
+        self.lengths: list[int] = []
+        self.masks: list[int] = []  # bit i: token i is an affix token
+        self._active: list[bool] = []
+        self._steps: dict[int, int] = {}
+        self._packed: dict[int, int] = {}
+        self._single = np.full(self.vocab.size, -1, dtype=np.int64)  # id -> sid of the one-token group
+        # Mirrors of `_active` and `masks != 0` as arrays, to look up all the groups of a document at once.
+        self._active_np = np.zeros(0, dtype=bool)
+        self._affix_np = np.zeros(0, dtype=bool)
+
+    def reset_if_full(self) -> None:
+        if len(self.states) >= self.max_states:
+            self.reset()
+
+    # -- analyses ------------------------------------------------------------------------------------------
+    def _analyse_text(self, text: str) -> tuple[tuple[int, ...], frozenset[tuple[int, int]]]:
+        """Morpheme cuts and affix-token extents of a group's text."""
+        cuts: list[int] = []
+        extents: set[tuple[int, int]] = set()
+        for match in WORD_PATTERN.finditer(text):
+            start = match.start()
+            for k, morph in enumerate(self.pack.analyze(match.group())):
+                if k:
+                    cuts.append(start + morph.start)
+                if morph.kind in AFFIX_KINDS:
+                    extents.add((start + morph.start, start + morph.end))
+                    if morph.start == 0 and start > 0 and text[start - 1] == " ":
+                        extents.add((start - 1, start + morph.end))  # "▁ma" carries the word's space
+        return tuple(cuts), frozenset(extents)
+
+    def _word_info(self, group: tuple[int, ...]) -> WordInfo:
+        if len(group) > MAX_WORD_TOKENS or not all(self._plain[i] for i in group):
+            return WordInfo("", (), (), frozenset(), (False,) * len(group), False)
+        text = self.vocab.decode(group)
+        return self._respelled(group, text, *self._analysis(text))
+
+    def _respelled(self, group: tuple[int, ...], text: str, cuts, extents) -> WordInfo:
+        """The info of `group`, which spells `text` with morpheme cuts `cuts` and affix morphs `extents`."""
+        if len(group) > MAX_WORD_TOKENS:
+            return WordInfo("", (), (), frozenset(), (False,) * len(group), False)
+        offsets = tuple(accumulate((self._char_len[i] for i in group), initial=0))
+        inner = set(offsets[1:-1])
+        flags = tuple((a, b) in extents for a, b in zip(offsets, offsets[1:], strict=False))
+        return WordInfo(text, offsets, cuts, extents, flags, any(c not in inner for c in cuts))
+
+    def _encode_fragments(self, text: str, cuts: tuple[int, ...]) -> tuple[int, ...] | None:
+        """Canonical ids of `text` cut at `cuts`, or None when they would not spell it with plain pieces."""
+        bounds = (0, *cuts, len(text))
+        # Fragments ("um", "▁k", "ain") recur far more often than their combinations: cached one by one.
+        encode = self._encode_piece
+        ids = [i for a, b in zip(bounds, bounds[1:], strict=False) for i in encode(text[a:b])]
+        if not all(self._plain[i] for i in ids) or self.vocab.decode(ids) != text:
+            return None
+        return tuple(ids)
+
+    def _word_encoder(self):
+        """A fast canonical encoder for word fragments.
+
+        With Gemma's layout (normaliser: " " -> "▁"; no pre-tokeniser, or one splitting on " ", which never
+        matches after normalisation) a fragment goes straight to the BPE model, about four times faster than a full
+        `encode`; it skips added-token matching, which a fragment of a word does not need, and every result is
+        checked to spell its text anyway. Other layouts use the full `encode`.
+        """
+        # The normalizer and pre_tokenizer (reading the whole backend takes seconds).
+        backend = self.vocab.layout
+        gemma_normaliser = {"type": "Replace", "pattern": {"String": " "}, "content": WORD_START}
+        split_on_space = {"type": "Split", "pattern": {"String": " "}}
+        pre = backend.get("pre_tokenizer")
+        if backend.get("normalizer") == gemma_normaliser and (
+            pre is None or {k: pre.get(k) for k in split_on_space} == split_on_space
+        ):
+            tokenize = self.vocab.encoder.model.tokenize
+            return lambda text: [t.id for t in tokenize(text.replace(" ", WORD_START))]
+        return self.vocab.encode
+
+    # -- states --------------------------------------------------------------------------------------------
+    def intern(self, state: tuple[int, ...], info: WordInfo | None = None) -> int:
+        """The sid of `state` (`info`: its info, when the caller knows it)."""
+        sid = self._sid_of.get(state)
+        if sid is None:
+            if info is None:
+                info = self.word_info(state)
+            sid = self._sid_of[state] = len(self.states)
+            self.states.append(state)
+            self.infos.append(info)
+            self.lengths.append(len(state))
+            self.masks.append(sum(1 << i for i, flag in enumerate(info.affix_flags) if flag))
+            self._active.append(info.active)
+        return sid
+
+    def group_sids(
+        self, ids: list[int], tokens: np.ndarray, starts: np.ndarray, ends: np.ndarray
+    ) -> np.ndarray:
+        """The sid of every word group `ids[starts[g]:ends[g]]` (`tokens` is `ids` as an array)."""
+        lengths = ends - starts
+        sids = np.empty(len(starts), dtype=np.int64)
+        single = lengths == 1
+        firsts = tokens[starts[single]]
+        found = self._single[firsts]
+        if (found < 0).any():
+            for i in np.unique(firsts[found < 0]).tolist():
+                self._single[i] = self.intern((i,))
+            found = self._single[firsts]
+        sids[single] = found
+        packed = ~single & (lengths <= self._pack)
+        if packed.any():
+            at, size = starts[packed], lengths[packed]
+            keys = size << (self._bits * self._pack)
+            for j in range(self._pack):  # the j-th id of groups longer than j
+                keys |= np.where(size > j, tokens[np.minimum(at + j, len(ids) - 1)], 0) << (self._bits * j)
+            get = self._packed.get
+            found_list = [get(key) for key in keys.tolist()]
+            if None in found_list:
+                for g, (key, sid) in enumerate(zip(keys.tolist(), found_list, strict=True)):
+                    if sid is None:
+                        s = int(at[g])
+                        found_list[g] = self._packed[key] = self.intern(tuple(ids[s : s + int(size[g])]))
+            sids[packed] = found_list
+        longer = lengths > max(self._pack, 1)
+        if longer.any():
+            intern = self.intern
+            sids[longer] = [
+                intern(tuple(ids[s:e]))
+                for s, e in zip(starts[longer].tolist(), ends[longer].tolist(), strict=True)
+            ]
+        return sids
+
+    def flags_of(self, sids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(active, has an affix token) of each sid, as boolean arrays."""
+        known = len(self._active_np)
+        if len(self.states) > known:  # extend the mirrors by the states interned since
+            self._active_np = np.concatenate((self._active_np, np.array(self._active[known:], dtype=bool)))
+            self._affix_np = np.concatenate((self._affix_np, np.array(self.masks[known:], dtype=bool)))
+        return self._active_np[sids], self._affix_np[sids]
+
+    # -- contraction steps ---------------------------------------------------------------------------------
+    def step(self, sid: int, r: int, e: int, cut: bool) -> int:
+        """The sid after contracting tokens `r` to `e` (exclusive) of state `sid`, cut at the morpheme boundaries
+        inside them if `cut`; `NO_STEP` when the span stays. Cached under one integer (`r`, `e` < 128)."""
+        key = (((sid << 7 | r) << 7 | e) << 1) | cut
+        new = self._steps.get(key)
+        if new is None:
+            new = self._steps[key] = self._span_step(sid, r, e, cut)
+        return new
+
+    def _span_step(self, sid: int, r: int, e: int, cut: bool) -> int:
+        state, info = self.states[sid], self.infos[sid]
+        if not info.offsets:  # a state grown past MAX_WORD_TOKENS: left as it is
+            return NO_STEP
+        cs, ce = info.offsets[r], info.offsets[e]
+        c = info.cuts
+        lo, hi = bisect_right(c, cs), bisect_left(c, ce)
+        cuts = tuple(x - cs for x in c[lo:hi]) if cut else ()
+        new = self._fragments(info.text[cs:ce], cuts)
+        if new is None or new == state[r:e]:
+            return NO_STEP
+        if cuts:
+            inner = info.offsets[r + 1 : e]
+            introduced = sum(1 for x in cuts if x + cs not in inner)
+        else:
+            introduced = 0
+        if len(new) > e - r + introduced:
+            return NO_STEP
+        new_state = state[:r] + new + state[e:]
+        if new_state in self._sid_of:
+            return self._sid_of[new_state]
+        # The same text, so the same analysis: only the token offsets change.
+        return self.intern(new_state, self._respelled(new_state, info.text, info.cuts, info.affix_extents))
