@@ -43,6 +43,33 @@ def test_ids_outside_the_vocabulary_are_refused_and_leave_nothing(tmp_path):
         assert not list(tmp_path.iterdir())
 
 
+def test_adding_documents_in_one_batch_writes_the_same_bytes_as_one_by_one(tmp_path):
+    for vocab_size in (1000 * 263, 1000):  # int32 and uint16
+        docs = DOCS if vocab_size > 65535 else [[2, 5, 6, 1], [2, 1], [2, 999, 0, 1]]
+        with indexed.IndexedWriter(tmp_path / "one", vocab_size) as one:
+            for doc in docs:
+                one.add(doc)
+        with indexed.IndexedWriter(tmp_path / "many", vocab_size) as many:
+            many.add_many(np.concatenate([np.asarray(d) for d in docs[:2]]), [len(d) for d in docs[:2]])
+            many.add_many(np.asarray(docs[2]), [len(docs[2])])
+            many.add_many(np.zeros(0, dtype=np.int64), [])  # a batch of nothing changes nothing
+        for suffix in (".bin", ".idx"):
+            assert (tmp_path / f"one{suffix}").read_bytes() == (tmp_path / f"many{suffix}").read_bytes()
+        assert (many.documents, many.tokens) == (one.documents, one.tokens)
+    for tokens, lengths, message in (
+        ([2, 5, 1], [2], "do not add up"),
+        ([2, 5, 1], [4, -1], "do not add up"),
+        ([2, 70000, 1], [3], "out of range"),  # would wrap in uint16
+        ([2, -1, 1], [3], "out of range"),
+    ):
+        with (
+            pytest.raises(ValueError, match=message),
+            indexed.IndexedWriter(tmp_path / "bad", 1000) as writer,
+        ):
+            writer.add_many(np.asarray(tokens), lengths)
+        assert not list(tmp_path.glob("bad*"))
+
+
 def test_files_appear_only_when_complete(tmp_path):
     prefix = tmp_path / "atomic_text_document"
     writer = indexed.IndexedWriter(prefix, 1000)

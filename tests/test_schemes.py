@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import json
+import math
 import time
 
 import numpy as np
@@ -264,6 +265,19 @@ def test_patok_keeps_affix_tokens_through_expansion(vocab):
     assert vocab.decode(out) == vocab.decode(ids)
     assert out.count(prefix_id) == ids.count(prefix_id)
     assert len(out) > len(ids)
+
+
+def test_patok_gaps_are_the_scalar_formula_exactly():
+    """The vectorised draw gaps equal `1 + int(math.log1p(-x) / log_miss)` bit for bit, also where the quotient
+    is an integer or within rounding of one (where numpy's SIMD log1p and the C library's may disagree)."""
+    rng = np.random.default_rng(0)
+    for p in (0.9, 0.5, 0.236, 0.01, 1e-4):
+        log_miss = math.log1p(-p)
+        near = [-math.expm1(k * log_miss) for k in range(40)]  # quotient k, up to rounding
+        u = np.concatenate((rng.random(20000), near, np.nextafter(near, 1.0), np.nextafter(near, 0.0), [0.0]))
+        u = u[u < 1.0]  # as from Generator.random
+        expected = [1 + int(math.log1p(-x) / log_miss) for x in u.tolist()]
+        assert PatokScheme._gaps(u, log_miss).tolist() == expected, p
 
 
 def test_patok_output_does_not_depend_on_its_caches(vocab, canonical, outputs):

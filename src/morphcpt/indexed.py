@@ -212,6 +212,25 @@ class IndexedWriter:
         self.documents += 1
         self.tokens += tokens.size
 
+    def add_many(self, tokens: np.ndarray, lengths: Sequence[int] | np.ndarray) -> None:
+        """Append several documents given back to back in `tokens`, `lengths[i]` ids each (what `add` does for
+        each, in one write)."""
+        tokens, lengths = np.asarray(tokens), np.asarray(lengths, dtype=np.int64)
+        if tokens.ndim != 1 or not np.issubdtype(tokens.dtype, np.integer):
+            raise ValueError(f"documents must be a 1-D integer sequence, got {tokens.dtype} {tokens.shape}")
+        if lengths.ndim != 1 or (lengths.size and lengths.min() < 0) or int(lengths.sum()) != tokens.size:
+            raise ValueError(
+                f"document lengths (sum {int(lengths.sum())}) do not add up to {tokens.size} ids"
+            )
+        if tokens.size and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
+            raise ValueError(
+                f"token id out of range [0, {self.vocab_size}): min {tokens.min()}, max {tokens.max()}"
+            )
+        self._bin.write(tokens.astype(self.dtype, copy=False).tobytes(order="C"))
+        self._lengths.extend(lengths.astype(np.int32).tolist())
+        self.documents += lengths.size
+        self.tokens += tokens.size
+
     def close(self) -> None:
         self._bin.close()
         write_index(self._tmp_idx, self.dtype, np.frombuffer(self._lengths, dtype=np.int32))

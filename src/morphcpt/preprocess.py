@@ -131,21 +131,30 @@ def _init_worker(vocab, scheme, scheme_name: str, seed: int) -> None:
     _worker.update(vocab=vocab, scheme=scheme, scheme_name=scheme_name, seed=seed)
 
 
-def _encode_batch(batch: list[tuple[int, tuple[str, ...]]]) -> list[tuple[np.ndarray, int, bool]]:
-    """(corpus index, parts) per record → per part, in order: (bos+ids+eos, canonical length, ids changed?)."""
+def _encode_batch(batch: list[tuple[int, tuple[str, ...]]]) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """(corpus index, parts) per record -> every part's bos+ids+eos back to back, their lengths, the canonical
+    token count (bos/eos included) and how many parts the scheme changed: one array per batch, not per document,
+    so that little crosses between processes and the writer writes once per batch."""
     from morphcpt.tokenization.schemes import document_rng
 
     vocab, scheme = _worker["vocab"], _worker["scheme"]
     canonical = iter(vocab.encode_batch([part for _, parts in batch for part in parts]))
-    out = []
+    flat: list[int] = []
+    lengths: list[int] = []
+    canonical_tokens = changed = 0
+    bos, eos = vocab.bos_id, vocab.eos_id
     for index, parts in batch:
         rng = document_rng(_worker["seed"], _worker["scheme_name"], index)
         for _ in parts:
             ids = list(next(canonical))
             transformed = scheme.transform(ids, rng)
-            document = np.array([vocab.bos_id, *transformed, vocab.eos_id], dtype=np.int64)
-            out.append((document, len(ids) + 2, list(transformed) != ids))
-    return out
+            flat.append(bos)
+            flat += transformed
+            flat.append(eos)
+            lengths.append(len(transformed) + 2)
+            canonical_tokens += len(ids) + 2
+            changed += list(transformed) != ids
+    return np.array(flat, dtype=np.int64), np.array(lengths, dtype=np.int64), canonical_tokens, changed
 
 
 WARMUP_DOCUMENTS = 256  # about 1 MB of web text: the frequent words of a chunk
@@ -155,7 +164,7 @@ class WorkerDied(RuntimeError):
     """A worker process died (killed by a signal, e.g. the kernel's OOM killer) before returning its batch."""
 
 
-def _ordered_results(batches: Iterator, workers: int, init_args: tuple) -> Iterator[list]:
+def _ordered_results(batches: Iterator, workers: int, init_args: tuple) -> Iterator[tuple]:
     """Results of `_encode_batch` in input order, with a bounded number of batches in flight.
 
     With several workers, the first `WARMUP_DOCUMENTS` documents are encoded in this process first (see below).
@@ -324,10 +333,10 @@ def _run_locked(cfg, scheme_cfg, folder: str, name: str, prefix: Path, marker: P
         for results in _ordered_results(
             _batches(records, index_offset, cfg.batch_size), cfg.workers, init_args
         ):
-            for document, canonical_length, ids_changed in results:
-                writer.add(document)
-                canonical_tokens += canonical_length
-                changed += ids_changed
+            tokens, lengths, batch_canonical, batch_changed = results
+            writer.add_many(tokens, lengths)
+            canonical_tokens += batch_canonical
+            changed += batch_changed
             progress.n = report.lines
             progress.update(0)
     progress.close()

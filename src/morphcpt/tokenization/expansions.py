@@ -158,6 +158,7 @@ class Expander:
 
     def __init__(self, table: SplitTable) -> None:
         self._offsets: list[int] = table.offsets.tolist()
+        self._counts: list[int] = np.diff(table.offsets).tolist()  # pairs per id
         self._left: list[int] = table.left.tolist()
         self._right: list[int] = table.right.tolist()
 
@@ -179,7 +180,7 @@ class Expander:
         n = len(ids)
         if n == 0 or attempts <= 0:
             return list(ids)
-        offsets, left, right = self._offsets, self._left, self._right
+        offsets, counts, left, right = self._offsets, self._counts, self._left, self._right
         tok = list(ids)
         nxt = [*range(1, n), -1]
         fixed = set(frozen) if frozen is not None else None
@@ -189,11 +190,10 @@ class Expander:
         for u_pos, u_pair in zip(draws, draws, strict=True):  # two draws per attempt: position, pair
             j = int(u_pos * size)
             t = tok[j]
-            lo = offsets[t]
-            count = offsets[t + 1] - lo
+            count = counts[t]
             if count == 0 or (fixed is not None and j in fixed):
                 continue
-            p = lo + int(u_pair * count)
+            p = offsets[t] + int(u_pair * count)
             tok[j] = left[p]
             nxt.append(nxt[j])
             nxt[j] = size

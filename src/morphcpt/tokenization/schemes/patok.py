@@ -34,7 +34,6 @@ and `benchmarks/preprocess.py` measure it against vanilla.
 from __future__ import annotations
 
 import math
-from itertools import accumulate
 
 import numpy as np
 
@@ -135,8 +134,9 @@ class PatokScheme:
         every = n_active == n  # every draw lands on an active group: the gap is always 1
         log_miss = 0.0 if every else math.log1p(-n_active / n)
         current = list(sids)  # the state of every active group
-        aw, log1p = self.affix_awareness, math.log1p
+        aw = self.affix_awareness
         state_len, masks, step = self.words.lengths, self.words.masks, self.words.step
+        known_step = self.words.steps.get  # `step` without the call, for steps seen before
         sizes, cdf = np.asarray(self._sizes), np.asarray(self._cdf)
         k = -1  # index of the current draw among all draws
         rejected = 0
@@ -144,11 +144,11 @@ class PatokScheme:
             # Five uniforms per draw (gap, position, size, reject, cut), turned into the draw's values for a
             # whole chunk at once: the same arithmetic as one at a time (the gap with math.log1p, as before).
             u = rng.random(5 * max(8, int(1.2 * attempts * n_active / n))).reshape(-1, 5)
-            gaps = [1] * len(u) if every else [1 + int(log1p(-x) / log_miss) for x in u[:, 0].tolist()]
+            gaps = np.ones(len(u), dtype=np.int64) if every else self._gaps(u[:, 0], log_miss)
             gaps[0] += k  # so that the running sums are the draws' indices
             position = (u[:, 1] * n_active).astype(np.int64)
             draws = zip(
-                accumulate(gaps),
+                np.cumsum(gaps).tolist(),
                 slot_group[position].tolist(),
                 slot_offset[position].tolist(),
                 sizes[np.searchsorted(cdf, u[:, 2], side="right")].tolist(),
@@ -173,9 +173,25 @@ class PatokScheme:
                     if mask and (mask >> r) & ((1 << (e - r)) - 1):
                         rejected += 1
                         continue
-                new = step(sid, r, e, cut)
+                new = known_step((((sid << 7 | r) << 7 | e) << 1) | cut)  # the key of `WordStates.step`
+                if new is None:
+                    new = step(sid, r, e, cut)
                 if new >= 0:
                     current[g] = new
+
+    @staticmethod
+    def _gaps(u: np.ndarray, log_miss: float) -> np.ndarray:
+        """`1 + int(math.log1p(-x) / log_miss)` for every x in `u`: the draw-to-draw gaps, geometric.
+
+        numpy's log1p may differ from the C library's `math.log1p` in the last bits (a SIMD implementation), which
+        could move the integer part where the quotient is within rounding of an integer: those few are computed
+        with `math.log1p`, so the gaps are exactly the scalar formula's.
+        """
+        q = np.log1p(-u) / log_miss
+        gaps = q.astype(np.int64)  # q >= 0: truncation, as int()
+        for i in np.flatnonzero(np.abs(q - np.rint(q)) < 1e-6).tolist():
+            gaps[i] = int(math.log1p(-float(u[i])) / log_miss)
+        return gaps + 1
 
     def _assemble(self, ids, starts, ends, changed, frozen) -> tuple[list[int], list[int]]:
         """Splice the changed groups in; returns the new ids and the positions of their affix tokens."""

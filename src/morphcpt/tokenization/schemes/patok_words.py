@@ -5,8 +5,9 @@ A *state* is the ids of one word group (see `patok`), as a tuple; `WordStates.in
 tokens as a bit mask, and whether contraction can align anything in it. A contraction step (sid, span, cut or not)
 -> new sid is computed once (`WordStates.step`) and then read from a dictionary keyed by one integer, so the
 per-draw cost of patok does not depend on hashing tuples of ids. `group_sids` looks up the sids of all the word
-groups of a document at once: one-token groups through an array indexed by id, groups of two or three tokens
-through their ids packed into one integer, longer ones (a few percent) by their tuple.
+groups of a document at once: one-token groups through an array indexed by id, groups of up to six tokens
+through their ids packed into one integer (exact: no hashing), longer ones (a fraction of a percent) by their
+tuple.
 
 Memory stays bounded: `reset_if_full` (called between documents) drops every table once `max_states` states are
 known; results never depend on what is cached.
@@ -68,7 +69,7 @@ class WordStates:
         self.lengths: list[int] = []
         self.masks: list[int] = []  # bit i: token i is an affix token
         self._active: list[bool] = []
-        self._steps: dict[int, int] = {}
+        self.steps: dict[int, int] = {}  # `step`'s cache, by its integer key
         self._packed: dict[int, int] = {}
         self._single = np.full(self.vocab.size, -1, dtype=np.int64)  # id -> sid of the one-token group
         # Mirrors of `_active` and `masks != 0` as arrays, to look up all the groups of a document at once.
@@ -169,21 +170,24 @@ class WordStates:
                 self._single[i] = self.intern((i,))
             found = self._single[firsts]
         sids[single] = found
-        packed = ~single & (lengths <= self._pack)
-        if packed.any():
-            at, size = starts[packed], lengths[packed]
-            keys = size << (self._bits * self._pack)
-            for j in range(self._pack):  # the j-th id of groups longer than j
-                keys |= np.where(size > j, tokens[np.minimum(at + j, len(ids) - 1)], 0) << (self._bits * j)
-            get = self._packed.get
-            found_list = [get(key) for key in keys.tolist()]
-            if None in found_list:
-                for g, (key, sid) in enumerate(zip(keys.tolist(), found_list, strict=True)):
-                    if sid is None:
-                        s = int(at[g])
-                        found_list[g] = self._packed[key] = self.intern(tuple(ids[s : s + int(size[g])]))
-            sids[packed] = found_list
-        longer = lengths > max(self._pack, 1)
+        pack = self._pack
+        if pack > 1:
+            # Two to `pack` tokens: their ids and length packed in one int64; up to twice that: in two.
+            short = ~single & (lengths <= pack)
+            if short.any():
+                keys = self._keys(tokens, starts[short], lengths[short], 0) | lengths[short] << (
+                    self._bits * pack
+                )
+                sids[short] = self._lookup(ids, starts[short], lengths[short], keys.tolist())
+            wide = (lengths > pack) & (lengths <= 2 * pack)
+            if wide.any():
+                at, size = starts[wide], lengths[wide]
+                low = self._keys(tokens, at, size, 0).tolist()
+                high = (self._keys(tokens, at, size, pack) | size << (self._bits * pack)).tolist()
+                sids[wide] = self._lookup(
+                    ids, at, size, [a | b << 64 for a, b in zip(low, high, strict=True)]
+                )
+        longer = lengths > (2 * pack if pack > 1 else 1)
         if longer.any():
             intern = self.intern
             sids[longer] = [
@@ -191,6 +195,26 @@ class WordStates:
                 for s, e in zip(starts[longer].tolist(), ends[longer].tolist(), strict=True)
             ]
         return sids
+
+    def _keys(self, tokens: np.ndarray, at: np.ndarray, size: np.ndarray, first: int) -> np.ndarray:
+        """Ids `first` .. `first + pack - 1` of the groups starting at `at` (0 past a group's end), packed."""
+        keys = np.zeros(len(at), dtype=np.int64)
+        last = len(tokens) - 1
+        for j in range(self._pack):
+            ids = np.where(size > first + j, tokens[np.minimum(at + first + j, last)], 0)
+            keys |= ids << (self._bits * j)
+        return keys
+
+    def _lookup(self, ids: list[int], at: np.ndarray, size: np.ndarray, keys: list[int]) -> list[int]:
+        """The sids of groups by their packed keys, interning the groups seen for the first time."""
+        get = self._packed.get
+        found = [get(key) for key in keys]
+        if None in found:
+            for g, sid in enumerate(found):
+                if sid is None:
+                    s = int(at[g])
+                    found[g] = self._packed[keys[g]] = self.intern(tuple(ids[s : s + int(size[g])]))
+        return found
 
     def flags_of(self, sids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(active, has an affix token) of each sid, as boolean arrays."""
@@ -205,9 +229,9 @@ class WordStates:
         """The sid after contracting tokens `r` to `e` (exclusive) of state `sid`, cut at the morpheme boundaries
         inside them if `cut`; `NO_STEP` when the span stays. Cached under one integer (`r`, `e` < 128)."""
         key = (((sid << 7 | r) << 7 | e) << 1) | cut
-        new = self._steps.get(key)
+        new = self.steps.get(key)
         if new is None:
-            new = self._steps[key] = self._span_step(sid, r, e, cut)
+            new = self.steps[key] = self._span_step(sid, r, e, cut)
         return new
 
     def _span_step(self, sid: int, r: int, e: int, cut: bool) -> int:
