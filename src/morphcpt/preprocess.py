@@ -167,7 +167,8 @@ class WorkerDied(RuntimeError):
 def _ordered_results(batches: Iterator, workers: int, init_args: tuple) -> Iterator[tuple]:
     """Results of `_encode_batch` in input order, with a bounded number of batches in flight.
 
-    With several workers, the first `WARMUP_DOCUMENTS` documents are encoded in this process first (see below).
+    With several workers and a scheme with caches (`scheme.fills_caches`, patok), the first `WARMUP_DOCUMENTS`
+    documents are encoded in this process first (see below); other schemes start the workers at once.
     `Pool.imap` would read the whole input ahead into its task queue; a window of 4 batches per worker keeps
     memory constant whatever the chunk size. A `ProcessPoolExecutor`, not a `multiprocessing.Pool`: when a worker
     dies (an OOM kill), the pool's futures fail with `BrokenProcessPool` at once, where `Pool` would replace the
@@ -179,12 +180,11 @@ def _ordered_results(batches: Iterator, workers: int, init_args: tuple) -> Itera
         return
     # The first documents are done here, before the workers fork: they inherit the scheme's warm caches (patok's
     # word analyses and span steps) instead of each rebuilding them for the same frequent words.
-    warmup = 0
-    for batch in batches:
+    # Without caches this would only be time when one core works and the others wait.
+    warmup = 0 if getattr(init_args[1], "fills_caches", False) else WARMUP_DOCUMENTS
+    while warmup < WARMUP_DOCUMENTS and (batch := next(batches, None)) is not None:
         yield _encode_batch(batch)
         warmup += len(batch)
-        if warmup >= WARMUP_DOCUMENTS:
-            break
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     with ProcessPoolExecutor(
         workers,

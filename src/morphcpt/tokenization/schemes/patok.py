@@ -49,6 +49,7 @@ _WS_BYTES = frozenset(bytes([b]) for b in b" \t\n\r\x0b\x0c")
 
 class PatokScheme:
     name = "patok"
+    fills_caches = True  # word states and steps: preprocessing forks its workers after warming them up
 
     def __init__(self, cfg: SchemeConfig, vocab: Vocabulary, pack=None, cache_size: int = 1 << 17) -> None:
         if len(cfg.num_toks_to_cont) != len(cfg.contract_prob) or not cfg.num_toks_to_cont:
