@@ -134,26 +134,40 @@ def _init_worker(vocab, scheme, scheme_name: str, seed: int) -> None:
 def _encode_batch(batch: list[tuple[int, tuple[str, ...]]]) -> tuple[np.ndarray, np.ndarray, int, int]:
     """(corpus index, parts) per record -> every part's bos+ids+eos back to back, their lengths, the canonical
     token count (bos/eos included) and how many parts the scheme changed: one array per batch, not per document,
-    so that little crosses between processes and the writer writes once per batch."""
+    so that little crosses between processes and the writer writes once per batch.
+
+    A scheme with `transform_many` (patok) transforms the batch's documents together; the parts of one long
+    text share its generator, so its second part goes in a second call after the first, and so on.
+    """
     from morphcpt.tokenization.schemes import document_rng
 
     vocab, scheme = _worker["vocab"], _worker["scheme"]
     canonical = iter(vocab.encode_batch([part for _, parts in batch for part in parts]))
+    documents = []  # (ids, the record's generator, which part) in order
+    for index, parts in batch:
+        rng = document_rng(_worker["seed"], _worker["scheme_name"], index)
+        documents += [(list(next(canonical)), rng, k) for k in range(len(parts))]
+    many = getattr(scheme, "transform_many", None)
+    if many is None:
+        transformed = [scheme.transform(ids, rng) for ids, rng, _ in documents]
+    else:
+        transformed = [None] * len(documents)
+        for part in range(max((k for *_, k in documents), default=-1) + 1):
+            which = [i for i, (*_, k) in enumerate(documents) if k == part]
+            done = many([documents[i][0] for i in which], [documents[i][1] for i in which])
+            for i, ids in zip(which, done, strict=True):
+                transformed[i] = ids
     flat: list[int] = []
     lengths: list[int] = []
     canonical_tokens = changed = 0
     bos, eos = vocab.bos_id, vocab.eos_id
-    for index, parts in batch:
-        rng = document_rng(_worker["seed"], _worker["scheme_name"], index)
-        for _ in parts:
-            ids = list(next(canonical))
-            transformed = scheme.transform(ids, rng)
-            flat.append(bos)
-            flat += transformed
-            flat.append(eos)
-            lengths.append(len(transformed) + 2)
-            canonical_tokens += len(ids) + 2
-            changed += list(transformed) != ids
+    for (ids, _, _), out in zip(documents, transformed, strict=True):
+        flat.append(bos)
+        flat += out
+        flat.append(eos)
+        lengths.append(len(out) + 2)
+        canonical_tokens += len(ids) + 2
+        changed += list(out) != ids
     return np.array(flat, dtype=np.int64), np.array(lengths, dtype=np.int64), canonical_tokens, changed
 
 

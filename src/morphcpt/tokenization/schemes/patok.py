@@ -84,105 +84,163 @@ class PatokScheme:
 
     # -- the scheme --------------------------------------------------------------------------------------
     def transform(self, ids: list[int], rng: np.random.Generator) -> list[int]:
-        ids = list(ids)
-        n = len(ids)
-        if n == 0:
-            return ids
-        self.words.reset_if_full()
-        starts, ends, sids, frozen = self._groups(ids)
-        attempts = int(self.contract_prop * n)
-        if len(sids) and attempts > 0:
-            changed = self._contract(n, starts, ends, sids, attempts, rng)
-            if changed:
-                ids, frozen = self._assemble(ids, starts, ends, changed, frozen)
-        return self._expander.expand(ids, int(len(ids) * self.expand_prop), rng, frozen=frozen or None)
+        return self.transform_many([ids], [rng])[0]
 
-    def _groups(self, ids: list[int]) -> tuple[np.ndarray, np.ndarray, list[int], list[int]]:
-        """The (start, end, sid) of the word groups that can contract, in document order, and the (sorted)
-        positions of the affix tokens."""
+    def transform_many(self, docs: list[list[int]], rngs: list[np.random.Generator]) -> list[list[int]]:
+        """`[transform(ids, rng) for ids, rng in zip(docs, rngs)]`, with the array work done once for all the
+        documents (numpy's per-call cost is most of it on documents of a few hundred tokens). The generators must
+        be distinct objects: each is drawn from in the order `transform` draws from it."""
+        if len({id(rng) for rng in rngs}) != len(rngs) or len(rngs) != len(docs):
+            raise ValueError("transform_many needs one distinct generator per document")
+        out = [list(ids) for ids in docs]
+        todo = [i for i, ids in enumerate(out) if ids]
+        if not todo:
+            return out
+        self.words.reset_if_full()
+        lengths = [len(out[i]) for i in todo]
+        first = np.cumsum([0, *lengths])  # where each document starts in the concatenation
+        starts, ends, sids, group_doc, frozen = self._groups([t for i in todo for t in out[i]], first)
+        bounds = np.searchsorted(group_doc, np.arange(len(todo) + 1)).tolist()  # a document's active groups
+        initial = sids.tolist()
+        current = list(initial)  # the state of every active group, as the draws change it
+        self._contract(lengths, starts, ends, bounds, current, [rngs[i] for i in todo])
+        for d, i in enumerate(todo):
+            ids, fixed = out[i], frozen[d]
+            b0, b1 = bounds[d], bounds[d + 1]
+            changed = [(g - b0, current[g]) for g in range(b0, b1) if current[g] != initial[g]]
+            if changed:
+                offset = first[d]
+                ids, fixed = self._assemble(ids, starts[b0:b1] - offset, ends[b0:b1] - offset, changed, fixed)
+            out[i] = self._expander.expand(
+                ids, int(len(ids) * self.expand_prop), rngs[i], frozen=fixed or None
+            )
+        return out
+
+    def _groups(self, ids: list[int], first: np.ndarray):
+        """The word groups of documents given back to back (`first`: where each starts, and the total length).
+
+        Returns the (start, end, sid, document) of the groups that can contract, in order, and per document the
+        sorted positions (in the document) of its affix tokens.
+        """
         n = len(ids)
-        # Token i starts a group when it opens one or token i-1 closes one.
+        # Token i starts a group when it opens one or token i-1 closes one, or when it starts a document.
         tokens = np.array(ids)
-        starts = np.flatnonzero(self._opens[tokens[1:]] | self._closes[tokens[:-1]]) + 1
-        starts = np.concatenate(([0], starts))
+        opens = np.empty(n, dtype=bool)
+        opens[0] = True
+        opens[1:] = self._opens[tokens[1:]] | self._closes[tokens[:-1]]
+        opens[first[:-1]] = True
+        starts = np.flatnonzero(opens)
         ends = np.append(starts[1:], n)
         sids = self.words.group_sids(ids, tokens, starts, ends)
         active, affix = self.words.flags_of(sids)
-        frozen: list[int] = []
+        doc = np.searchsorted(first, starts, side="right") - 1
+        frozen: list[list[int]] = [[] for _ in range(len(first) - 1)]
         if affix.any():
             masks = self.words.masks
-            for s, sid in zip(starts[affix].tolist(), sids[affix].tolist(), strict=True):
+            at = (starts[affix] - first[doc[affix]]).tolist()
+            for s, sid, d in zip(at, sids[affix].tolist(), doc[affix].tolist(), strict=True):
                 mask = masks[sid]
                 while mask:
                     low = mask & -mask
-                    frozen.append(s + low.bit_length() - 1)
+                    frozen[d].append(s + low.bit_length() - 1)
                     mask ^= low
-        return starts[active], ends[active], sids[active].tolist(), frozen
+        return starts[active], ends[active], sids[active], doc[active], frozen
 
-    def _contract(self, n, starts, ends, sids, attempts, rng) -> list[tuple[int, int]]:
-        """Run the contraction attempts; returns (group, new sid) of the active groups that changed, in order.
+    def _contract(self, lengths, starts, ends, bounds, current, rngs) -> None:
+        """Run every document's contraction attempts, updating `current` (the state of every active group).
 
         Draws land on uniform positions of the document; only those on active groups can do anything, so they
         are generated directly: the gap to the next such draw is geometric with p = active tokens / n, and its
-        position is uniform over the active tokens. Other draws count as spent attempts.
+        position is uniform over the active tokens. Other draws count as spent attempts. Each document's first
+        chunk of draws is drawn for all documents at once; the few that need more draw them one at a time.
         """
-        budget = max(attempts, int(self.max_attempts_factor * n))
         # (group, offset in the group) of every active token, so a draw finds its token by one index.
-        lengths = ends - starts
-        slot_group = np.repeat(np.arange(len(sids)), lengths)
-        slot_offset = np.arange(len(slot_group)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        n_active = len(slot_group)
-        every = n_active == n  # every draw lands on an active group: the gap is always 1
-        log_miss = 0.0 if every else math.log1p(-n_active / n)
-        current = list(sids)  # the state of every active group
+        sizes = ends - starts
+        slot_group = np.repeat(np.arange(len(sizes)), sizes)
+        slot_offset = np.arange(len(slot_group)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        slot_first = np.concatenate(([0], np.cumsum(sizes)))[bounds].tolist()
+        runs = []  # (document, attempts, budget, n_active, n, k, rejected) of the documents with work
+        for d, n in enumerate(lengths):
+            attempts = int(self.contract_prop * n)
+            n_active = slot_first[d + 1] - slot_first[d]
+            if n_active and attempts > 0:
+                budget = max(attempts, int(self.max_attempts_factor * n))
+                runs.append([d, attempts, budget, n_active, n, -1, 0])
+        while runs:
+            chunks = [
+                rngs[d].random(5 * max(8, int(1.2 * a * m / n))).reshape(-1, 5)
+                for d, a, _, m, n, _, _ in runs
+            ]
+            draws = self._draws(chunks, runs, slot_first, slot_group, slot_offset)
+            unfinished = []
+            for run, rows in zip(runs, draws, strict=True):
+                finished, run[5], run[6] = self._run_draws(rows, current, run[1], run[2], run[6])
+                if not finished:
+                    unfinished.append(run)
+            runs = unfinished
+
+    def _draws(self, chunks, runs, slot_first, slot_group, slot_offset) -> list:
+        """Each run's chunk of uniforms, five per draw (gap, position, size, reject, cut), as an iterator of
+        (draw index, active group, offset, size, reject, cut): the same arithmetic as one draw at a time, done
+        for all the chunks at once."""
+        u = np.concatenate(chunks)
+        rows = np.array([len(c) for c in chunks])
+        per_row = lambda values: np.repeat(np.asarray(values), rows)  # noqa: E731
+        n_active = per_row([m for _, _, _, m, _, _, _ in runs])
+        every = per_row([m == n for _, _, _, m, n, _, _ in runs])  # every draw lands on an active group
+        gaps = np.ones(len(u), dtype=np.int64)
+        if not every.all():
+            log_miss = per_row([math.log1p(-m / n) if m != n else 0.0 for _, _, _, m, n, _, _ in runs])
+            gaps[~every] = self._gaps(u[~every, 0], log_miss[~every])
+        top = np.concatenate(([0], np.cumsum(rows)))
+        gaps[top[:-1]] += [k for *_, k, _ in runs]  # so that the running sums are the draws' indices
+        index = np.cumsum(gaps)
+        index -= per_row(np.concatenate(([0], index[top[1:-1] - 1])))  # each run's sums from its own start
+        slot = (u[:, 1] * n_active).astype(np.int64) + per_row([slot_first[r[0]] for r in runs])
         aw = self.affix_awareness
+        columns = (
+            index.tolist(),
+            slot_group[slot].tolist(),
+            slot_offset[slot].tolist(),
+            np.asarray(self._sizes)[np.searchsorted(self._cdf, u[:, 2], side="right")].tolist(),
+            (u[:, 3] < aw).tolist(),
+            (u[:, 4] < aw).tolist(),
+        )
+        top = top.tolist()
+        return [zip(*(c[a:b] for c in columns), strict=True) for a, b in zip(top, top[1:], strict=False)]
+
+    def _run_draws(self, draws, current, attempts, budget, rejected) -> tuple[bool, int, int]:
+        """Apply one document's draws to `current`; returns whether its attempts are spent, the last draw index
+        and the rejected count (to go on with a next chunk)."""
         state_len, masks, step = self.words.lengths, self.words.masks, self.words.step
         known_step = self.words.steps.get  # `step` without the call, for steps seen before
-        sizes, cdf = np.asarray(self._sizes), np.asarray(self._cdf)
-        k = -1  # index of the current draw among all draws
-        rejected = 0
-        while True:
-            # Five uniforms per draw (gap, position, size, reject, cut), turned into the draw's values for a
-            # whole chunk at once: the same arithmetic as one at a time (the gap with math.log1p, as before).
-            u = rng.random(5 * max(8, int(1.2 * attempts * n_active / n))).reshape(-1, 5)
-            gaps = np.ones(len(u), dtype=np.int64) if every else self._gaps(u[:, 0], log_miss)
-            gaps[0] += k  # so that the running sums are the draws' indices
-            position = (u[:, 1] * n_active).astype(np.int64)
-            draws = zip(
-                np.cumsum(gaps).tolist(),
-                slot_group[position].tolist(),
-                slot_offset[position].tolist(),
-                sizes[np.searchsorted(cdf, u[:, 2], side="right")].tolist(),
-                (u[:, 3] < aw).tolist(),
-                (u[:, 4] < aw).tolist(),
-                strict=True,
-            )
-            for k, g, offset, size, reject, cut in draws:
-                if k >= budget or k - rejected >= attempts:  # a rejected span does not count: it is re-drawn
-                    return [
-                        (g, sid) for g, (sid, old) in enumerate(zip(current, sids, strict=True)) if sid != old
-                    ]
-                sid = current[g]
-                # Clip the span to the group's current state.
-                length = state_len[sid]
-                r = offset if offset < length else length - 1
-                e = r + size
-                if e > length:
-                    e = length
-                if reject:  # a span holding an affix token is rejected
-                    mask = masks[sid]
-                    if mask and (mask >> r) & ((1 << (e - r)) - 1):
-                        rejected += 1
-                        continue
-                new = known_step((((sid << 7 | r) << 7 | e) << 1) | cut)  # the key of `WordStates.step`
-                if new is None:
-                    new = step(sid, r, e, cut)
-                if new >= 0:
-                    current[g] = new
+        k = -1
+        for k, g, offset, size, reject, cut in draws:
+            if k >= budget or k - rejected >= attempts:  # a rejected span does not count: it is re-drawn
+                return True, k, rejected
+            sid = current[g]
+            # Clip the span to the group's current state.
+            length = state_len[sid]
+            r = offset if offset < length else length - 1
+            e = r + size
+            if e > length:
+                e = length
+            if reject:  # a span holding an affix token is rejected
+                mask = masks[sid]
+                if mask and (mask >> r) & ((1 << (e - r)) - 1):
+                    rejected += 1
+                    continue
+            new = known_step((((sid << 7 | r) << 7 | e) << 1) | cut)  # the key of `WordStates.step`
+            if new is None:
+                new = step(sid, r, e, cut)
+            if new >= 0:
+                current[g] = new
+        return False, k, rejected
 
     @staticmethod
-    def _gaps(u: np.ndarray, log_miss: float) -> np.ndarray:
-        """`1 + int(math.log1p(-x) / log_miss)` for every x in `u`: the draw-to-draw gaps, geometric.
+    def _gaps(u: np.ndarray, log_miss) -> np.ndarray:
+        """`1 + int(math.log1p(-x) / log_miss)` for every x in `u` (`log_miss`: a number, or one per x): the
+        draw-to-draw gaps, geometric.
 
         numpy's log1p may differ from the C library's `math.log1p` in the last bits (a SIMD implementation), which
         could move the integer part where the quotient is within rounding of an integer: those few are computed
@@ -190,8 +248,9 @@ class PatokScheme:
         """
         q = np.log1p(-u) / log_miss
         gaps = q.astype(np.int64)  # q >= 0: truncation, as int()
+        per_x = np.broadcast_to(log_miss, u.shape)
         for i in np.flatnonzero(np.abs(q - np.rint(q)) < 1e-6).tolist():
-            gaps[i] = int(math.log1p(-float(u[i])) / log_miss)
+            gaps[i] = int(math.log1p(-float(u[i])) / float(per_x[i]))
         return gaps + 1
 
     def _assemble(self, ids, starts, ends, changed, frozen) -> tuple[list[int], list[int]]:
