@@ -34,6 +34,7 @@ and `benchmarks/preprocess.py` measure it against vanilla.
 from __future__ import annotations
 
 import math
+from itertools import chain
 
 import numpy as np
 
@@ -99,7 +100,8 @@ class PatokScheme:
         self.words.reset_if_full()
         lengths = [len(out[i]) for i in todo]
         first = np.cumsum([0, *lengths])  # where each document starts in the concatenation
-        starts, ends, sids, group_doc, frozen = self._groups([t for i in todo for t in out[i]], first)
+        joined = list(chain.from_iterable(out[i] for i in todo))
+        starts, ends, sids, group_doc, frozen = self._groups(joined, first)
         bounds = np.searchsorted(group_doc, np.arange(len(todo) + 1)).tolist()  # a document's active groups
         initial = sids.tolist()
         current = list(initial)  # the state of every active group, as the draws change it
