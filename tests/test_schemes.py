@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import itertools
 import json
 import math
 import time
@@ -265,6 +266,26 @@ def test_patok_keeps_affix_tokens_through_expansion(vocab):
     assert vocab.decode(out) == vocab.decode(ids)
     assert out.count(prefix_id) == ids.count(prefix_id)
     assert len(out) > len(ids)
+
+
+def test_patok_transform_many_equals_one_document_at_a_time(vocab, canonical, outputs):
+    """Batches of any size (with empty documents and adversarial ones inside) give every document the ids that
+    `transform` gives it alone; a generator shared by two documents is refused (its draws would interleave)."""
+    scheme = PatokScheme(SchemeConfig(name="patok"), vocab)
+    docs = [*canonical, [], vocab.encode("mag " * 400)]
+    expected = [*outputs["patok"], [], scheme.transform(docs[-1], document_rng(0, "patok", len(docs) - 1))]
+    got, i = [], 0
+    for size in itertools.cycle((1, 5, 64, 200)):
+        if i >= len(docs):
+            break
+        rngs = [document_rng(0, "patok", j) for j in range(i, min(i + size, len(docs)))]
+        got += scheme.transform_many(docs[i : i + size], rngs)
+        i += size
+    assert got == expected
+    rng = document_rng(0, "patok", 0)
+    with pytest.raises(ValueError, match="distinct generator"):
+        scheme.transform_many(canonical[:2], [rng, rng])
+    assert scheme.transform_many([], []) == []
 
 
 def test_patok_gaps_are_the_scalar_formula_exactly():
