@@ -27,8 +27,9 @@ step 2, so draws landing elsewhere are spent without work (re-encoding an aligne
 occasional non-canonical merge that patok does not need). Word groups are interned as small integer states with
 their analyses and contraction steps cached (`patok_words.WordStates`): finding a document's groups and their
 states is a few array operations and one dictionary lookup per group, and a draw costs a few list lookups once
-its word has been seen. Affix tokens travel as a set of positions, not a flag per token. `benchmarks/schemes.py`
-and `benchmarks/preprocess.py` measure it against vanilla.
+its word has been seen. `transform_many` does the array work (groups, the draws' values) once for a batch of
+documents, which preprocessing uses; `transform` is the batch of one. Affix tokens travel as a set of positions,
+not a flag per token. `benchmarks/schemes.py` and `benchmarks/preprocess.py` measure it against vanilla.
 """
 
 from __future__ import annotations
