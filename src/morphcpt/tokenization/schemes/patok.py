@@ -215,8 +215,8 @@ class PatokScheme:
     def _run_draws(self, draws, current, attempts, budget, rejected) -> tuple[bool, int, int]:
         """Apply one document's draws to `current`; returns whether its attempts are spent, the last draw index
         and the rejected count (to go on with a next chunk)."""
-        state_len, masks, step = self.words.lengths, self.words.masks, self.words.step
-        known_step = self.words.steps.get  # `step` without the call, for steps seen before
+        state_len, masks, add_step = self.words.lengths, self.words.masks, self.words.add_step
+        known_step = self.words.steps.get
         k = -1
         for k, g, offset, size, reject, cut in draws:
             if k >= budget or k - rejected >= attempts:  # a rejected span does not count: it is re-drawn
@@ -233,9 +233,12 @@ class PatokScheme:
                 if mask and (mask >> r) & ((1 << (e - r)) - 1):
                     rejected += 1
                     continue
-            new = known_step((((sid << 7 | r) << 7 | e) << 1) | cut)  # the key of `WordStates.step`
+            # One integer for (state, span, cut), 7 bits each for r and e: r < 64, and e <= 64 on every state that
+            # can step (a state grown past MAX_WORD_TOKENS never does: all its keys hold NO_STEP).
+            key = (((sid << 7 | r) << 7 | e) << 1) | cut
+            new = known_step(key)
             if new is None:
-                new = step(sid, r, e, cut)
+                new = add_step(key, sid, r, e, cut)
             if new >= 0:
                 current[g] = new
         return False, k, rejected

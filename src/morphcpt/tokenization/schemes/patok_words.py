@@ -3,7 +3,7 @@
 A *state* is the ids of one word group (see `patok`), as a tuple; `WordStates.intern` gives it a small integer id
 (sid) the first time it is seen, with what the document loop needs as plain list entries: its length, its affix
 tokens as a bit mask, and whether contraction can align anything in it. A contraction step (sid, span, cut or not)
--> new sid is computed once (`WordStates.step`) and then read from a dictionary keyed by one integer, so the
+-> new sid is computed once (`WordStates.add_step`) and then read from a dictionary keyed by one integer, so the
 per-draw cost of patok does not depend on hashing tuples of ids. `group_sids` looks up the sids of all the word
 groups of a document at once: one-token groups through an array indexed by id, groups of up to six tokens
 through their ids packed into one integer (exact: no hashing), longer ones (a fraction of a percent) by their
@@ -27,7 +27,7 @@ from morphcpt.tokenization.vocabulary import WORD_START, Vocabulary
 
 AFFIX_KINDS = frozenset({"prefix", "infix", "suffix", "reduplicant"})
 MAX_WORD_TOKENS = 64
-NO_STEP = -1  # `WordStates.step` result: the span stays as it is
+NO_STEP = -1  # `WordStates.add_step` result: the span stays as it is
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +40,11 @@ class WordInfo:
     affix_extents: frozenset[tuple[int, int]]  # (start, end) of tokens that are affix tokens
     affix_flags: tuple[bool, ...]  # per token
     active: bool  # a cut falls strictly inside a token: contraction can align something here
+
+
+def _left_alone(group: tuple[int, ...]) -> WordInfo:
+    """The info of a group patok does not touch (specials, byte pieces, longer than MAX_WORD_TOKENS)."""
+    return WordInfo("", (), (), frozenset(), (False,) * len(group), False)
 
 
 class WordStates:
@@ -69,7 +74,7 @@ class WordStates:
         self.lengths: list[int] = []
         self.masks: list[int] = []  # bit i: token i is an affix token
         self._active: list[bool] = []
-        self.steps: dict[int, int] = {}  # `step`'s cache, by its integer key
+        self.steps: dict[int, int] = {}  # contraction steps (`add_step`), by the draw loop's integer key
         self._packed: dict[int, int] = {}
         self._single = np.full(self.vocab.size, -1, dtype=np.int64)  # id -> sid of the one-token group
         # Mirrors of `_active` and `masks != 0` as arrays, to look up all the groups of a document at once.
@@ -98,14 +103,14 @@ class WordStates:
 
     def _word_info(self, group: tuple[int, ...]) -> WordInfo:
         if len(group) > MAX_WORD_TOKENS or not all(self._plain[i] for i in group):
-            return WordInfo("", (), (), frozenset(), (False,) * len(group), False)
+            return _left_alone(group)
         text = self.vocab.decode(group)
         return self._respelled(group, text, *self._analysis(text))
 
     def _respelled(self, group: tuple[int, ...], text: str, cuts, extents) -> WordInfo:
         """The info of `group`, which spells `text` with morpheme cuts `cuts` and affix morphs `extents`."""
         if len(group) > MAX_WORD_TOKENS:
-            return WordInfo("", (), (), frozenset(), (False,) * len(group), False)
+            return _left_alone(group)
         offsets = tuple(accumulate((self._char_len[i] for i in group), initial=0))
         inner = set(offsets[1:-1])
         flags = tuple((a, b) in extents for a, b in zip(offsets, offsets[1:], strict=False))
@@ -225,13 +230,11 @@ class WordStates:
         return self._active_np[sids], self._affix_np[sids]
 
     # -- contraction steps ---------------------------------------------------------------------------------
-    def step(self, sid: int, r: int, e: int, cut: bool) -> int:
+    def add_step(self, key: int, sid: int, r: int, e: int, cut: bool) -> int:
         """The sid after contracting tokens `r` to `e` (exclusive) of state `sid`, cut at the morpheme boundaries
-        inside them if `cut`; `NO_STEP` when the span stays. Cached under one integer (`r`, `e` < 128)."""
-        key = (((sid << 7 | r) << 7 | e) << 1) | cut
-        new = self.steps.get(key)
-        if new is None:
-            new = self.steps[key] = self._span_step(sid, r, e, cut)
+        inside them if `cut`, or `NO_STEP` when the span stays; cached in `steps` under `key`, the caller's one
+        integer for (sid, r, e, cut) (patok's draw loop looks it up there before calling this)."""
+        new = self.steps[key] = self._span_step(sid, r, e, cut)
         return new
 
     def _span_step(self, sid: int, r: int, e: int, cut: bool) -> int:
