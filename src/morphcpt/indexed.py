@@ -201,23 +201,13 @@ class IndexedWriter:
     def add(self, ids: Sequence[int] | np.ndarray) -> None:
         """Append one document (a sequence of token ids, bos/eos included by the caller)."""
         tokens = np.asarray(ids)
-        if tokens.ndim != 1 or not np.issubdtype(tokens.dtype, np.integer):
-            raise ValueError(f"a document must be a 1-D integer sequence, got {tokens.dtype} {tokens.shape}")
-        if tokens.size and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
-            raise ValueError(
-                f"token id out of range [0, {self.vocab_size}): min {tokens.min()}, max {tokens.max()}"
-            )
-        self._bin.write(tokens.astype(self.dtype, copy=False).tobytes(order="C"))
-        self._lengths.append(tokens.size)
-        self.documents += 1
-        self.tokens += tokens.size
+        self.add_many(tokens, [tokens.size])
 
     def add_many(self, tokens: np.ndarray, lengths: Sequence[int] | np.ndarray) -> None:
-        """Append several documents given back to back in `tokens`, `lengths[i]` ids each (what `add` does for
-        each, in one write)."""
+        """Append several documents given back to back in `tokens`, `lengths[i]` ids each, in one write."""
         tokens, lengths = np.asarray(tokens), np.asarray(lengths, dtype=np.int64)
         if tokens.ndim != 1 or not np.issubdtype(tokens.dtype, np.integer):
-            raise ValueError(f"documents must be a 1-D integer sequence, got {tokens.dtype} {tokens.shape}")
+            raise ValueError(f"a document must be a 1-D integer sequence, got {tokens.dtype} {tokens.shape}")
         if lengths.ndim != 1 or (lengths.size and lengths.min() < 0) or int(lengths.sum()) != tokens.size:
             raise ValueError(
                 f"document lengths (sum {int(lengths.sum())}) do not add up to {tokens.size} ids"
