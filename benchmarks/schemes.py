@@ -26,6 +26,7 @@ from morphcpt.morphology import get_language_pack
 from morphcpt.tokenization import SchemeConfig, Vocabulary, build_scheme, document_rng
 from morphcpt.tokenization.alignment import Alignment, morpheme_boundary_alignment
 from morphcpt.tokenization.expansions import build_split_table
+from morphcpt.tokenization.schemes import transform_documents
 
 
 def main() -> None:
@@ -97,17 +98,14 @@ def timed(fn) -> float:
     return time.process_time() - start
 
 
-BATCH = 64  # documents per batch, as `morphcpt.preprocess` hands them to a scheme with `transform_many`
+BATCH = 64  # documents per batch, as `morphcpt.preprocess` hands them to `transform_documents`
 
 
 def run(scheme, canonical, rngs) -> list[list[int]]:
-    many = getattr(scheme, "transform_many", None)
-    if many is None:
-        return [scheme.transform(ids, rng) for ids, rng in zip(canonical, rngs, strict=True)]
     return [
         out
         for i in range(0, len(canonical), BATCH)
-        for out in many(canonical[i : i + BATCH], rngs[i : i + BATCH])
+        for out in transform_documents(scheme, canonical[i : i + BATCH], rngs[i : i + BATCH])
     ]
 
 

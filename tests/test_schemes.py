@@ -25,7 +25,7 @@ from morphcpt.tokenization.expansions import (
     save_split_table,
 )
 from morphcpt.tokenization.schemes import SCHEMES as ALL_SCHEMES
-from morphcpt.tokenization.schemes import SchemeConfig, build_scheme, document_rng
+from morphcpt.tokenization.schemes import SchemeConfig, build_scheme, document_rng, transform_documents
 from morphcpt.tokenization.schemes.patok import PatokScheme
 
 EDGE_TEXTS = [
@@ -286,6 +286,18 @@ def test_patok_transform_many_equals_one_document_at_a_time(vocab, canonical, ou
     with pytest.raises(ValueError, match="distinct generator"):
         scheme.transform_many(canonical[:2], [rng, rng])
     assert scheme.transform_many([], []) == []
+
+
+def test_transform_documents_keeps_each_generators_order(vocab, canonical, schemes):
+    """Documents sharing a generator (the parts of one long text), interleaved with others: every scheme gives
+    what `transform` gives one after another, patok through `transform_many`."""
+    owner = [0, 1, 0, 2, 1, 0, 3]  # document -> whose generator
+    docs = [canonical[i] for i in range(len(owner))]
+    for name, scheme in schemes.items():
+        shared = [document_rng(0, name, k) for k in range(4)]
+        got = transform_documents(scheme, docs, [shared[k] for k in owner])
+        fresh = [document_rng(0, name, k) for k in range(4)]
+        assert got == [scheme.transform(ids, fresh[k]) for ids, k in zip(docs, owner, strict=True)], name
 
 
 def test_patok_gaps_are_the_scalar_formula_exactly():

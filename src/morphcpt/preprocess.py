@@ -136,32 +136,22 @@ def _encode_batch(batch: list[tuple[int, tuple[str, ...]]]) -> tuple[np.ndarray,
     token count (bos/eos included) and how many parts the scheme changed: one array per batch, not per document,
     so that little crosses between processes and the writer writes once per batch.
 
-    A scheme with `transform_many` (patok) transforms the batch's documents together; the parts of one long
-    text share its generator, so its second part goes in a second call after the first, and so on.
+    The parts of one long text share its generator (`transform_documents` keeps them in order).
     """
-    from morphcpt.tokenization.schemes import document_rng
+    from morphcpt.tokenization.schemes import document_rng, transform_documents
 
     vocab, scheme = _worker["vocab"], _worker["scheme"]
-    canonical = iter(vocab.encode_batch([part for _, parts in batch for part in parts]))
-    documents = []  # (ids, the record's generator, which part) in order
+    canonical = [list(ids) for ids in vocab.encode_batch([part for _, parts in batch for part in parts])]
+    rngs = []
     for index, parts in batch:
         rng = document_rng(_worker["seed"], _worker["scheme_name"], index)
-        documents += [(list(next(canonical)), rng, k) for k in range(len(parts))]
-    many = getattr(scheme, "transform_many", None)
-    if many is None:
-        transformed = [scheme.transform(ids, rng) for ids, rng, _ in documents]
-    else:
-        transformed = [None] * len(documents)
-        for part in range(max((k for *_, k in documents), default=-1) + 1):
-            which = [i for i, (*_, k) in enumerate(documents) if k == part]
-            done = many([documents[i][0] for i in which], [documents[i][1] for i in which])
-            for i, ids in zip(which, done, strict=True):
-                transformed[i] = ids
+        rngs += [rng] * len(parts)
+    transformed = transform_documents(scheme, canonical, rngs)
     flat: list[int] = []
     lengths: list[int] = []
     canonical_tokens = changed = 0
     bos, eos = vocab.bos_id, vocab.eos_id
-    for (ids, _, _), out in zip(documents, transformed, strict=True):
+    for ids, out in zip(canonical, transformed, strict=True):
         flat.append(bos)
         flat += out
         flat.append(eos)

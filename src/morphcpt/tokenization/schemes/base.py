@@ -57,6 +57,30 @@ class Scheme(Protocol):
         ...
 
 
+def transform_documents(
+    scheme: Scheme, docs: list[list[int]], rngs: list[np.random.Generator]
+) -> list[list[int]]:
+    """`[scheme.transform(ids, rng) for ids, rng in zip(docs, rngs)]`, through the scheme's `transform_many` where
+    it has one (patok: a batch's array work done once). Documents sharing a generator (the parts of one long
+    text) go in successive calls in their order, so each generator is drawn from as `transform` would."""
+    many = getattr(scheme, "transform_many", None)
+    if many is None:
+        return [scheme.transform(ids, rng) for ids, rng in zip(docs, rngs, strict=True)]
+    out: list[list[int] | None] = [None] * len(docs)
+    left = list(range(len(docs)))
+    while left:  # each round takes the first remaining document of every generator
+        now, seen = [], set()
+        for i in left:
+            if id(rngs[i]) not in seen:
+                seen.add(id(rngs[i]))
+                now.append(i)
+        for i, ids in zip(now, many([docs[i] for i in now], [rngs[i] for i in now]), strict=True):
+            out[i] = ids
+        taken = set(now)
+        left = [i for i in left if i not in taken]
+    return out
+
+
 def document_rng(seed: int, scheme: str, doc_index: int) -> np.random.Generator:
     """A generator for one document, from a stable hash of (seed, scheme, doc_index) — not Python's `hash`."""
     digest = hashlib.sha256(f"morphcpt|{int(seed)}|{scheme}|{int(doc_index)}".encode()).digest()
