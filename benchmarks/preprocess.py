@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
                     runs.setdefault((scheme, workers), []).append(row)
                     print(f"  measured {scheme} workers={workers} ({repeat + 1}/{args.repeats}): processing "
                           f"{row['process_s']:.2f} s", file=sys.stderr, flush=True)  # fmt: skip
-        for (_scheme, _workers), measured in runs.items():  # the run of median processing time
+        for measured in runs.values():  # the run of median processing time
             rows.append(sorted(measured, key=lambda r: r["process_s"])[len(measured) // 2])
             rows[-1]["process_s_all"] = [r["process_s"] for r in measured]
         if (

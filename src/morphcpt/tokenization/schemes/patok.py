@@ -35,6 +35,7 @@ not a flag per token. `benchmarks/schemes.py` and `benchmarks/preprocess.py` mea
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
@@ -47,6 +48,19 @@ from morphcpt.tokenization.vocabulary import Vocabulary
 __all__ = ["MAX_WORD_TOKENS", "PatokScheme", "WordInfo"]
 
 _WS_BYTES = frozenset(bytes([b]) for b in b" \t\n\r\x0b\x0c")
+
+
+@dataclass(slots=True)
+class _Run:
+    """One document's contraction: its length, active tokens, attempts and draw budget, and where its draws are."""
+
+    doc: int
+    n: int
+    active: int
+    attempts: int
+    budget: int
+    k: int = -1  # index of the last draw among all the document's draws
+    rejected: int = 0
 
 
 class PatokScheme:
@@ -162,22 +176,23 @@ class PatokScheme:
         slot_group = np.repeat(np.arange(len(sizes)), sizes)
         slot_offset = np.arange(len(slot_group)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
         slot_first = np.concatenate(([0], np.cumsum(sizes)))[bounds].tolist()
-        runs = []  # (document, attempts, budget, n_active, n, k, rejected) of the documents with work
+        runs = []  # the documents with work
         for d, n in enumerate(lengths):
             attempts = int(self.contract_prop * n)
             n_active = slot_first[d + 1] - slot_first[d]
             if n_active and attempts > 0:
-                budget = max(attempts, int(self.max_attempts_factor * n))
-                runs.append([d, attempts, budget, n_active, n, -1, 0])
+                runs.append(_Run(d, n, n_active, attempts, max(attempts, int(self.max_attempts_factor * n))))
         while runs:
             chunks = [
-                rngs[d].random(5 * max(8, int(1.2 * a * m / n))).reshape(-1, 5)
-                for d, a, _, m, n, _, _ in runs
+                rngs[r.doc].random(5 * max(8, int(1.2 * r.attempts * r.active / r.n))).reshape(-1, 5)
+                for r in runs
             ]
             draws = self._draws(chunks, runs, slot_first, slot_group, slot_offset)
             unfinished = []
             for run, rows in zip(runs, draws, strict=True):
-                finished, run[5], run[6] = self._run_draws(rows, current, run[1], run[2], run[6])
+                finished, run.k, run.rejected = self._run_draws(
+                    rows, current, run.attempts, run.budget, run.rejected
+                )
                 if not finished:
                     unfinished.append(run)
             runs = unfinished
@@ -189,17 +204,17 @@ class PatokScheme:
         u = np.concatenate(chunks)
         rows = np.array([len(c) for c in chunks])
         per_row = lambda values: np.repeat(np.asarray(values), rows)  # noqa: E731
-        n_active = per_row([m for _, _, _, m, _, _, _ in runs])
-        every = per_row([m == n for _, _, _, m, n, _, _ in runs])  # every draw lands on an active group
+        n_active = per_row([r.active for r in runs])
+        every = per_row([r.active == r.n for r in runs])  # every draw lands on an active group
         gaps = np.ones(len(u), dtype=np.int64)
         if not every.all():
-            log_miss = per_row([math.log1p(-m / n) if m != n else 0.0 for _, _, _, m, n, _, _ in runs])
+            log_miss = per_row([math.log1p(-r.active / r.n) if r.active != r.n else 0.0 for r in runs])
             gaps[~every] = self._gaps(u[~every, 0], log_miss[~every])
         top = np.concatenate(([0], np.cumsum(rows)))
-        gaps[top[:-1]] += [k for *_, k, _ in runs]  # so that the running sums are the draws' indices
+        gaps[top[:-1]] += [r.k for r in runs]  # so that the running sums are the draws' indices
         index = np.cumsum(gaps)
         index -= per_row(np.concatenate(([0], index[top[1:-1] - 1])))  # each run's sums from its own start
-        slot = (u[:, 1] * n_active).astype(np.int64) + per_row([slot_first[r[0]] for r in runs])
+        slot = (u[:, 1] * n_active).astype(np.int64) + per_row([slot_first[r.doc] for r in runs])
         aw = self.affix_awareness
         columns = (
             index.tolist(),
