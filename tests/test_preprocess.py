@@ -311,11 +311,13 @@ SAMPLE_OUTPUT_SHA256 = {
 }  # fmt: skip
 
 
+@pytest.mark.parametrize("kernels", ["auto", "off"])  # compiled kernels where they build; the Python code
 @pytest.mark.parametrize("scheme", sorted(SAMPLE_OUTPUT_SHA256))
 def test_outputs_are_byte_identical_to_the_recorded_checksums_from_a_cold_and_a_warm_cache(
-    tmp_path, monkeypatch, scheme
+    tmp_path, monkeypatch, scheme, kernels
 ):
     monkeypatch.setenv("MORPHCPT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MORPHCPT_NATIVE", kernels)
     for cache in ("cold", "warm"):  # the first run fills the tokenizer cache, the second reads it
         stats = run(
             compose_config(

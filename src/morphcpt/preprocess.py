@@ -136,29 +136,42 @@ def _encode_batch(batch: list[tuple[int, tuple[str, ...]]]) -> tuple[np.ndarray,
     token count (bos/eos included) and how many parts the scheme changed: one array per batch, not per document,
     so that little crosses between processes and the writer writes once per batch.
 
-    The parts of one long text share its generator (`transform_documents` keeps them in order).
+    The parts of one long text share its generator (`transform_flat` draws from it in their order).
     """
-    from morphcpt.tokenization.schemes import document_rng, transform_documents
+    from morphcpt.tokenization.schemes import document_rng, flatten, transform_flat
 
     vocab, scheme = _worker["vocab"], _worker["scheme"]
-    canonical = [list(ids) for ids in vocab.encode_batch([part for _, parts in batch for part in parts])]
+    ids, bounds = flatten(vocab.encode_batch([part for _, parts in batch for part in parts]))
     rngs = []
     for index, parts in batch:
         rng = document_rng(_worker["seed"], _worker["scheme_name"], index)
         rngs += [rng] * len(parts)
-    transformed = transform_documents(scheme, canonical, rngs)
-    flat: list[int] = []
-    lengths: list[int] = []
-    canonical_tokens = changed = 0
-    bos, eos = vocab.bos_id, vocab.eos_id
-    for ids, out in zip(canonical, transformed, strict=True):
-        flat.append(bos)
-        flat += out
-        flat.append(eos)
-        lengths.append(len(out) + 2)
-        canonical_tokens += len(ids) + 2
-        changed += list(out) != ids
-    return np.array(flat, dtype=np.int64), np.array(lengths, dtype=np.int64), canonical_tokens, changed
+    out, out_lengths = transform_flat(scheme, ids, bounds, rngs)
+    lengths = np.diff(bounds)
+    # Each part framed by <bos> ... <eos>.
+    framed = out_lengths + 2
+    ends = np.cumsum(framed)
+    flat = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.int32)
+    body = np.ones(len(flat), dtype=bool)
+    body[ends - framed] = body[ends - 1] = False
+    flat[ends - framed] = vocab.bos_id
+    flat[ends - 1] = vocab.eos_id
+    flat[body] = out
+    return flat, framed, int(lengths.sum()) + 2 * len(lengths), _changed(ids, bounds, out, out_lengths)
+
+
+def _changed(ids: np.ndarray, bounds: np.ndarray, out: np.ndarray, out_lengths: np.ndarray) -> int:
+    """How many documents differ between `ids` (split at `bounds`) and `out` (split by `out_lengths`)."""
+    if out is ids:
+        return 0
+    lengths = np.diff(bounds)
+    same = out_lengths == lengths
+    doc = np.repeat(np.arange(len(lengths)), lengths)
+    keep = same[doc]  # the tokens of documents whose length did not change: compared one by one
+    shift = np.repeat(np.cumsum(out_lengths) - out_lengths - bounds[:-1], lengths)
+    at = np.flatnonzero(keep)
+    differs = doc[at[ids[at] != out[at + shift[at]]]]
+    return int(np.count_nonzero(~same)) + len(np.unique(differs))
 
 
 WARMUP_DOCUMENTS = 256  # about 1 MB of web text: the frequent words of a chunk

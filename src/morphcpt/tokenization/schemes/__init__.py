@@ -9,7 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from morphcpt.tokenization.schemes.base import Scheme, SchemeConfig, document_rng, transform_documents
+from morphcpt.tokenization.schemes.base import (
+    Scheme,
+    SchemeConfig,
+    document_rng,
+    flatten,
+    transform_documents,
+    transform_flat,
+)
 from morphcpt.tokenization.schemes.eeve import EEVEScheme
 from morphcpt.tokenization.schemes.patok import PatokScheme
 from morphcpt.tokenization.schemes.stochastok import StochastokScheme
@@ -34,4 +41,13 @@ def build_scheme(cfg: SchemeConfig | Mapping[str, Any], vocab: Vocabulary) -> Sc
     return cls(cfg, vocab)
 
 
-__all__ = ["SCHEMES", "Scheme", "SchemeConfig", "build_scheme", "document_rng", "transform_documents"]
+__all__ = [
+    "SCHEMES",
+    "Scheme",
+    "SchemeConfig",
+    "build_scheme",
+    "document_rng",
+    "flatten",
+    "transform_documents",
+    "transform_flat",
+]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from itertools import chain
 from typing import Any, Protocol
 
 import numpy as np
@@ -79,6 +80,44 @@ def transform_documents(
         taken = set(now)
         left = [i for i in left if i not in taken]
     return out
+
+
+def transform_flat(
+    scheme: Scheme, ids: np.ndarray, bounds: np.ndarray, rngs: list[np.random.Generator]
+) -> tuple[np.ndarray, np.ndarray]:
+    """`transform_documents` on arrays: documents `ids[bounds[d]:bounds[d+1]]` (int32, `bounds` int64) ->
+    (their results back to back as int32, each result's length). A scheme with its own `transform_flat` (the
+    compiled kernels) takes the arrays as they are; any other goes through lists."""
+    own = getattr(scheme, "transform_flat", None)
+    if own is not None:
+        return own(ids, bounds, rngs)
+    return flat_via_lists(lambda docs, gens: transform_documents(scheme, docs, gens), ids, bounds, rngs)
+
+
+def flatten(docs: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Documents as lists -> (their ids back to back as int32, int64 bounds: document d is ids[b[d]:b[d+1]])."""
+    bounds = np.zeros(len(docs) + 1, dtype=np.int64)
+    np.cumsum([len(ids) for ids in docs], out=bounds[1:])
+    return np.fromiter(chain.from_iterable(docs), dtype=np.int32, count=int(bounds[-1])), bounds
+
+
+def unflatten(flat: np.ndarray, lengths: np.ndarray) -> list[list[int]]:
+    """(ids back to back, lengths) -> one list per document."""
+    values = flat.tolist()
+    out, at = [], 0
+    for n in lengths.tolist():
+        out.append(values[at : at + n])
+        at += n
+    return out
+
+
+def flat_via_lists(many, ids: np.ndarray, bounds: np.ndarray, rngs) -> tuple[np.ndarray, np.ndarray]:
+    """`transform_flat` through `many(docs, rngs)`, a transform of documents as lists."""
+    values, edges = ids.tolist(), bounds.tolist()
+    docs = [values[a:b] for a, b in zip(edges, edges[1:], strict=False)]
+    out = many(docs, rngs)
+    flat, lengths = flatten(out)
+    return flat, np.diff(lengths)
 
 
 def document_rng(seed: int, scheme: str, doc_index: int) -> np.random.Generator:

@@ -40,8 +40,15 @@ from itertools import chain
 
 import numpy as np
 
+from morphcpt.tokenization import native
 from morphcpt.tokenization.expansions import Expander, load_or_build_split_table
-from morphcpt.tokenization.schemes.base import SchemeConfig
+from morphcpt.tokenization.schemes.base import (
+    SchemeConfig,
+    flat_via_lists,
+    flatten,
+    transform_documents,
+    unflatten,
+)
 from morphcpt.tokenization.schemes.patok_words import MAX_WORD_TOKENS, WordInfo, WordStates
 from morphcpt.tokenization.vocabulary import Vocabulary
 
@@ -88,7 +95,8 @@ class PatokScheme:
         self._sizes = list(cfg.num_toks_to_cont)
         probs = np.asarray(cfg.contract_prob, dtype=np.float64)
         self._cdf = np.cumsum(probs / probs.sum())[:-1].tolist()
-        self._expander = Expander(load_or_build_split_table(vocab, cfg.cache_dir))
+        table = load_or_build_split_table(vocab, cfg.cache_dir)
+        self._expander = Expander(table)
         self._opens = np.array(
             [vocab.is_special(i) or b[:1] in _WS_BYTES for i, b in enumerate(vocab.piece_bytes)]
         )
@@ -97,6 +105,29 @@ class PatokScheme:
         )
         self.words = WordStates(vocab, pack, cache_size=cache_size, max_states=2 * cache_size)
         self.word_info = self.words.word_info
+        self._kernel = None  # the compiled kernel (`native`), when it builds here
+        kernels = native.load()
+        if kernels is not None:
+            self._kernel = native.PatokKernel(
+                kernels,
+                opens=self._opens,
+                closes=self._closes,
+                table=table,
+                contract_prop=self.contract_prop,
+                max_attempts_factor=self.max_attempts_factor,
+                affix_awareness=self.affix_awareness,
+                expand_prop=self.expand_prop,
+                sizes=self._sizes,
+                cdf=self._cdf,
+                intern=self.words.intern,
+                step=self.words.add_step,
+            )
+            self.words.attach(self._kernel)
+
+    @property
+    def native(self) -> bool:
+        """Whether documents go through the compiled kernel (else through the Python code below)."""
+        return self._kernel is not None
 
     # -- the scheme --------------------------------------------------------------------------------------
     def transform(self, ids: list[int], rng: np.random.Generator) -> list[int]:
@@ -108,6 +139,26 @@ class PatokScheme:
         be distinct objects: each is drawn from in the order `transform` draws from it."""
         if len({id(rng) for rng in rngs}) != len(rngs) or len(rngs) != len(docs):
             raise ValueError("transform_many needs one distinct generator per document")
+        if self._kernel is not None:
+            ids, bounds = flatten(docs)
+            flat, lengths = self.transform_flat(ids, bounds, rngs)
+            return unflatten(flat, lengths)
+        return self._transform_python(docs, rngs)
+
+    def transform_flat(self, ids: np.ndarray, bounds: np.ndarray, rngs: list[np.random.Generator]):
+        """Documents `ids[bounds[d]:bounds[d+1]]` (int32; generators drawn from in document order, so the parts
+        of one text may share one) -> (their results back to back as int32, each result's length)."""
+        if self._kernel is None:
+            return flat_via_lists(lambda docs, gens: transform_documents(self, docs, gens), ids, bounds, rngs)
+        self.words.reset_if_full()
+        try:
+            return self._kernel.run(ids, bounds, rngs)
+        except BaseException:
+            self.words.reset()  # a failed callback may leave the two sides' tables apart
+            raise
+
+    def _transform_python(self, docs: list[list[int]], rngs: list[np.random.Generator]) -> list[list[int]]:
+        """The reference implementation (and the fallback where the kernels cannot be compiled)."""
         out = [list(ids) for ids in docs]
         todo = [i for i, ids in enumerate(out) if ids]
         if not todo:
@@ -248,8 +299,9 @@ class PatokScheme:
                 if mask and (mask >> r) & ((1 << (e - r)) - 1):
                     rejected += 1
                     continue
-            # One integer for (state, span, cut), 7 bits each for r and e: r < 64, and e <= 64 on every state that
-            # can step (a state grown past MAX_WORD_TOKENS never does: all its keys hold NO_STEP).
+            if length > MAX_WORD_TOKENS:  # a state grown past the limit never steps (WordStates: left alone)
+                continue
+            # One integer for (state, span, cut), 7 bits each for r and e: r < 64 and e <= 64 here.
             key = (((sid << 7 | r) << 7 | e) << 1) | cut
             new = known_step(key)
             if new is None:

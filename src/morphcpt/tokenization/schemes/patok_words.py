@@ -64,6 +64,7 @@ class WordStates:
         # Groups of up to `_pack` tokens are looked up by their ids packed into one int64 (with the length).
         self._bits = max(1, (vocab.size - 1).bit_length())
         self._pack = min(3, 60 // self._bits)
+        self.native = None  # a native.PatokKernel mirroring the states (`attach`), or None
         self.reset()
 
     def reset(self) -> None:
@@ -80,6 +81,15 @@ class WordStates:
         # Mirrors of `_active` and `masks != 0` as arrays, to look up all the groups of a document at once.
         self._active_np = np.zeros(0, dtype=bool)
         self._affix_np = np.zeros(0, dtype=bool)
+        if self.native is not None:
+            self.native.reset()
+
+    def attach(self, native) -> None:
+        """Mirror every state, from now on, into `native` (a `native.PatokKernel`), starting with those known."""
+        native.reset()
+        for sid, state in enumerate(self.states):
+            native.add_state(sid, state, self.masks[sid], self._active[sid])
+        self.native = native
 
     def reset_if_full(self) -> None:
         if len(self.states) >= self.max_states:
@@ -159,6 +169,8 @@ class WordStates:
             self.lengths.append(len(state))
             self.masks.append(sum(1 << i for i, flag in enumerate(info.affix_flags) if flag))
             self._active.append(info.active)
+            if self.native is not None:
+                self.native.add_state(sid, state, self.masks[sid], info.active)
         return sid
 
     def group_sids(

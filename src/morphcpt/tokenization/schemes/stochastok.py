@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from morphcpt.tokenization import native
 from morphcpt.tokenization.expansions import Expander, load_or_build_split_table
-from morphcpt.tokenization.schemes.base import SchemeConfig
+from morphcpt.tokenization.schemes.base import SchemeConfig, flat_via_lists, flatten, unflatten
 from morphcpt.tokenization.vocabulary import Vocabulary
 
 
@@ -24,6 +25,21 @@ class StochastokScheme:
         self.expand_prop = cfg.expand_prop
         self.table = load_or_build_split_table(vocab, cfg.cache_dir)
         self._expander = Expander(self.table)
+        self._kernels = native.load()  # the compiled expansion, when it builds here
+
+    @property
+    def native(self) -> bool:
+        return self._kernels is not None
 
     def transform(self, ids: list[int], rng: np.random.Generator) -> list[int]:
-        return self._expander.expand(list(ids), int(len(ids) * self.expand_prop), rng)
+        if self._kernels is None:
+            return self._expander.expand(list(ids), int(len(ids) * self.expand_prop), rng)
+        flat, lengths = self.transform_flat(*flatten([ids]), [rng])
+        return unflatten(flat, lengths)[0]
+
+    def transform_flat(self, ids: np.ndarray, bounds: np.ndarray, rngs: list[np.random.Generator]):
+        """Documents `ids[bounds[d]:bounds[d+1]]` (int32) -> (results back to back as int32, their lengths);
+        generators are drawn from in document order."""
+        if self._kernels is None:
+            return flat_via_lists(lambda docs, gens: list(map(self.transform, docs, gens)), ids, bounds, rngs)
+        return self._kernels.stochastok(ids, bounds, rngs, self.expand_prop, self.table)

@@ -16,3 +16,6 @@ class VanillaScheme:
 
     def transform(self, ids: list[int], rng: np.random.Generator) -> list[int]:
         return list(ids)
+
+    def transform_flat(self, ids: np.ndarray, bounds: np.ndarray, rngs: list[np.random.Generator]):
+        return ids, np.diff(bounds)

@@ -1,0 +1,300 @@
+"""The compiled kernels of StochasTok and Patok (`kernels.c`): built on first use, loaded through ctypes.
+
+The per-token loops of the schemes (expansion attempts, Patok's contraction draws, splicing) cost about a
+microsecond per token in Python, as much as the Rust tokenizer's own encoding. `kernels.c` runs them on int32
+arrays, drawing from each document's numpy generator through numpy's `bitgen_t` interface in the order the
+Python code draws: the same ids come out either way, which the tests check scheme by scheme.
+
+The source is compiled once per machine with the system C compiler (`$CC`, else `cc`; no Python headers, so
+one build serves every Python) into `<morphcpt cache>/native/` (`tokenization.cache`), keyed by the source's
+hash, and written atomically so that the array tasks of one chunk set can start together.
+`MORPHCPT_NATIVE` chooses:
+
+    auto (default)  the kernels when they build, else the Python code with one warning (same output, slower)
+    off             the Python code (the reference; tests compare against it)
+    require         the kernels, or an error saying why they did not build
+
+    kernels = native.load()          # a Kernels, or None (off, or no compiler)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import logging
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import weakref
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+SOURCE = Path(__file__).with_name("kernels.c")
+FLAGS = ("-O2", "-std=c99", "-fPIC", "-shared", "-fno-fast-math", "-ffp-contract=off")
+MODES = ("auto", "off", "require")
+
+I32P = np.ctypeslib.ndpointer(np.int32, flags="C_CONTIGUOUS")
+I64P = np.ctypeslib.ndpointer(np.int64, flags="C_CONTIGUOUS")
+U8P = np.ctypeslib.ndpointer(np.uint8, flags="C_CONTIGUOUS")
+F64P = np.ctypeslib.ndpointer(np.float64, flags="C_CONTIGUOUS")
+INTERN_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.POINTER(ctypes.c_int32), ctypes.c_int64)
+STEP_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64
+)
+CALLBACK_FAILED = -2  # what a callback returns when the Python it calls raised (kernels.c: MC_CALLBACK)
+ERRORS = {-1: "out of memory", -2: "a callback failed", -3: "states out of order"}
+
+
+class NativeUnavailable(RuntimeError):
+    """The kernels were required (`MORPHCPT_NATIVE=require`) but could not be built or loaded."""
+
+
+def mode() -> str:
+    value = os.environ.get("MORPHCPT_NATIVE", "auto").strip().lower() or "auto"
+    if value not in MODES:
+        raise ValueError(f"MORPHCPT_NATIVE={value!r}: use one of {', '.join(MODES)}")
+    return value
+
+
+def load() -> Kernels | None:
+    """The kernels, or None when `MORPHCPT_NATIVE=off` or (in `auto`) when they cannot be built here."""
+    chosen = mode()
+    if chosen == "off":
+        return None
+    try:
+        return _load_cached()
+    except NativeUnavailable as error:
+        if chosen == "require":
+            raise
+        _warn_once(str(error))
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def _warn_once(reason: str) -> None:
+    log.warning(
+        "compiled kernels unavailable (%s): StochasTok and Patok run in Python (same output, slower)", reason
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _load_cached() -> Kernels:
+    return Kernels(ctypes.CDLL(str(build())))
+
+
+def build(folder: Path | None = None) -> Path:
+    """The compiled library for this machine: from the cache when there, else compiled into it now."""
+    source = SOURCE.read_bytes()
+    key = hashlib.sha256(source + " ".join(FLAGS).encode() + platform.machine().encode()).hexdigest()[:16]
+    if folder is None:
+        from morphcpt.tokenization.cache import cache_root
+
+        root = cache_root()
+        folder = root / "native" if root is not None else Path(tempfile.mkdtemp(prefix="morphcpt-native-"))
+    path = folder / f"kernels-{key}-{sys.platform}-{platform.machine()}.so"
+    if path.exists():
+        return path
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not compiler:
+        raise NativeUnavailable("no C compiler found: set CC or install gcc")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=folder)
+        os.close(fd)
+    except OSError as error:
+        raise NativeUnavailable(f"cannot write to {folder}: {error}") from None
+    try:
+        done = subprocess.run(
+            [compiler, *FLAGS, "-o", tmp, str(SOURCE), "-lm"], capture_output=True, text=True, check=False
+        )
+        if done.returncode != 0:
+            raise NativeUnavailable(f"{compiler} failed on {SOURCE.name}: {done.stderr.strip()[-2000:]}")
+        os.replace(tmp, path)  # atomic: concurrent builders each write their own file, the last rename wins
+    except OSError as error:
+        raise NativeUnavailable(f"cannot run {compiler}: {error}") from None
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    log.info("compiled %s", path)
+    return path
+
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = (ctypes.py_object, ctypes.c_char_p)
+
+
+def generators(rngs: list[np.random.Generator]) -> ctypes.Array:
+    """The `bitgen_t *` of each generator (numpy's public C interface), for the kernels to draw from."""
+    return (ctypes.c_void_p * len(rngs))(
+        *[_capsule_pointer(rng.bit_generator.capsule, b"BitGenerator") for rng in rngs]
+    )
+
+
+class Kernels:
+    """ctypes signatures of `kernels.c`."""
+
+    def __init__(self, lib: ctypes.CDLL) -> None:
+        self.lib = lib
+        vp, i64, f64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_double
+        lib.mc_stochastok_batch.restype = i64
+        lib.mc_stochastok_batch.argtypes = (I32P, I64P, i64, vp, f64, I64P, I32P, I32P, I32P, I64P)
+        lib.mc_patok_new.restype = vp
+        lib.mc_patok_new.argtypes = (
+            U8P,
+            U8P,
+            I64P,
+            I32P,
+            I32P,
+            f64,
+            f64,
+            f64,
+            f64,
+            i64,
+            I64P,
+            F64P,
+            INTERN_FN,
+            STEP_FN,
+        )
+        lib.mc_patok_reset.restype = None
+        lib.mc_patok_reset.argtypes = (vp,)
+        lib.mc_patok_free.restype = None
+        lib.mc_patok_free.argtypes = (vp,)
+        lib.mc_patok_add_state.restype = i64
+        lib.mc_patok_add_state.argtypes = (vp, i64, ctypes.POINTER(ctypes.c_int32), i64, ctypes.c_uint64, i64)
+        lib.mc_patok_num_states.restype = i64
+        lib.mc_patok_num_states.argtypes = (vp,)
+        lib.mc_patok_batch.restype = i64
+        lib.mc_patok_batch.argtypes = (vp, I32P, I64P, i64, vp, I64P)
+        lib.mc_patok_output.restype = ctypes.POINTER(ctypes.c_int32)
+        lib.mc_patok_output.argtypes = (vp,)
+
+    def stochastok(
+        self, ids: np.ndarray, bounds: np.ndarray, rngs: list, expand_prop: float, table
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Expand documents `ids[bounds[d]:bounds[d+1]]` (int32, int64 bounds): (flat result, lengths)."""
+        lengths = np.diff(bounds)
+        room = int(bounds[-1]) + int((lengths * expand_prop).astype(np.int64).sum())
+        out = np.empty(room, dtype=np.int32)
+        out_len = np.empty(len(lengths), dtype=np.int64)
+        total = self.lib.mc_stochastok_batch(
+            ids,
+            bounds,
+            len(lengths),
+            generators(rngs),
+            expand_prop,
+            table.offsets,
+            table.left,
+            table.right,
+            out,
+            out_len,
+        )
+        check(total)
+        return out[:total], out_len
+
+
+def check(code: int) -> int:
+    if code < 0:
+        raise RuntimeError(f"native kernel failed: {ERRORS.get(code, code)}")
+    return code
+
+
+class PatokKernel:
+    """One `patok_t` (kernels.c): the native mirror of a `WordStates` and a Patok scheme's settings.
+
+    `intern(ids) -> sid` and `step(key, sid, r, e, cut) -> sid` are the Python callbacks for what the kernel has
+    not seen; every state Python interns must be passed on with `add_state` (WordStates does), so that a sid means
+    the same on both sides.
+    """
+
+    def __init__(
+        self,
+        kernels: Kernels,
+        *,
+        opens,
+        closes,
+        table,
+        contract_prop,
+        max_attempts_factor,
+        affix_awareness,
+        expand_prop,
+        sizes,
+        cdf,
+        intern,
+        step,
+    ) -> None:
+        self.lib = kernels.lib
+        self._error: BaseException | None = None
+        # The ctypes callbacks and the arrays the kernel points into must live as long as the handle.
+        self._keep = (
+            np.ascontiguousarray(opens, dtype=np.uint8),
+            np.ascontiguousarray(closes, dtype=np.uint8),
+            table,
+            np.asarray(sizes, dtype=np.int64),
+            np.asarray([*cdf, 0.0], dtype=np.float64),
+            INTERN_FN(self._guard(lambda ptr, n: intern(tuple(ptr[:n])))),
+            STEP_FN(self._guard(step)),
+        )
+        opens_a, closes_a, _, sizes_a, cdf_a, intern_c, step_c = self._keep
+        self.handle = self.lib.mc_patok_new(
+            opens_a,
+            closes_a,
+            table.offsets,
+            table.left,
+            table.right,
+            contract_prop,
+            max_attempts_factor,
+            affix_awareness,
+            expand_prop,
+            len(sizes_a),
+            sizes_a,
+            cdf_a,
+            intern_c,
+            step_c,
+        )
+        if not self.handle:
+            raise ValueError(f"the native kernel takes 1 to 64 span sizes, got {len(sizes_a)}")
+        weakref.finalize(self, self.lib.mc_patok_free, self.handle)
+
+    def _guard(self, fn):
+        def call(*args):
+            try:
+                return fn(*args)
+            except BaseException as error:  # raised again by `run`, after the kernel has stopped
+                self._error = error
+                return CALLBACK_FAILED
+
+        return call
+
+    def add_state(self, sid: int, ids: tuple[int, ...], mask: int, active: bool) -> None:
+        check(
+            self.lib.mc_patok_add_state(
+                self.handle, sid, (ctypes.c_int32 * len(ids))(*ids), len(ids), mask, active
+            )
+        )
+
+    def reset(self) -> None:
+        self.lib.mc_patok_reset(self.handle)
+
+    def num_states(self) -> int:
+        return self.lib.mc_patok_num_states(self.handle)
+
+    def run(self, ids: np.ndarray, bounds: np.ndarray, rngs: list) -> tuple[np.ndarray, np.ndarray]:
+        """Patok on documents `ids[bounds[d]:bounds[d+1]]` (int32, int64 bounds), in order: (flat result,
+        lengths)."""
+        out_len = np.empty(len(bounds) - 1, dtype=np.int64)
+        self._error = None
+        total = self.lib.mc_patok_batch(self.handle, ids, bounds, len(out_len), generators(rngs), out_len)
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        check(total)
+        if total == 0:
+            return np.zeros(0, dtype=np.int32), out_len
+        return np.ctypeslib.as_array(self.lib.mc_patok_output(self.handle), (total,)).copy(), out_len

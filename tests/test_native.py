@@ -1,0 +1,162 @@
+"""The compiled kernels (`tokenization/native`): they build here, and every scheme gives the same ids through them
+as through the Python reference, whatever the batch, the generators' sharing, the caches or a failing callback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from morphcpt.tokenization import native
+from morphcpt.tokenization.schemes import (
+    SchemeConfig,
+    build_scheme,
+    document_rng,
+    flatten,
+    transform_documents,
+    transform_flat,
+)
+from morphcpt.tokenization.schemes.patok import PatokScheme
+
+CONFIGS = {
+    "stochastok": {"name": "stochastok"},
+    "stochastok_half": {"name": "stochastok", "expand_prop": 0.5},
+    "patok": {"name": "patok"},
+    "patok_aware": {"name": "patok", "affix_awareness": 1.0, "expand_prop": 0.5},
+    "patok_blind": {"name": "patok", "affix_awareness": 0.0},
+    "patok_wide": {
+        "name": "patok",
+        "affix_awareness": 0.5,
+        "contract_prop": 2.0,
+        "max_attempts_factor": 3.0,
+        "num_toks_to_cont": [1, 2, 5],
+        "contract_prob": [0.2, 0.5, 0.3],
+    },
+    "patok_no_expansion": {"name": "patok", "expand_prop": 0.0},
+}
+ADVERSARIAL = [
+    "mag " * 600,
+    "pinagsisikapan" * 80,
+    "ma-" * 500,
+    "umuulan naglalaro " * 300,
+    "",
+    "a",
+    "\n\n",
+    "kumain ng isda\n" * 40,
+    "\u2581magluto \u2581\u2581",
+    "😀 <eos> <0x41> ñ",
+]
+
+
+@pytest.fixture(scope="module")
+def documents(vocab, sample_corpus) -> list[list[int]]:
+    with open(sample_corpus, encoding="utf-8") as f:
+        texts = [json.loads(line)["text"] for line in f][:300]
+    return vocab.encode_batch(texts + ADVERSARIAL)
+
+
+def build(config: dict, vocab, monkeypatch, mode: str, **kwargs):
+    monkeypatch.setenv("MORPHCPT_NATIVE", mode)
+    if config["name"] == "patok":
+        scheme = PatokScheme(SchemeConfig(**config), vocab, **kwargs)
+    else:
+        scheme = build_scheme(SchemeConfig(**config), vocab)
+    assert scheme.native == (mode != "off")
+    return scheme
+
+
+@pytest.mark.skipif(not (shutil.which("cc") or shutil.which("gcc")), reason="no C compiler on this machine")
+def test_the_kernels_build_with_the_system_compiler(tmp_path, monkeypatch):
+    path = native.build(tmp_path)
+    assert path.parent == tmp_path and path.stat().st_size > 0
+    assert native.build(tmp_path) == path  # the second call finds it
+    monkeypatch.setenv("MORPHCPT_NATIVE", "require")
+    assert isinstance(native.load(), native.Kernels)
+
+
+def test_a_compiler_that_fails_is_reported_and_auto_falls_back(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("CC", "false")
+    with pytest.raises(native.NativeUnavailable, match="false failed"):
+        native.build(tmp_path)
+    assert not list(tmp_path.iterdir())  # no half-written library is left behind
+
+    def unavailable():
+        raise native.NativeUnavailable("no C compiler found")
+
+    monkeypatch.setattr(native, "_load_cached", unavailable)
+    native._warn_once.cache_clear()
+    monkeypatch.setenv("MORPHCPT_NATIVE", "auto")
+    assert native.load() is None
+    assert "run in Python" in caplog.text
+    monkeypatch.setenv("MORPHCPT_NATIVE", "require")
+    with pytest.raises(native.NativeUnavailable):
+        native.load()
+    monkeypatch.setenv("MORPHCPT_NATIVE", "fast")
+    with pytest.raises(ValueError, match="MORPHCPT_NATIVE"):
+        native.load()
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_the_kernels_give_the_python_ids(name, vocab, documents, monkeypatch):
+    """Batches of several sizes, two documents sharing each generator (the parts of a long text): transform_flat
+    through the kernels equals the Python reference, document by document, and keeps the text."""
+    config = CONFIGS[name]
+    reference = build(config, vocab, monkeypatch, "off")
+    kernel = build(config, vocab, monkeypatch, "require")
+    owner = [i // 2 for i in range(len(documents))]  # documents 2k and 2k+1 share generator k
+
+    def generators():
+        shared = [document_rng(5, name, k) for k in range(owner[-1] + 1)]
+        return [shared[k] for k in owner]
+
+    expected = transform_documents(reference, documents, generators())
+    rngs, got, at = generators(), [], 0
+    for size in (1, 7, 64, 1000):  # a pair may straddle two batches: its generator goes on where it stopped
+        batch = documents[at : at + size]
+        ids, bounds = flatten(batch)
+        flat, lengths = transform_flat(kernel, ids, bounds, rngs[at : at + len(batch)])
+        assert flat.dtype == np.int32 and lengths.sum() == len(flat)
+        got += [part.tolist() for part in np.split(flat, np.cumsum(lengths)[:-1])]
+        at += len(batch)
+    assert len(got) == len(documents)
+    mismatched = [i for i, (a, b) in enumerate(zip(got, expected, strict=True)) if a != b]
+    assert not mismatched, f"{len(mismatched)} documents differ, first {mismatched[:5]}"
+    assert all(vocab.decode(out) == vocab.decode(ids) for out, ids in zip(got, documents, strict=True))
+    assert sum(a != b for a, b in zip(got, documents, strict=True)) > len(documents) // 3  # it did transform
+
+
+def test_patok_kernel_with_tiny_caches_gives_the_python_ids(vocab, documents, monkeypatch):
+    """The word-state tables forgotten every 16 states, on both sides at once: the same ids."""
+    reference = build(CONFIGS["patok"], vocab, monkeypatch, "off")
+    tiny = build(CONFIGS["patok"], vocab, monkeypatch, "require", cache_size=8)
+    for i in range(0, len(documents), 5):
+        batch = documents[i : i + 5]
+        rngs = [document_rng(1, "patok", j) for j in range(i, i + len(batch))]
+        again = [document_rng(1, "patok", j) for j in range(i, i + len(batch))]
+        assert tiny.transform_many(batch, rngs) == reference.transform_many(batch, again), i
+    assert tiny._kernel.num_states() == len(tiny.words.states) <= 16 + 4 * max(map(len, documents))
+
+
+def test_a_failing_analysis_raises_and_leaves_the_kernel_usable(vocab, documents, monkeypatch):
+    """An error inside a callback (here: the analyser) comes out of `transform` as itself; the tables of both
+    sides are reset, so later documents still get the Python ids."""
+    scheme = build(CONFIGS["patok"], vocab, monkeypatch, "require")
+    reference = build(CONFIGS["patok"], vocab, monkeypatch, "off")
+    analyze = scheme.pack.analyze
+
+    def broken(word):
+        if word == "pinagsisikapanpinagsisikapan":
+            raise KeyError("analyser broke")
+        return analyze(word)
+
+    scheme.words.pack = type("Pack", (), {"analyze": staticmethod(broken)})()
+    with pytest.raises(KeyError, match="analyser broke"):
+        scheme.transform(vocab.encode("Magandang araw. " + "pinagsisikapan" * 2), document_rng(0, "patok", 0))
+    assert len(scheme.words.states) == scheme._kernel.num_states() == 0
+    scheme.words.pack = reference.pack
+    for i in range(20):
+        assert scheme.transform(documents[i], document_rng(2, "patok", i)) == reference.transform(
+            documents[i], document_rng(2, "patok", i)
+        ), i
