@@ -20,7 +20,9 @@ it first; `morphcpt.tokenization.cache`). Reported per scheme and worker count:
 * the sha256 of the output: the same for every worker count.
 
 `--repeats N` measures every row N times, interleaved, and reports the run of median processing time (this machine's
-timings vary by 10-20 % from run to run); the JSON keeps every run's processing time.
+timings vary by 10-20 % from run to run); the JSON keeps every run's processing time. It also prints each scheme's
+ratio to vanilla within every repeat (vanilla ran just before it, at the same worker count), which a slow spell of
+the machine disturbs less than a ratio of two medians.
 
 `--scale N` also runs each scheme on the input written N times back to back, at the largest worker count, to show
 that peak memory does not grow with the input. Last, `split_jsonl` in MB/s beside `cp` of the same file.
@@ -167,9 +169,14 @@ def main(argv: list[str] | None = None) -> int:
                     runs.setdefault((scheme, workers), []).append(row)
                     print(f"  measured {scheme} workers={workers} ({repeat + 1}/{args.repeats}): processing "
                           f"{row['process_s']:.2f} s", file=sys.stderr, flush=True)  # fmt: skip
-        for measured in runs.values():  # the run of median processing time
+        for (scheme, workers), measured in runs.items():  # the run of median processing time
             rows.append(sorted(measured, key=lambda r: r["process_s"])[len(measured) // 2])
             rows[-1]["process_s_all"] = [r["process_s"] for r in measured]
+            vanilla = runs.get(("vanilla", workers))
+            if vanilla and scheme != "vanilla":  # each repeat against vanilla's run just before it
+                rows[-1]["paired_vs_vanilla"] = [
+                    r["process_s"] / v["process_s"] for r, v in zip(measured, vanilla, strict=True)
+                ]
         if (
             args.tokenizer_threads
         ):  # one worker whose tokenizer runs on every core (TOKENIZERS_PARALLELISM=true)
@@ -203,6 +210,13 @@ def main(argv: list[str] | None = None) -> int:
             f"{ratio:>7}{row['cpu_s']:>7.1f}{row['cpu_s_per_m_tokens']:>11.2f}{row['tokens_per_s']:>10,.0f}"
             f"{row['tokens_per_cpu_s']:>10,.0f}{row['peak_rss_mb']:>8.0f}  {row['sha256']}"
         )
+    for row in rows:
+        if len(row.get("paired_vs_vanilla", ())) > 1:
+            paired = sorted(row["paired_vs_vanilla"])
+            print(
+                f"{row['scheme']} workers={row['workers']}: processing vs vanilla's run of the same repeat "
+                f"{', '.join(f'{x:.2f}x' for x in row['paired_vs_vanilla'])} (median {paired[len(paired) // 2]:.2f}x)"
+            )
     for scheme in args.schemes:
         mine = [r for r in rows if r["scheme"] == scheme and isinstance(r["workers"], int)]
         if len(mine) > 1:

@@ -76,6 +76,13 @@ def test_the_kernels_build_with_the_system_compiler(tmp_path, monkeypatch):
     assert isinstance(native.load(), native.Kernels)
 
 
+@pytest.mark.skipif(not (shutil.which("cc") or shutil.which("gcc")), reason="no C compiler on this machine")
+def test_an_unwritable_cache_builds_into_a_temporary_folder(tmp_path):
+    (tmp_path / "file").write_text("not a folder")
+    path = native.build(tmp_path / "file" / "native")
+    assert path.is_file() and not path.is_relative_to(tmp_path)
+
+
 def test_a_compiler_that_fails_is_reported_and_auto_falls_back(tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("CC", "false")
     with pytest.raises(native.NativeUnavailable, match="false failed"):

@@ -44,3 +44,18 @@ def test_missing_base_model_fix_uses_the_current_hf_cli(tmp_path, monkeypatch):
     assert not base.ok
     # `huggingface-cli` is deprecated; the fix must be the command .env.example shows
     assert base.fix.startswith("hf download nobody/not-a-cached-model") and "huggingface-cli" not in base.fix
+
+
+def test_the_kernels_check_reports_a_missing_compiler_as_a_warning(tmp_path, monkeypatch):
+    monkeypatch.setenv("MORPHCPT_CACHE_DIR", str(tmp_path / "cache"))  # nothing built yet
+    monkeypatch.setenv("CC", "false")
+    (check,) = [
+        c for c in run_checks(cluster=False, env_file=tmp_path / ".env") if c.name == "compiled kernels"
+    ]
+    assert not check.ok and not check.required and "false failed" in check.detail
+    assert "[warn] compiled kernels" in render([check]) and "fix: install a C compiler" in render([check])
+    monkeypatch.delenv("CC")
+    (check,) = [
+        c for c in run_checks(cluster=False, env_file=tmp_path / ".env") if c.name == "compiled kernels"
+    ]
+    assert check.ok and check.detail.startswith(str(tmp_path / "cache" / "native"))

@@ -234,12 +234,30 @@ def check_data(env: dict[str, str]) -> list[Check]:
     return checks
 
 
+def check_kernels() -> Check:
+    """StochasTok's and Patok's compiled kernels (`tokenization/native`), built here with the C compiler."""
+    from morphcpt.tokenization import native
+
+    try:
+        path = native.build()
+    except native.NativeUnavailable as error:
+        return Check(
+            "compiled kernels",
+            False,
+            f"{error}; StochasTok and Patok would run in Python (the same ids, about twice as slow)",
+            fix="install a C compiler (gcc) or set CC",
+            required=False,
+        )
+    return Check("compiled kernels", True, str(path))
+
+
 def run_checks(cluster: bool, env_file: Path) -> list[Check]:
     from morphcpt.jobs import read_env
 
     env = read_env(env_file) if env_file.is_file() else {}
     return [
         *check_packages(cluster),
+        check_kernels(),
         *check_gpus(cluster),
         *(check_enroot(env) if cluster else []),
         *check_env(env_file, env, cluster),

@@ -107,9 +107,12 @@ def build(folder: Path | None = None) -> Path:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=folder)
-        os.close(fd)
-    except OSError as error:
-        raise NativeUnavailable(f"cannot write to {folder}: {error}") from None
+    except OSError as error:  # a read-only cache: build for this process only
+        log.warning("cannot write to %s (%s); compiling into a temporary folder", folder, error)
+        folder = Path(tempfile.mkdtemp(prefix="morphcpt-native-"))
+        path = folder / path.name
+        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=folder)
+    os.close(fd)
     try:
         done = subprocess.run(
             [compiler, *FLAGS, "-o", tmp, str(SOURCE), "-lm"], capture_output=True, text=True, check=False
