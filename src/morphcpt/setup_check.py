@@ -244,7 +244,7 @@ def check_kernels() -> Check:
         return Check(
             "compiled kernels",
             False,
-            f"{error}; StochasTok and Patok would run in Python (the same ids, about twice as slow)",
+            f"{error}; StochasTok and Patok would run in Python (the same ids, slower)",
             fix="install a C compiler (gcc) or set CC",
             required=False,
         )

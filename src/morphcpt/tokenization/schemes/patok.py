@@ -25,11 +25,13 @@ Per document (canonical ids in, ids with the same text out):
 Speed. Only a group with a morpheme boundary strictly inside one of its canonical tokens can gain anything in
 step 2, so draws landing elsewhere are spent without work (re-encoding an aligned span gives it back, up to the
 occasional non-canonical merge that patok does not need). Word groups are interned as small integer states with
-their analyses and contraction steps cached (`patok_words.WordStates`): finding a document's groups and their
-states is a few array operations and one dictionary lookup per group, and a draw costs a few list lookups once
-its word has been seen. `transform_many` does the array work (groups, the draws' values) once for a batch of
-documents, which preprocessing uses; `transform` is the batch of one. Affix tokens travel as a set of positions,
-not a flag per token. `benchmarks/schemes.py` and `benchmarks/preprocess.py` measure it against vanilla.
+their analyses and contraction steps cached (`patok_words.WordStates`). Where the compiled kernels build
+(`tokenization.native`, the default), a batch runs through `kernels.c`: groups, draws, splicing and expansion in C
+on int32 arrays, drawing from each document's generator in the order of the Python code below, and calling back
+into Python only for a word group or a step it has not seen (`WordStates.intern`, `WordStates.add_step`), so the
+Python tables stay the one source of the analyses. Without them (`MORPHCPT_NATIVE=off`, or no C compiler),
+`transform_many` does the array work (groups, the draws' values) once for a batch and loops in Python: the same ids,
+which tests/test_native.py checks on every setting. `benchmarks/preprocess.py` measures both against vanilla.
 """
 
 from __future__ import annotations

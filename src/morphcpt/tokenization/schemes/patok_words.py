@@ -10,7 +10,9 @@ through their ids packed into one integer (exact: no hashing), longer ones (a fr
 tuple.
 
 Memory stays bounded: `reset_if_full` (called between documents) drops every table once `max_states` states are
-known; results never depend on what is cached.
+known; results never depend on what is cached. With patok's compiled kernel (`tokenization.native`), every state
+interned here is also handed to the kernel (`attach`), which looks groups and steps up in its own tables and asks
+back here only for what it has not seen; a reset clears both sides.
 """
 
 from __future__ import annotations

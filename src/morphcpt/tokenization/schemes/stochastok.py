@@ -3,6 +3,9 @@
 `int(len(ids) * expand_prop)` attempts; each picks a uniformly random position of the current, growing list and
 replaces its token by a uniformly chosen expansion pair, or is spent when the token has none (specials, bytes,
 unsplittable pieces). Realised growth is therefore below `expand_prop`. The text never changes.
+
+The attempts run in the compiled kernel (`tokenization.native`) where it builds, else in `Expander.expand`: the
+same ids either way.
 """
 
 from __future__ import annotations
