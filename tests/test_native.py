@@ -167,3 +167,29 @@ def test_a_failing_analysis_raises_and_leaves_the_kernel_usable(vocab, documents
         assert scheme.transform(documents[i], document_rng(2, "patok", i)) == reference.transform(
             documents[i], document_rng(2, "patok", i)
         ), i
+
+
+@pytest.mark.parametrize("name", ["stochastok", "patok"])
+def test_bad_arrays_are_refused_before_the_kernel_reads_them(name, vocab, monkeypatch):
+    scheme = build(CONFIGS[name], vocab, monkeypatch, "require")
+    ids, bounds = flatten([[5, 6, 7], [8]])
+    rngs = [document_rng(0, name, 0), document_rng(0, name, 1)]
+    with pytest.raises(ValueError, match="out of range"):
+        scheme.transform_flat(np.array([5, vocab.size, 7, 8], dtype=np.int32), bounds, rngs)
+    with pytest.raises(ValueError, match="bounds must run"):
+        scheme.transform_flat(ids, np.array([0, 3, 5]), rngs)
+    with pytest.raises(ValueError, match="must not decrease"):
+        scheme.transform_flat(ids, np.array([0, 3, 2, 4]), [*rngs, rngs[0]])
+    with pytest.raises(ValueError, match="2 documents but 1 generators"):
+        scheme.transform_flat(ids, bounds, rngs[:1])
+    docs = [vocab.encode("Nagluto siya ng pagkain."), vocab.encode("kumakain")]
+    ids, bounds = flatten(docs)
+    rngs = [document_rng(0, name, 0), document_rng(0, name, 1)]
+    flat, lengths = scheme.transform_flat(
+        ids.astype(np.int64), bounds.tolist(), rngs
+    )  # converted, not refused
+    reference = build(CONFIGS[name], vocab, monkeypatch, "off")
+    expected = [reference.transform(ids, document_rng(0, name, i)) for i, ids in enumerate(docs)]
+    assert (
+        np.split(flat, [lengths[0]])[0].tolist() == expected[0] and flat[lengths[0] :].tolist() == expected[1]
+    )

@@ -182,6 +182,7 @@ class Kernels:
         self, ids: np.ndarray, bounds: np.ndarray, rngs: list, expand_prop: float, table
     ) -> tuple[np.ndarray, np.ndarray]:
         """Expand documents `ids[bounds[d]:bounds[d+1]]` (int32, int64 bounds): (flat result, lengths)."""
+        ids, bounds = checked(ids, bounds, rngs, table.size)
         lengths = np.diff(bounds)
         room = int(bounds[-1]) + int((lengths * expand_prop).astype(np.int64).sum())
         out = np.empty(room, dtype=np.int32)
@@ -200,6 +201,22 @@ class Kernels:
         )
         check(total)
         return out[:total], out_len
+
+
+def checked(ids, bounds, rngs: list, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """`ids` as int32 and `bounds` as int64 arrays, after the checks the C code relies on: every id in
+    [0, size), bounds from 0 to len(ids) and never decreasing, one generator per document."""
+    ids = np.ascontiguousarray(ids, dtype=np.int32)
+    bounds = np.ascontiguousarray(bounds, dtype=np.int64)
+    if bounds.ndim != 1 or len(bounds) < 1 or bounds[0] != 0 or bounds[-1] != len(ids):
+        raise ValueError(f"bounds must run from 0 to {len(ids)} (the number of ids)")
+    if (np.diff(bounds) < 0).any():
+        raise ValueError("bounds must not decrease")
+    if len(rngs) != len(bounds) - 1:
+        raise ValueError(f"{len(bounds) - 1} documents but {len(rngs)} generators")
+    if len(ids) and (ids.min() < 0 or ids.max() >= size):
+        raise ValueError(f"token id out of range [0, {size}): min {ids.min()}, max {ids.max()}")
+    return ids, bounds
 
 
 def check(code: int) -> int:
@@ -233,6 +250,7 @@ class PatokKernel:
         step,
     ) -> None:
         self.lib = kernels.lib
+        self.size = len(opens)  # the vocabulary's
         self._error: BaseException | None = None
         # The ctypes callbacks and the arrays the kernel points into must live as long as the handle.
         self._keep = (
@@ -291,6 +309,7 @@ class PatokKernel:
     def run(self, ids: np.ndarray, bounds: np.ndarray, rngs: list) -> tuple[np.ndarray, np.ndarray]:
         """Patok on documents `ids[bounds[d]:bounds[d+1]]` (int32, int64 bounds), in order: (flat result,
         lengths)."""
+        ids, bounds = checked(ids, bounds, rngs, self.size)
         out_len = np.empty(len(bounds) - 1, dtype=np.int64)
         self._error = None
         total = self.lib.mc_patok_batch(self.handle, ids, bounds, len(out_len), generators(rngs), out_len)
