@@ -40,6 +40,12 @@ class StochastokScheme:
         flat, lengths = self.transform_flat(*flatten([ids]), [rng])
         return unflatten(flat, lengths)[0]
 
+    def transform_many(self, docs: list[list[int]], rngs: list[np.random.Generator]) -> list[list[int]]:
+        """`[transform(ids, rng) for ids, rng in zip(docs, rngs)]` in one call of the kernel."""
+        if self._kernels is None:
+            return list(map(self.transform, docs, rngs))
+        return unflatten(*self.transform_flat(*flatten(docs), rngs))
+
     def transform_flat(self, ids: np.ndarray, bounds: np.ndarray, rngs: list[np.random.Generator]):
         """Documents `ids[bounds[d]:bounds[d+1]]` (int32) -> (results back to back as int32, their lengths);
         generators are drawn from in document order."""
