@@ -77,6 +77,19 @@ def test_the_kernels_build_with_the_system_compiler(tmp_path, monkeypatch):
 
 
 @pytest.mark.skipif(not (shutil.which("cc") or shutil.which("gcc")), reason="no C compiler on this machine")
+def test_a_damaged_library_in_the_cache_is_compiled_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("MORPHCPT_CACHE_DIR", str(tmp_path))
+    path = native.build()
+    path.write_bytes(b"not a shared library")
+    native._load_cached.cache_clear()
+    try:
+        assert isinstance(native._load_cached(), native.Kernels)
+        assert path.stat().st_size > 1000
+    finally:
+        native._load_cached.cache_clear()
+
+
+@pytest.mark.skipif(not (shutil.which("cc") or shutil.which("gcc")), reason="no C compiler on this machine")
 def test_an_unwritable_cache_builds_into_a_temporary_folder(tmp_path):
     (tmp_path / "file").write_text("not a folder")
     path = native.build(tmp_path / "file" / "native")
@@ -89,10 +102,7 @@ def test_a_compiler_that_fails_is_reported_and_auto_falls_back(tmp_path, monkeyp
         native.build(tmp_path)
     assert not list(tmp_path.iterdir())  # no half-written library is left behind
 
-    def unavailable():
-        raise native.NativeUnavailable("no C compiler found")
-
-    monkeypatch.setattr(native, "_load_cached", unavailable)
+    monkeypatch.setattr(native, "_load_cached", lambda: native.NativeUnavailable("no C compiler found"))
     native._warn_once.cache_clear()
     monkeypatch.setenv("MORPHCPT_NATIVE", "auto")
     assert native.load() is None

@@ -68,13 +68,13 @@ def load() -> Kernels | None:
     chosen = mode()
     if chosen == "off":
         return None
-    try:
-        return _load_cached()
-    except NativeUnavailable as error:
+    kernels = _load_cached()
+    if isinstance(kernels, NativeUnavailable):
         if chosen == "require":
-            raise
-        _warn_once(str(error))
+            raise kernels
+        _warn_once(str(kernels))
         return None
+    return kernels
 
 
 @functools.lru_cache(maxsize=1)
@@ -85,14 +85,28 @@ def _warn_once(reason: str) -> None:
 
 
 @functools.lru_cache(maxsize=1)
-def _load_cached() -> Kernels:
-    return Kernels(ctypes.CDLL(str(build())))
+def _load_cached() -> Kernels | NativeUnavailable:
+    """The kernels of this process, or why they are unavailable (so a failed build is tried once)."""
+    try:
+        path = build()
+        try:
+            return Kernels(ctypes.CDLL(str(path)))
+        except OSError as error:  # a damaged file in the cache: built again, once
+            log.warning("cannot load %s (%s); compiling it again", path, error)
+            path.unlink(missing_ok=True)
+            return Kernels(ctypes.CDLL(str(build())))
+    except NativeUnavailable as error:
+        return error
+    except OSError as error:
+        return NativeUnavailable(f"cannot load the compiled kernels: {error}")
 
 
 def build(folder: Path | None = None) -> Path:
     """The compiled library for this machine: from the cache when there, else compiled into it now."""
     source = SOURCE.read_bytes()
-    key = hashlib.sha256(source + " ".join(FLAGS).encode() + platform.machine().encode()).hexdigest()[:16]
+    # The C library's version is in the key: a cache shared by a login node and a container holds one file each.
+    target = f"{' '.join(FLAGS)}|{platform.machine()}|{'-'.join(platform.libc_ver())}"
+    key = hashlib.sha256(source + target.encode()).hexdigest()[:16]
     if folder is None:
         from morphcpt.tokenization.cache import cache_root
 
