@@ -146,6 +146,7 @@ def test_without_a_cgroup_gpu_list_nothing_is_forced(fake_enroot, tmp_path, monk
 def test_the_command_runs_inside_with_only_what_was_passed(fake_enroot, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_ENROOT_EXEC", "1")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("MORPHCPT_NATIVE", "require")  # the preprocessing kernels: auto, off or require
     monkeypatch.setenv("UNRELATED_HOST_VARIABLE", "x")
     monkeypatch.setenv("PROJECT_DIR", str(paths.REPO_ROOT))
     out = subprocess.run(
@@ -156,6 +157,7 @@ def test_the_command_runs_inside_with_only_what_was_passed(fake_enroot, tmp_path
     ).stdout
     inside = json.loads(out.strip().splitlines()[-1])
     assert inside["HF_HUB_OFFLINE"] == "1" and inside["PYTHONPATH"] == f"{paths.REPO_ROOT}/src"
+    assert inside["MORPHCPT_NATIVE"] == "require"
     assert "UNRELATED_HOST_VARIABLE" not in inside
 
 

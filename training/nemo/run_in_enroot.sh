@@ -4,7 +4,8 @@
 #   training/nemo/run_in_enroot.sh python training/nemo/data/preprocess_data.py scheme=patok input=...
 # Settings come from the environment (job scripts export them), then from $PROJECT_DIR/.env for anything unset:
 # PROJECT_DIR, DATA_ROOT, OUTPUT_ROOT, LOG_DIR, HF_HOME, BASE_MODEL, TOKENIZER, CONTAINER_NAME, CONTAINER_SQSH;
-# HF_TOKEN, WANDB_API_KEY, HF_HUB_OFFLINE, WANDB_MODE, ... are passed through by name, never by value.
+# HF_TOKEN, WANDB_API_KEY, HF_HUB_OFFLINE, WANDB_MODE, ... are passed through by name, never by value, and so are
+# MORPHCPT_NATIVE and CC (the compiled kernels of preprocessing: tokenization/native).
 # MORPHCPT_NO_ENROOT=1 runs the command directly instead (workstations without enroot, and the tests);
 # CONTAINER_RUNTIME=pyxis (Slurm) runs it in an srun step with --container-image and the same mounts.
 set -euo pipefail
@@ -68,7 +69,7 @@ done
 envs=(--env "PYTHONPATH=$PROJECT_DIR/src" --env "HF_HOME=${HF_HOME:-$PROJECT_DIR/.cache/huggingface}")
 # By name only, so secrets never appear on a command line (enroot copies the value from this environment).
 for name in HF_TOKEN WANDB_API_KEY WANDB_PROJECT WANDB_ENTITY WANDB_MODE HF_HUB_OFFLINE TRANSFORMERS_OFFLINE \
-    PBS_JOBID PBS_ARRAY_INDEX SLURM_JOB_ID; do
+    PBS_JOBID PBS_ARRAY_INDEX SLURM_JOB_ID MORPHCPT_NATIVE CC; do
     [[ -n "${!name:-}" ]] && envs+=(--env "$name")
 done
 # enroot starts from a clean environment, so the GPUs PBS gave this job (CUDA_VISIBLE_DEVICES, set by the
