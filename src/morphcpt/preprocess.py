@@ -147,7 +147,6 @@ def _encode_batch(batch: list[tuple[int, tuple[str, ...]]]) -> tuple[np.ndarray,
         rng = document_rng(_worker["seed"], _worker["scheme_name"], index)
         rngs += [rng] * len(parts)
     out, out_lengths = transform_flat(scheme, ids, bounds, rngs)
-    lengths = np.diff(bounds)
     # Each part framed by <bos> ... <eos>.
     framed = out_lengths + 2
     ends = np.cumsum(framed)
@@ -157,7 +156,8 @@ def _encode_batch(batch: list[tuple[int, tuple[str, ...]]]) -> tuple[np.ndarray,
     flat[ends - framed] = vocab.bos_id
     flat[ends - 1] = vocab.eos_id
     flat[body] = out
-    return flat, framed, int(lengths.sum()) + 2 * len(lengths), _changed(ids, bounds, out, out_lengths)
+    canonical = len(ids) + 2 * len(out_lengths)
+    return flat, framed, canonical, _changed(ids, bounds, out, out_lengths)
 
 
 def _changed(ids: np.ndarray, bounds: np.ndarray, out: np.ndarray, out_lengths: np.ndarray) -> int:

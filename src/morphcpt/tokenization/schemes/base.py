@@ -91,7 +91,7 @@ def transform_flat(
     own = getattr(scheme, "transform_flat", None)
     if own is not None:
         return own(ids, bounds, rngs)
-    return flat_via_lists(lambda docs, gens: transform_documents(scheme, docs, gens), ids, bounds, rngs)
+    return flat_via_lists(scheme, ids, bounds, rngs)
 
 
 def flatten(docs: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -111,13 +111,20 @@ def unflatten(flat: np.ndarray, lengths: np.ndarray) -> list[list[int]]:
     return out
 
 
-def flat_via_lists(many, ids: np.ndarray, bounds: np.ndarray, rngs) -> tuple[np.ndarray, np.ndarray]:
-    """`transform_flat` through `many(docs, rngs)`, a transform of documents as lists."""
+def flat_via_lists(
+    scheme: Scheme, ids: np.ndarray, bounds: np.ndarray, rngs
+) -> tuple[np.ndarray, np.ndarray]:
+    """`transform_flat` through `transform_documents`: the arrays as lists and back (the Python code's way)."""
     values, edges = ids.tolist(), bounds.tolist()
     docs = [values[a:b] for a, b in zip(edges, edges[1:], strict=False)]
-    out = many(docs, rngs)
-    flat, lengths = flatten(out)
-    return flat, np.diff(lengths)
+    flat, out_bounds = flatten(transform_documents(scheme, docs, rngs))
+    return flat, np.diff(out_bounds)
+
+
+def lists_via_flat(scheme, docs: list[list[int]], rngs) -> list[list[int]]:
+    """`transform_documents` through the scheme's own `transform_flat` (the compiled kernels): lists as arrays
+    and back."""
+    return unflatten(*scheme.transform_flat(*flatten(docs), rngs))
 
 
 def document_rng(seed: int, scheme: str, doc_index: int) -> np.random.Generator:

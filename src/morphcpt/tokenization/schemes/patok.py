@@ -44,13 +44,7 @@ import numpy as np
 
 from morphcpt.tokenization import native
 from morphcpt.tokenization.expansions import Expander, load_or_build_split_table
-from morphcpt.tokenization.schemes.base import (
-    SchemeConfig,
-    flat_via_lists,
-    flatten,
-    transform_documents,
-    unflatten,
-)
+from morphcpt.tokenization.schemes.base import SchemeConfig, flat_via_lists, lists_via_flat
 from morphcpt.tokenization.schemes.patok_words import MAX_WORD_TOKENS, WordInfo, WordStates
 from morphcpt.tokenization.vocabulary import Vocabulary
 
@@ -142,16 +136,14 @@ class PatokScheme:
         if len({id(rng) for rng in rngs}) != len(rngs) or len(rngs) != len(docs):
             raise ValueError("transform_many needs one distinct generator per document")
         if self._kernel is not None:
-            ids, bounds = flatten(docs)
-            flat, lengths = self.transform_flat(ids, bounds, rngs)
-            return unflatten(flat, lengths)
+            return lists_via_flat(self, docs, rngs)
         return self._transform_python(docs, rngs)
 
     def transform_flat(self, ids: np.ndarray, bounds: np.ndarray, rngs: list[np.random.Generator]):
         """Documents `ids[bounds[d]:bounds[d+1]]` (int32; generators drawn from in document order, so the parts
         of one text may share one) -> (their results back to back as int32, each result's length)."""
         if self._kernel is None:
-            return flat_via_lists(lambda docs, gens: transform_documents(self, docs, gens), ids, bounds, rngs)
+            return flat_via_lists(self, ids, bounds, rngs)
         self.words.reset_if_full()
         try:
             return self._kernel.run(ids, bounds, rngs)

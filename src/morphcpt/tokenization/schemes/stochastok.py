@@ -14,7 +14,7 @@ import numpy as np
 
 from morphcpt.tokenization import native
 from morphcpt.tokenization.expansions import Expander, load_or_build_split_table
-from morphcpt.tokenization.schemes.base import SchemeConfig, flat_via_lists, flatten, unflatten
+from morphcpt.tokenization.schemes.base import SchemeConfig, flat_via_lists, lists_via_flat
 from morphcpt.tokenization.vocabulary import Vocabulary
 
 
@@ -37,18 +37,17 @@ class StochastokScheme:
     def transform(self, ids: list[int], rng: np.random.Generator) -> list[int]:
         if self._kernels is None:
             return self._expander.expand(list(ids), int(len(ids) * self.expand_prop), rng)
-        flat, lengths = self.transform_flat(*flatten([ids]), [rng])
-        return unflatten(flat, lengths)[0]
+        return self.transform_many([ids], [rng])[0]
 
     def transform_many(self, docs: list[list[int]], rngs: list[np.random.Generator]) -> list[list[int]]:
         """`[transform(ids, rng) for ids, rng in zip(docs, rngs)]` in one call of the kernel."""
         if self._kernels is None:
             return list(map(self.transform, docs, rngs))
-        return unflatten(*self.transform_flat(*flatten(docs), rngs))
+        return lists_via_flat(self, docs, rngs)
 
     def transform_flat(self, ids: np.ndarray, bounds: np.ndarray, rngs: list[np.random.Generator]):
         """Documents `ids[bounds[d]:bounds[d+1]]` (int32) -> (results back to back as int32, their lengths);
         generators are drawn from in document order."""
         if self._kernels is None:
-            return flat_via_lists(lambda docs, gens: list(map(self.transform, docs, gens)), ids, bounds, rngs)
+            return flat_via_lists(self, ids, bounds, rngs)
         return self._kernels.stochastok(ids, bounds, rngs, self.expand_prop, self.table)
