@@ -52,7 +52,7 @@ typedef struct {
 typedef struct {
     int32_t *tok;
     int64_t *nxt;
-    int64_t cap;
+    int64_t cap_tok, cap_nxt;
 } expand_work_t;
 
 /* Expander.expand: `attempts` split attempts on ids[0..n), each drawing (position, pair); frozen[j] != 0 marks
@@ -65,9 +65,7 @@ static int64_t expand_one(const int32_t *ids, int64_t n, int64_t attempts, bitge
         memcpy(out, ids, (size_t)n * sizeof(int32_t));
         return n;
     }
-    int64_t cap_t = w->cap, cap_n = w->cap;
-    if (GROW(w->tok, cap_t, n + attempts) || GROW(w->nxt, cap_n, n + attempts)) return MC_NOMEM;
-    w->cap = cap_t < cap_n ? cap_t : cap_n;
+    if (GROW(w->tok, w->cap_tok, n + attempts) || GROW(w->nxt, w->cap_nxt, n + attempts)) return MC_NOMEM;
     int32_t *tok = w->tok;
     int64_t *nxt = w->nxt;
     memcpy(tok, ids, (size_t)n * sizeof(int32_t));
@@ -101,7 +99,7 @@ int64_t mc_stochastok_batch(const int32_t *ids, const int64_t *doc_off, int64_t 
                             double expand_prop, const int64_t *offsets, const int32_t *left,
                             const int32_t *right, int32_t *out, int64_t *out_len) {
     split_table_t t = {offsets, left, right};
-    expand_work_t w = {NULL, NULL, 0};
+    expand_work_t w = {NULL, NULL, 0, 0};
     int64_t total = 0;
     for (int64_t d = 0; d < ndocs; d++) {
         int64_t n = doc_off[d + 1] - doc_off[d];
