@@ -45,9 +45,7 @@ I64P = np.ctypeslib.ndpointer(np.int64, flags="C_CONTIGUOUS")
 U8P = np.ctypeslib.ndpointer(np.uint8, flags="C_CONTIGUOUS")
 F64P = np.ctypeslib.ndpointer(np.float64, flags="C_CONTIGUOUS")
 INTERN_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.POINTER(ctypes.c_int32), ctypes.c_int64)
-STEP_FN = ctypes.CFUNCTYPE(
-    ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64
-)
+STEP_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
 CALLBACK_FAILED = -2  # what a callback returns when the Python it calls raised (kernels.c: MC_CALLBACK)
 ERRORS = {-1: "out of memory", -2: "a callback failed", -3: "states out of order"}
 
@@ -242,7 +240,7 @@ def check(code: int) -> int:
 class PatokKernel:
     """One `patok_t` (kernels.c): the native mirror of a `WordStates` and a Patok scheme's settings.
 
-    `intern(ids) -> sid` and `step(key, sid, r, e, cut) -> sid` are the Python callbacks for what the kernel has
+    `intern(ids) -> sid` and `step(sid, r, e, cut) -> sid` (NO_STEP: -1) are the Python callbacks for what the kernel has
     not seen; every state Python interns must be passed on with `add_state` (WordStates does), so that a sid means
     the same on both sides.
     """

@@ -123,7 +123,7 @@ int64_t mc_stochastok_batch(const int32_t *ids, const int64_t *doc_off, int64_t 
 #define MAX_SIZES 64
 
 typedef int64_t (*intern_fn)(const int32_t *ids, int64_t n);
-typedef int64_t (*step_fn)(int64_t key, int64_t sid, int64_t r, int64_t e, int64_t cut);
+typedef int64_t (*step_fn)(int64_t sid, int64_t r, int64_t e, int64_t cut);
 
 /* The native mirror of patok_words.WordStates (states and steps) plus the scheme's settings. Python owns the
  * analyses: a state is added here by mc_patok_add_state when WordStates interns it, with its ids, affix mask
@@ -404,7 +404,7 @@ static int64_t patok_one(patok_t *h, const int32_t *ids, int64_t n, bitgen_t *rn
                 int64_t key = (((sid << 7 | r) << 7 | e) << 1) | cut;
                 int64_t next = step_find(h, key);
                 if (next == INT64_MIN) {
-                    next = h->step(key, sid, r, e, cut);
+                    next = h->step(sid, r, e, cut);
                     if (next < -1 || next >= h->n_states) return MC_CALLBACK;
                     if (step_put(h, key, next)) return MC_NOMEM;
                 }

@@ -28,7 +28,7 @@ occasional non-canonical merge that patok does not need). Word groups are intern
 their analyses and contraction steps cached (`patok_words.WordStates`). Where the compiled kernels build
 (`tokenization.native`, the default), a batch runs through `kernels.c`: groups, draws, splicing and expansion in C
 on int32 arrays, drawing from each document's generator in the order of the Python code below, and calling back
-into Python only for a word group or a step it has not seen (`WordStates.intern`, `WordStates.add_step`), so the
+into Python only for a word group or a step it has not seen (`WordStates.intern`, `WordStates.span_step`), so the
 Python tables stay the one source of the analyses. Without them (`MORPHCPT_NATIVE=off`, or no C compiler),
 `transform_many` does the array work (groups, the draws' values) once for a batch and loops in Python: the same ids,
 which tests/test_native.py checks on every setting. `benchmarks/preprocess.py` measures both against vanilla.
@@ -116,7 +116,7 @@ class PatokScheme:
                 sizes=self._sizes,
                 cdf=self._cdf,
                 intern=self.words.intern,
-                step=self.words.add_step,
+                step=self.words.span_step,
             )
             self.words.attach(self._kernel)
 

@@ -248,10 +248,11 @@ class WordStates:
         """The sid after contracting tokens `r` to `e` (exclusive) of state `sid`, cut at the morpheme boundaries
         inside them if `cut`, or `NO_STEP` when the span stays; cached in `steps` under `key`, the caller's one
         integer for (sid, r, e, cut) (patok's draw loop looks it up there before calling this)."""
-        new = self.steps[key] = self._span_step(sid, r, e, cut)
+        new = self.steps[key] = self.span_step(sid, r, e, cut)
         return new
 
-    def _span_step(self, sid: int, r: int, e: int, cut: bool) -> int:
+    def span_step(self, sid: int, r: int, e: int, cut: bool) -> int:
+        """`add_step` without the cache (the compiled kernel keeps its own)."""
         state, info = self.states[sid], self.infos[sid]
         if not info.offsets:  # a state grown past MAX_WORD_TOKENS: left as it is
             return NO_STEP
