@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import weakref
+from array import array
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +45,7 @@ I32P = np.ctypeslib.ndpointer(np.int32, flags="C_CONTIGUOUS")
 I64P = np.ctypeslib.ndpointer(np.int64, flags="C_CONTIGUOUS")
 U8P = np.ctypeslib.ndpointer(np.uint8, flags="C_CONTIGUOUS")
 F64P = np.ctypeslib.ndpointer(np.float64, flags="C_CONTIGUOUS")
+I32_CODE = next(code for code in "il" if array(code).itemsize == 4)  # the `array` type code of int32
 INTERN_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.POINTER(ctypes.c_int32), ctypes.c_int64)
 STEP_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
 CALLBACK_FAILED = -2  # what a callback returns when the Python it calls raised (kernels.c: MC_CALLBACK)
@@ -145,10 +147,15 @@ _capsule_pointer.restype = ctypes.c_void_p
 _capsule_pointer.argtypes = (ctypes.py_object, ctypes.c_char_p)
 
 
-def generators(rngs: list[np.random.Generator]) -> ctypes.Array:
-    """The `bitgen_t *` of each generator (numpy's public C interface), for the kernels to draw from."""
-    return (ctypes.c_void_p * len(rngs))(
-        *[_capsule_pointer(rng.bit_generator.capsule, b"BitGenerator") for rng in rngs]
+def generators(rngs: list[np.random.Generator]) -> np.ndarray:
+    """The `bitgen_t *` of each generator (numpy's public C interface), for the kernels to draw from.
+
+    A numpy array, not a ctypes one: `c_void_p * n` makes a new ctypes type per length, and a type is a
+    reference cycle, garbage that only the cyclic collector frees (see `preprocess._encode_batch`)."""
+    return np.fromiter(
+        (_capsule_pointer(rng.bit_generator.capsule, b"BitGenerator") for rng in rngs),
+        dtype=np.uintp,
+        count=len(rngs),
     )
 
 
@@ -159,7 +166,8 @@ class Kernels:
         self.lib = lib
         vp, i64, f64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_double
         lib.mc_stochastok_batch.restype = i64
-        lib.mc_stochastok_batch.argtypes = (I32P, I64P, i64, vp, f64, I64P, I32P, I32P, I32P, I64P)
+        # Arrays as addresses (`address`) in the calls made per batch.
+        lib.mc_stochastok_batch.argtypes = (vp, vp, i64, vp, f64, vp, vp, vp, vp, vp)
         lib.mc_patok_new.restype = vp
         lib.mc_patok_new.argtypes = (
             U8P,
@@ -182,12 +190,21 @@ class Kernels:
         lib.mc_patok_free.restype = None
         lib.mc_patok_free.argtypes = (vp,)
         lib.mc_patok_add_state.restype = i64
-        lib.mc_patok_add_state.argtypes = (vp, i64, ctypes.POINTER(ctypes.c_int32), i64, ctypes.c_uint64, i64)
+        lib.mc_patok_add_state.argtypes = (
+            vp,
+            i64,
+            vp,
+            i64,
+            ctypes.c_uint64,
+            i64,
+        )  # ids: an array("i") address
         lib.mc_patok_num_states.restype = i64
         lib.mc_patok_num_states.argtypes = (vp,)
         lib.mc_patok_batch.restype = i64
-        lib.mc_patok_batch.argtypes = (vp, I32P, I64P, i64, vp, I64P)
-        lib.mc_patok_output.restype = ctypes.POINTER(ctypes.c_int32)
+        lib.mc_patok_batch.argtypes = (vp, vp, vp, i64, vp, vp)
+        lib.mc_patok_output.restype = (
+            vp  # an address, copied out with memmove (no ctypes array type per length)
+        )
         lib.mc_patok_output.argtypes = (vp,)
 
     def stochastok(
@@ -199,20 +216,32 @@ class Kernels:
         room = int(bounds[-1]) + int((lengths * expand_prop).astype(np.int64).sum())
         out = np.empty(room, dtype=np.int32)
         out_len = np.empty(len(lengths), dtype=np.int64)
+        pointers = generators(rngs)  # kept in a name: alive until the call returns
         total = self.lib.mc_stochastok_batch(
-            ids,
-            bounds,
+            address(ids, np.int32),
+            address(bounds, np.int64),
             len(lengths),
-            generators(rngs),
+            address(pointers, np.uintp),
             expand_prop,
-            table.offsets,
-            table.left,
-            table.right,
-            out,
-            out_len,
+            address(table.offsets, np.int64),
+            address(table.left, np.int32),
+            address(table.right, np.int32),
+            address(out, np.int32),
+            address(out_len, np.int64),
         )
         check(total)
         return out[:total], out_len
+
+
+def address(a: np.ndarray, dtype) -> int:
+    """The address of `a`'s data, once its type and layout are checked (what an `ndpointer` argument checks).
+
+    The calls made for every batch pass addresses: converting an `ndpointer` argument goes through numpy's
+    `data_as`, which leaves a reference cycle per argument and call, garbage that only the cyclic collector frees
+    (see `preprocess._encode_batch`). The caller keeps `a` alive until the call returns."""
+    if a.dtype != dtype or not a.flags.c_contiguous:
+        raise TypeError(f"expected a C-contiguous {np.dtype(dtype)} array, got {a.dtype}")
+    return a.ctypes.data
 
 
 def checked(ids, bounds, rngs: list, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -306,11 +335,8 @@ class PatokKernel:
         return call
 
     def add_state(self, sid: int, ids: tuple[int, ...], mask: int, active: bool) -> None:
-        check(
-            self.lib.mc_patok_add_state(
-                self.handle, sid, (ctypes.c_int32 * len(ids))(*ids), len(ids), mask, active
-            )
-        )
+        buffer = array(I32_CODE, ids)  # int32; a ctypes array would make a type per length
+        check(self.lib.mc_patok_add_state(self.handle, sid, buffer.buffer_info()[0], len(ids), mask, active))
 
     def reset(self) -> None:
         self.lib.mc_patok_reset(self.handle)
@@ -324,11 +350,21 @@ class PatokKernel:
         ids, bounds = checked(ids, bounds, rngs, self.size)
         out_len = np.empty(len(bounds) - 1, dtype=np.int64)
         self._error = None
-        total = self.lib.mc_patok_batch(self.handle, ids, bounds, len(out_len), generators(rngs), out_len)
+        pointers = generators(rngs)  # kept in a name: alive until the call returns
+        total = self.lib.mc_patok_batch(
+            self.handle,
+            address(ids, np.int32),
+            address(bounds, np.int64),
+            len(out_len),
+            address(pointers, np.uintp),
+            address(out_len, np.int64),
+        )
         if self._error is not None:
             error, self._error = self._error, None
             raise error
         check(total)
         if total == 0:
             return np.zeros(0, dtype=np.int32), out_len
-        return np.ctypeslib.as_array(self.lib.mc_patok_output(self.handle), (total,)).copy(), out_len
+        out = np.empty(total, dtype=np.int32)
+        ctypes.memmove(out.ctypes.data, self.lib.mc_patok_output(self.handle), out.nbytes)
+        return out, out_len
