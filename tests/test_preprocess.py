@@ -328,3 +328,47 @@ def test_outputs_are_byte_identical_to_the_recorded_checksums_from_a_cold_and_a_
         files = stats["files"]
         assert (files["bin"]["sha256"], files["idx"]["sha256"]) == SAMPLE_OUTPUT_SHA256[scheme], cache
     assert list((tmp_path / "cache" / "vocab").glob("*.pkl"))  # the cache was used
+
+
+# --- garbage collection: each batch freezes its survivors (`_encode_batch`) -------------------------------------
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_batches_leave_no_dead_reference_cycle_among_the_objects_they_freeze(vocab, sample_corpus, scheme):
+    import gc
+
+    from morphcpt import preprocess as prep
+    from morphcpt.tokenization.schemes import SchemeConfig, build_scheme
+    from morphcpt.tokenization.schemes.patok import PatokScheme
+
+    cfg = SchemeConfig(name=scheme)
+    # Patok with tiny caches, so its tables are dropped and refilled (resets) between the batches.
+    built = PatokScheme(cfg, vocab, cache_size=64) if scheme == "patok" else build_scheme(cfg, vocab)
+    texts = [
+        json.loads(line)["text"] for line in sample_corpus.read_text(encoding="utf-8").splitlines()[:240]
+    ]
+    batches = [[(i + j, (texts[i + j],)) for j in range(40)] for i in range(0, len(texts), 40)]
+    resets = []
+    if scheme == "patok":
+        reset = built.words.reset
+        built.words.reset = lambda: (resets.append(1), reset())
+    prep._init_worker(vocab, built, scheme, 1234)
+    gc.collect()
+    assert gc.get_freeze_count() == 0
+    try:
+        for batch in batches:
+            prep._encode_batch(batch)
+        assert gc.get_freeze_count() > 0  # the batches froze what survived them
+        assert len(resets) >= (3 if scheme == "patok" else 0)  # patok dropped its tables between batches
+        gc.collect()  # the garbage outside the frozen objects
+        gc.unfreeze()
+        assert gc.collect() == 0  # no frozen object was garbage held by a cycle
+    finally:
+        gc.unfreeze()
+        prep._worker.clear()
+
+
+def test_a_run_gives_the_objects_its_batches_froze_back_to_the_collector(processed):
+    import gc
+
+    assert gc.get_freeze_count() == 0

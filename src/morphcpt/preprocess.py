@@ -29,6 +29,7 @@ every chunk) or give any JSONL file. Training finds its data with `dataset_prefi
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import multiprocessing
@@ -137,6 +138,16 @@ def _encode_batch(batch: list[tuple[int, tuple[str, ...]]]) -> tuple[np.ndarray,
     so that little crosses between processes and the writer writes once per batch.
 
     The parts of one long text share its generator (`transform_flat` draws from it in their order).
+
+    Garbage collection: what survives a batch is, nearly all of it, the scheme's caches (patok's word states,
+    analyses and steps: up to a few million small tuples), which live until the scheme resets them. Python's
+    collector would traverse them again at every older-generation collection, growing with them: 35-42 % of
+    patok's transform time on text with a realistic number of distinct words (`benchmarks/wide_corpus.py`). So each
+    batch ends with `gc.freeze()`: the survivors leave the collector's generations. They are still freed by
+    reference counting when a cache drops them, and the next batch's garbage is still collected; a reference
+    cycle that outlived its batch and then died would wait for the end of the run (`run` unfreezes), and the
+    batches leave none (tested). Frozen objects are also left alone by the collector in forked workers, so
+    their memory pages stay shared with the parent.
     """
     from morphcpt.tokenization.schemes import document_rng, flatten, transform_flat
 
@@ -157,7 +168,9 @@ def _encode_batch(batch: list[tuple[int, tuple[str, ...]]]) -> tuple[np.ndarray,
     flat[ends - 1] = vocab.eos_id
     flat[body] = out
     canonical = len(ids) + 2 * len(out_lengths)
-    return flat, framed, canonical, _changed(ids, bounds, out, out_lengths)
+    changed = _changed(ids, bounds, out, out_lengths)
+    gc.freeze()  # see `_encode_batch`'s note on garbage collection
+    return flat, framed, canonical, changed
 
 
 def _changed(ids: np.ndarray, bounds: np.ndarray, out: np.ndarray, out_lengths: np.ndarray) -> int:
@@ -265,8 +278,11 @@ def run(cfg: DictConfig | PreprocessConfig) -> dict:
         scheme_cfg = _scheme_config({"name": "vanilla"})
     folder = VALIDATION_DIR if cfg.validation else scheme_cfg.name
     prefix, marker = output_paths(cfg.output_dir, folder, name)
-    with output_lock(prefix):
-        return _run_locked(cfg, scheme_cfg, folder, name, prefix, marker)
+    try:
+        with output_lock(prefix):
+            return _run_locked(cfg, scheme_cfg, folder, name, prefix, marker)
+    finally:
+        gc.unfreeze()  # the batches froze what survived them (`_encode_batch`): the collector gets it back
 
 
 def check_against_manifest(input_path: Path, input_sha256: str, explicit_offset: bool) -> dict | None:
