@@ -333,39 +333,57 @@ def test_outputs_are_byte_identical_to_the_recorded_checksums_from_a_cold_and_a_
 # --- garbage collection: each batch freezes its survivors (`_encode_batch`) -------------------------------------
 
 
+# Run in a fresh interpreter: objects other tests leave behind must not count.
+LEAK_CHECK = """
+import collections, gc, json, sys
+from morphcpt import paths, preprocess as prep
+from morphcpt.tokenization.schemes import SchemeConfig, build_scheme
+from morphcpt.tokenization.schemes.patok import PatokScheme
+from morphcpt.tokenization.vocabulary import Vocabulary
+
+scheme = sys.argv[1]
+vocab = Vocabulary.load(sys.argv[2])
+cfg = SchemeConfig(name=scheme)
+# Patok with tiny caches, so its tables are dropped and refilled (resets) between the batches.
+built = PatokScheme(cfg, vocab, cache_size=64) if scheme == "patok" else build_scheme(cfg, vocab)
+resets = []
+if scheme == "patok":
+    reset = built.words.reset
+    built.words.reset = lambda: (resets.append(1), reset())
+texts = [json.loads(line)["text"] for line in paths.SAMPLE_CORPUS.read_text(encoding="utf-8").splitlines()[:240]]
+batches = [[(i + j, (texts[i + j],)) for j in range(40)] for i in range(0, len(texts), 40)]
+prep._init_worker(vocab, built, scheme, 1234)
+prep._encode_batch(batches[0])  # first use: lazy imports and one-off set-ups may leave cycles
+gc.unfreeze()
+gc.collect()
+for batch in batches[1:]:
+    prep._encode_batch(batch)
+frozen = gc.get_freeze_count()
+gc.collect()  # the garbage outside the frozen objects
+gc.unfreeze()
+gc.set_debug(gc.DEBUG_SAVEALL)
+dead = gc.collect()  # frozen objects that were garbage held by a cycle
+kinds = collections.Counter(type(o).__name__ for o in gc.garbage).most_common(5)
+print(json.dumps({"frozen": frozen, "resets": len(resets), "dead": dead, "kinds": kinds}))
+"""
+
+
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_batches_leave_no_dead_reference_cycle_among_the_objects_they_freeze(vocab, sample_corpus, scheme):
-    import gc
+def test_batches_leave_no_dead_reference_cycle_among_the_objects_they_freeze(sample_tokenizer_dir, scheme):
+    import subprocess
+    import sys
 
-    from morphcpt import preprocess as prep
-    from morphcpt.tokenization.schemes import SchemeConfig, build_scheme
-    from morphcpt.tokenization.schemes.patok import PatokScheme
-
-    cfg = SchemeConfig(name=scheme)
-    # Patok with tiny caches, so its tables are dropped and refilled (resets) between the batches.
-    built = PatokScheme(cfg, vocab, cache_size=64) if scheme == "patok" else build_scheme(cfg, vocab)
-    texts = [
-        json.loads(line)["text"] for line in sample_corpus.read_text(encoding="utf-8").splitlines()[:240]
-    ]
-    batches = [[(i + j, (texts[i + j],)) for j in range(40)] for i in range(0, len(texts), 40)]
-    resets = []
-    if scheme == "patok":
-        reset = built.words.reset
-        built.words.reset = lambda: (resets.append(1), reset())
-    prep._init_worker(vocab, built, scheme, 1234)
-    gc.collect()
-    assert gc.get_freeze_count() == 0
-    try:
-        for batch in batches:
-            prep._encode_batch(batch)
-        assert gc.get_freeze_count() > 0  # the batches froze what survived them
-        assert len(resets) >= (3 if scheme == "patok" else 0)  # patok dropped its tables between batches
-        gc.collect()  # the garbage outside the frozen objects
-        gc.unfreeze()
-        assert gc.collect() == 0  # no frozen object was garbage held by a cycle
-    finally:
-        gc.unfreeze()
-        prep._worker.clear()
+    done = subprocess.run(
+        [sys.executable, "-c", LEAK_CHECK, scheme, str(sample_tokenizer_dir)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["frozen"] > 0  # the batches froze what survived them
+    assert found["resets"] >= (3 if scheme == "patok" else 0)  # patok dropped its tables between batches
+    assert found["dead"] == 0, found["kinds"]
 
 
 def test_a_run_gives_the_objects_its_batches_froze_back_to_the_collector(processed):
