@@ -4,7 +4,8 @@
         [--workers 1 2] [--schemes vanilla stochastok patok] [--scale 10] [--json out.json]
 
 Defaults: the shipped sample tokenizer and corpus. Build the 30 MB Tagalog input of the issue with
-`python ../shared/tools/make_perf_corpus.py data/sample/tl_sample.jsonl <out>`.
+`python ../shared/tools/make_perf_corpus.py data/sample/tl_sample.jsonl <out>`; its words all come from the sample,
+so for patok's per-word costs also measure on `python benchmarks/wide_corpus.py <that file> <out>`.
 
 Every measurement is one `python -m morphcpt.preprocess` job, exactly as a PBS array task runs it, in a fresh process
 tree with `TOKENIZERS_PARALLELISM=false` (a worker is one core) and a warm tokenizer cache (one untimed job fills
