@@ -47,15 +47,17 @@ def test_missing_base_model_fix_uses_the_current_hf_cli(tmp_path, monkeypatch):
 
 
 def test_the_kernels_check_reports_a_missing_compiler_as_a_warning(tmp_path, monkeypatch):
+    def kernels_check():
+        (check,) = [
+            c for c in run_checks(cluster=False, env_file=tmp_path / ".env") if c.name == "compiled kernels"
+        ]
+        return check
+
     monkeypatch.setenv("MORPHCPT_CACHE_DIR", str(tmp_path / "cache"))  # nothing built yet
     monkeypatch.setenv("CC", "false")
-    (check,) = [
-        c for c in run_checks(cluster=False, env_file=tmp_path / ".env") if c.name == "compiled kernels"
-    ]
+    check = kernels_check()
     assert not check.ok and not check.required and "false failed" in check.detail
     assert "[warn] compiled kernels" in render([check]) and "fix: install a C compiler" in render([check])
     monkeypatch.delenv("CC")
-    (check,) = [
-        c for c in run_checks(cluster=False, env_file=tmp_path / ".env") if c.name == "compiled kernels"
-    ]
+    check = kernels_check()
     assert check.ok and check.detail.startswith(str(tmp_path / "cache" / "native"))

@@ -190,21 +190,14 @@ class Kernels:
         lib.mc_patok_free.restype = None
         lib.mc_patok_free.argtypes = (vp,)
         lib.mc_patok_add_state.restype = i64
-        lib.mc_patok_add_state.argtypes = (
-            vp,
-            i64,
-            vp,
-            i64,
-            ctypes.c_uint64,
-            i64,
-        )  # ids: an array("i") address
+        # The ids as the address of an `array` (`PatokKernel.add_state`).
+        lib.mc_patok_add_state.argtypes = (vp, i64, vp, i64, ctypes.c_uint64, i64)
         lib.mc_patok_num_states.restype = i64
         lib.mc_patok_num_states.argtypes = (vp,)
         lib.mc_patok_batch.restype = i64
         lib.mc_patok_batch.argtypes = (vp, vp, vp, i64, vp, vp)
-        lib.mc_patok_output.restype = (
-            vp  # an address, copied out with memmove (no ctypes array type per length)
-        )
+        # An address, copied out with memmove (`PatokKernel.run`): no ctypes array type per length.
+        lib.mc_patok_output.restype = vp
         lib.mc_patok_output.argtypes = (vp,)
 
     def stochastok(

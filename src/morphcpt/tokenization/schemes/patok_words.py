@@ -184,7 +184,7 @@ class WordStates:
             self.masks.append(mask)
             self._active.append(info.active)
             if self.native is not None:
-                self.native.add_state(sid, state, self.masks[sid], info.active)
+                self.native.add_state(sid, state, mask, info.active)
         return sid
 
     def group_sids(
