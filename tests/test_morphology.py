@@ -6,9 +6,19 @@ import time
 
 import pytest
 
-from morphcpt.morphology import LANGUAGE_PACKS, FilipinoPack, Morph, apply_affix, get_language_pack, syllabify
+from morphcpt.morphology import (
+    LANGUAGE_PACKS,
+    FilipinoPack,
+    LanguagePack,
+    Morph,
+    apply_affix,
+    get_language_pack,
+    syllabify,
+)
 from morphcpt.morphology.affixation import AffixSpec, reduplicate
 from morphcpt.morphology.filipino import load_roots
+from morphcpt.morphology.syllabify import first_syllable_cv, fold_letters, folded_first_syllable_cv
+from morphcpt.paths import LEXICON_DIR
 
 FIL = get_language_pack("fil")
 
@@ -136,6 +146,44 @@ def test_morphs_cover_the_word_in_order(word):
     bounds = FIL.boundaries(word)
     assert bounds == sorted(bounds) and all(0 < b < len(word) for b in bounds)
     assert all(m.kind in ("prefix", "infix", "suffix", "root", "reduplicant") for m in morphs)
+
+
+def _lexicon_sample(every: int = 7) -> list[str]:
+    """Every `every`-th headword of the shipped dictionary, plain, capitalised and upper-case."""
+    lines = (LEXICON_DIR / "tgl_words.txt").read_text(encoding="utf-8").split()[::every]
+    return [v for w in lines for v in (w, w.capitalize(), w.upper())]
+
+
+def test_spans_are_the_morphs_of_analyze():
+    """The pack's own `spans` (patok's path, which builds no `Morph`) answers what the generic one reads off
+    `analyze`, over a sample of the dictionary and the special cases."""
+    words = _lexicon_sample() + [
+        "",
+        "a",
+        "taga-Leyte",
+        "maka-Amerikano",
+        "ñ" * 50,
+        "kumáin",
+        "ABC123",
+        "isang",
+    ]
+    mismatched = [w for w in words if FIL.spans(w) != LanguagePack.spans(FIL, w)]
+    assert not mismatched, mismatched[:10]
+    assert FIL.spans("naglalaro") == ((0, 3, "prefix"), (3, 5, "reduplicant"), (5, 9, "root"))
+
+
+def test_folded_first_syllable_cv_is_first_syllable_cv_of_a_folded_word():
+    words = [fold_letters(w) for w in _lexicon_sample(3)] + [
+        "",
+        "ng",
+        "ngiti",
+        "trabaho",
+        "aalis",
+        "brr",
+        "sya",
+    ]
+    assert [folded_first_syllable_cv(w) for w in words] == [first_syllable_cv(w) for w in words]
+    assert folded_first_syllable_cv("ngiti") == "ngi" and folded_first_syllable_cv("trabaho") == "ta"
 
 
 def test_pack_registry():

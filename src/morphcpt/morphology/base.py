@@ -1,8 +1,8 @@
 """Language-independent morphology types: a morph span, a word analysis, and the language-pack interface.
 
 A language pack (see `filipino.py`) knows a language's affix inventory and analyses single words into morphs
-that cover the word exactly. Patok uses `boundaries`; the benchmark generators use `parse` and the pack's
-affix application helpers.
+that cover the word exactly. Patok uses `spans`, the alignment measure `boundaries`; the benchmark generators
+use `parse` and the pack's affix application helpers.
 """
 
 from __future__ import annotations
@@ -53,6 +53,11 @@ class LanguagePack:
     def analyze(self, word: str) -> list[Morph]:
         """Morphs covering `word` in order; a single root morph when no affix is found."""
         return list(self.parse(word).morphs)
+
+    def spans(self, word: str) -> tuple[tuple[int, int, str], ...]:
+        """(start, end, kind) of the morphs of `analyze(word)`: what patok reads, for every word it meets (a pack may
+        answer it without building `Morph`s)."""
+        return tuple((m.start, m.end, m.kind) for m in self.analyze(word))
 
     def boundaries(self, word: str) -> list[int]:
         """Inner character offsets between morphs, sorted, each with 0 < b < len(word)."""

@@ -52,7 +52,7 @@ from morphcpt.morphology.affixes import (
     onset_len,
 )
 from morphcpt.morphology.base import Analysis, LanguagePack, Morph
-from morphcpt.morphology.syllabify import VOWELS, first_syllable_cv
+from morphcpt.morphology.syllabify import VOWELS, folded_first_syllable_cv
 
 CURATED_ROOTS = Path(__file__).resolve().parent / "data" / "tl_roots.txt"
 HEADWORD_FILES = ("tgl_words.txt",)
@@ -60,6 +60,8 @@ FREQUENCY_FILE = "fil_wordfreq.tsv"  # word<TAB>zipf, to choose between the link
 
 _MAX_WORD = 40
 _MAX_PREFIXES = 3
+_PREFIX_SET = frozenset(PREFIXES)
+_PREFIX_LENGTHS = sorted({len(p) for p in PREFIXES}, reverse=True)
 
 
 def _syllable_ok(root: str) -> bool:
@@ -162,9 +164,6 @@ class FilipinoPack(LanguagePack):
         self._roots = frozenset(fold(r) for r in roots) if roots is not None else None
         self._trusted = self._roots
         self._zipf: dict[str, float] = {}
-        self._prefix_by_initial: dict[str, list[str]] = {}
-        for p in sorted(PREFIXES, key=len, reverse=True):
-            self._prefix_by_initial.setdefault(p[0], []).append(p)
         self._best = lru_cache(maxsize=cache_size)(self._best_reading)
         self._parse = lru_cache(maxsize=cache_size)(self._analysis)
         self._bounds = lru_cache(maxsize=cache_size)(self._boundaries)
@@ -205,6 +204,11 @@ class FilipinoPack(LanguagePack):
     def boundaries(self, word: str) -> list[int]:
         return list(self._bounds(word))
 
+    def spans(self, word: str) -> tuple[tuple[int, int, str], ...]:
+        """The spans of the reading `parse` would build its morphs from, without building them (patok asks this of
+        every word it meets)."""
+        return (self._proper_noun(word) or self._best(fold(word))).spans
+
     def _boundaries(self, word: str) -> tuple[int, ...]:
         return tuple(m.start for m in self._parse(word).morphs[1:])
 
@@ -242,6 +246,7 @@ class FilipinoPack(LanguagePack):
 
     def has_affixed_reading(self, word: str) -> bool:
         """Whether some reading other than "the whole word is a root" leaves a lexicon root."""
+        self.roots  # noqa: B018 - load the lexicon (and the frequencies `_readings` reads) first
         return any(len(r.spans) > 1 for r in self._readings(fold(word)))
 
     def _best_reading(self, f: str) -> _Reading:
@@ -311,8 +316,13 @@ class FilipinoPack(LanguagePack):
         """Dictionary root for a surface root, undoing raising/syncope/-ado's lost vowel (`suffixed`: the suffix),
         nasal deletion (`restore`) or d -> r between vowels (maramdaman <- damdam). Prefixes are no roots unless
         curated (pag|kain, not pagka|in)."""
+        roots = self._roots
         for c in restore:
             t = c + surface
+            if not suffixed and t[:1] != "r":  # nearly every call: the surface root itself is the only option
+                if t in roots and _syllable_ok(t) and (t not in _PREFIX_SET or t in self._trusted):
+                    return t, bool(c)
+                continue
             options = [(t, bool(c))]
             if suffixed == "ado":  # the root's last vowel gave way: sigur|ado <- siguro
                 options = [(t + v, bool(c)) for v in "aoe"]
@@ -325,7 +335,7 @@ class FilipinoPack(LanguagePack):
             if t.startswith("r"):
                 options += [("d" + o[1:], True) for o, _ in list(options)]
             for o, restored in options:
-                if o in self.roots and _syllable_ok(o) and (o not in PREFIXES or o in self._trusted):
+                if o in roots and _syllable_ok(o) and (o not in _PREFIX_SET or o in self._trusted):
                     return o, restored
         return None
 
@@ -333,9 +343,9 @@ class FilipinoPack(LanguagePack):
         yield from self._body(s, pos, suffixed)
         if depth == 0 or not s:
             return
-        for p in self._prefix_by_initial.get(s[0], ()):
-            if not s.startswith(p):
-                continue
+        # The prefixes `s` starts with, longest first (one of each length at most): a slice and a set lookup per
+        # length rather than a `startswith` per prefix.
+        for p in [s[:k] for k in _PREFIX_LENGTHS if k <= len(s) and s[:k] in _PREFIX_SET]:
             n = len(p) + (1 if s[len(p) : len(p) + 1] == "-" else 0)
             rest = s[n:]
             if len(rest) < 2 or rest[0] == "-":
@@ -387,7 +397,7 @@ class FilipinoPack(LanguagePack):
         bases = [("", rest)] + [
             (rest[:k], rest[k:])
             for k in (1, 2)
-            if len(rest) > k + 2 and first_syllable_cv(rest[k:]) == rest[:k]
+            if len(rest) > k + 2 and rest[k - 1] in VOWELS and folded_first_syllable_cv(rest[k:]) == rest[:k]
         ]
         for red, base in bases:
             for c in restore:
@@ -429,16 +439,20 @@ class FilipinoPack(LanguagePack):
         found = self._lemma(s, suffixed)
         if found:
             yield _Reading(((pos, end, "root"),), found[0])
-        # CV reduplication: la|laro, a|alis; the copy keeps d where the base has r (da|rating <- dating)
+        # CV reduplication: la|laro, a|alis; the copy keeps d where the base has r (da|rating <- dating). A copy
+        # ends in the vowel of the syllable it copies, so only a `red` ending in a vowel can be one.
         for k in (1, 2, 3):
+            if len(s) < k + 3 or s[k - 1] not in VOWELS:
+                continue
             red, root = s[:k], s[k:]
-            copied = first_syllable_cv(root)
-            if len(root) >= 3 and (copied == red or (copied[:1] == "r" and red == "d" + copied[1:])):
+            copied = folded_first_syllable_cv(root)
+            if copied == red or (copied[:1] == "r" and red == "d" + copied[1:]):
                 found = self._lemma(root, suffixed)
                 if found:
                     yield _Reading(
                         ((pos, pos + k, "reduplicant"), (pos + k, end, "root")), found[0], reduplicant=red
                     )
+        c = onset_len(s)
         for inf in INFIXES:
             # vowel-initial root: um|alis, in|alis, um|a|alis
             if s.startswith(inf) and len(s) > 3 and is_vowel(s[2]):
@@ -455,7 +469,6 @@ class FilipinoPack(LanguagePack):
                     )
                     yield _Reading(spans, found[0], infix=inf, reduplicant=v)
             # consonant-initial root: k|um|ain, s|um|u|sulat
-            c = onset_len(s)
             if c and s[c : c + 2] == inf and len(s) > c + 3:
                 onset, after = s[:c], s[c + 2 :]
                 found = self._lemma(onset + after, suffixed)
@@ -468,7 +481,9 @@ class FilipinoPack(LanguagePack):
                     yield _Reading(spans, found[0], infix=inf)
                 if is_vowel(after[:1]) and len(after) > 3:
                     root = after[1:]
-                    if first_syllable_cv(root) == onset + after[0] and (found := self._lemma(root, suffixed)):
+                    if folded_first_syllable_cv(root) == onset + after[0] and (
+                        found := self._lemma(root, suffixed)
+                    ):
                         spans = (
                             (pos, pos + c, "reduplicant"),
                             (pos + c, pos + c + 2, "infix"),

@@ -120,6 +120,18 @@ def first_syllable_cv(word: str) -> str:
     return word[: 2 if folded.startswith("ng") else 1] + word[i]
 
 
+def folded_first_syllable_cv(folded: str) -> str:
+    """`first_syllable_cv` of a word already folded (`fold_letters`), for the analyser, which asks it of every
+    candidate root."""
+    vowel = _VOWEL.search(folded)
+    if vowel is None:
+        return ""
+    i = vowel.start()
+    if i == 0:
+        return folded[0]
+    return folded[: 2 if folded.startswith("ng") else 1] + folded[i]
+
+
 def main(argv: list[str]) -> None:
     for word in argv:
         print(word, "->", "-".join(syllabify(word)))

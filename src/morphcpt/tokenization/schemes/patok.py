@@ -5,11 +5,11 @@ Per document (canonical ids in, ids with the same text out):
 1. Words. The ids are cut into word groups: a group starts at the first token, at a token whose text starts with
    whitespace ("▁mag") or is special, and after a token whose text ends with whitespace ("\\n") or is special.
    Each group's text is analysed once (cached): its words (`alignment.WORD_PATTERN`) go through the language
-   pack's `analyze`, giving morpheme boundaries ("cuts", character offsets) and affix morphs. An *affix token*
-   is a token whose extent equals an affix morph (prefix, infix, suffix, reduplicant), a word-initial one
-   together with its "▁" — so Gemma's "▁ma" in "▁ma|ganda" is one, while "an" inside "bansa" never is (the
-   analyser finds no affix there). Groups with specials or byte pieces, or longer than `MAX_WORD_TOKENS`
-   (URLs, blobs), are left as they are.
+   pack's `spans` (its `analyze` as (start, end, kind) tuples), giving morpheme boundaries ("cuts", character
+   offsets) and affix morphs. An *affix token* is a token whose extent equals an affix morph (prefix, infix,
+   suffix, reduplicant), a word-initial one together with its "▁" — so Gemma's "▁ma" in "▁ma|ganda" is one,
+   while "an" inside "bansa" never is (the analyser finds no affix there). Groups with specials or byte pieces,
+   or longer than `MAX_WORD_TOKENS` (URLs, blobs), are left as they are.
 2. Contraction. `int(contract_prop * len(ids))` attempts. Each draws a span size n from `num_toks_to_cont`
    (weights `contract_prob`) and a uniform start; the span is clipped to its word group. A span holding an
    affix token is rejected with probability `affix_awareness` and re-drawn; all draws together are bounded by

@@ -103,15 +103,16 @@ class WordStates:
         """Morpheme cuts and affix-token extents of a group's text."""
         cuts: list[int] = []
         extents: set[tuple[int, int]] = set()
+        spans = self.pack.spans
         for match in WORD_PATTERN.finditer(text):
             start = match.start()
-            for k, morph in enumerate(self.pack.analyze(match.group())):
+            for k, (m_start, m_end, kind) in enumerate(spans(match.group())):
                 if k:
-                    cuts.append(start + morph.start)
-                if morph.kind in AFFIX_KINDS:
-                    extents.add((start + morph.start, start + morph.end))
-                    if morph.start == 0 and start > 0 and text[start - 1] == " ":
-                        extents.add((start - 1, start + morph.end))  # "▁ma" carries the word's space
+                    cuts.append(start + m_start)
+                if kind in AFFIX_KINDS:
+                    extents.add((start + m_start, start + m_end))
+                    if m_start == 0 and start > 0 and text[start - 1] == " ":
+                        extents.add((start - 1, start + m_end))  # "▁ma" carries the word's space
         return tuple(cuts), frozenset(extents)
 
     def _word_info(self, group: tuple[int, ...]) -> WordInfo:
