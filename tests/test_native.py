@@ -161,14 +161,14 @@ def test_a_failing_analysis_raises_and_leaves_the_kernel_usable(vocab, documents
     sides are reset, so later documents still get the Python ids."""
     scheme = build(CONFIGS["patok"], vocab, monkeypatch, "require")
     reference = build(CONFIGS["patok"], vocab, monkeypatch, "off")
-    analyze = scheme.pack.analyze
+    spans = scheme.pack.spans
 
     def broken(word):
         if word == "pinagsisikapanpinagsisikapan":
             raise KeyError("analyser broke")
-        return analyze(word)
+        return spans(word)
 
-    scheme.words.pack = type("Pack", (), {"analyze": staticmethod(broken)})()
+    scheme.words.pack = type("Pack", (), {"spans": staticmethod(broken)})()
     with pytest.raises(KeyError, match="analyser broke"):
         scheme.transform(vocab.encode("Magandang araw. " + "pinagsisikapan" * 2), document_rng(0, "patok", 0))
     assert len(scheme.words.states) == scheme._kernel.num_states() == 0

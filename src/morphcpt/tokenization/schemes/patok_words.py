@@ -30,7 +30,6 @@ from morphcpt.tokenization.vocabulary import WORD_START, Vocabulary
 AFFIX_KINDS = frozenset({"prefix", "infix", "suffix", "reduplicant"})
 MAX_WORD_TOKENS = 64
 NO_STEP = -1  # `WordStates.add_step` result: the span stays as it is
-_NO_FLAGS = [(False,) * n for n in range(MAX_WORD_TOKENS + 1)]  # the affix flags of a group without affixes
 
 
 class WordInfo(NamedTuple):
@@ -41,13 +40,18 @@ class WordInfo(NamedTuple):
     offsets: tuple[int, ...]  # character offsets of the token boundaries, 0 .. len(text)
     cuts: tuple[int, ...]  # morpheme boundaries, sorted character offsets
     affix_extents: frozenset[tuple[int, int]]  # (start, end) of tokens that are affix tokens
-    affix_flags: tuple[bool, ...]  # per token
+    affix_mask: int  # bit i: token i is an affix token
     active: bool  # a cut falls strictly inside a token: contraction can align something here
+
+    @property
+    def affix_flags(self) -> tuple[bool, ...]:
+        """Per token: whether it is an affix token."""
+        return tuple(bool(self.affix_mask >> i & 1) for i in range(max(len(self.offsets) - 1, 0)))
 
 
 def _left_alone(group: tuple[int, ...]) -> WordInfo:
     """The info of a group patok does not touch (specials, byte pieces, longer than MAX_WORD_TOKENS)."""
-    return WordInfo("", (), (), frozenset(), (False,) * len(group), False)
+    return WordInfo("", (), (), frozenset(), 0, False)
 
 
 class WordStates:
@@ -57,7 +61,8 @@ class WordStates:
         self.vocab = vocab
         self.pack = pack
         self.max_states = max_states
-        self._plain = [not vocab.is_special(i) and not vocab.is_byte(i) for i in range(vocab.size)]
+        # Specials and byte pieces: a group holding one is left alone.
+        self._not_plain = frozenset(i for i in range(vocab.size) if vocab.is_special(i) or vocab.is_byte(i))
         self._char_len = [len(p) for p in vocab.pieces]
         self._encode_word = self._word_encoder()
         self.word_info = lru_cache(maxsize=cache_size)(self._word_info)
@@ -116,10 +121,14 @@ class WordStates:
         return tuple(cuts), frozenset(extents)
 
     def _word_info(self, group: tuple[int, ...]) -> WordInfo:
-        if len(group) > MAX_WORD_TOKENS or not all(self._plain[i] for i in group):
+        if len(group) > MAX_WORD_TOKENS or not self._not_plain.isdisjoint(group):
             return _left_alone(group)
-        text = self.vocab.decode(group)
+        text = self._spelled(group)
         return self._respelled(group, text, *self._analysis(text))
+
+    def _spelled(self, ids) -> str:
+        """`vocab.decode(ids)` of plain pieces: their strings joined, "▁" read as a space."""
+        return "".join(map(self.vocab.pieces.__getitem__, ids)).replace(WORD_START, " ")
 
     def _respelled(self, group: tuple[int, ...], text: str, cuts, extents) -> WordInfo:
         """The info of `group`, which spells `text` with morpheme cuts `cuts` and affix morphs `extents`."""
@@ -127,14 +136,13 @@ class WordStates:
         if n > MAX_WORD_TOKENS:
             return _left_alone(group)
         offsets = tuple(accumulate(map(self._char_len.__getitem__, group), initial=0))
-        # Most groups have no affix and no cut: their flags and activity need no work.
-        flags = (
-            tuple((a, b) in extents for a, b in zip(offsets, offsets[1:], strict=False))
-            if extents
-            else _NO_FLAGS[n]
-        )
+        mask = 0  # most groups have no affix and no cut: their mask and activity need no work
+        if extents:
+            for i, token in enumerate(zip(offsets, offsets[1:], strict=False)):
+                if token in extents:
+                    mask |= 1 << i
         active = bool(cuts) and not set(offsets[1:-1]).issuperset(cuts)  # a cut strictly inside a token
-        return WordInfo(text, offsets, cuts, extents, flags, active)
+        return WordInfo(text, offsets, cuts, extents, mask, active)
 
     def _encode_fragments(self, text: str, cuts: tuple[int, ...]) -> tuple[int, ...] | None:
         """Canonical ids of `text` cut at `cuts`, or None when they would not spell it with plain pieces."""
@@ -142,7 +150,7 @@ class WordStates:
         # Fragments ("um", "▁k", "ain") recur far more often than their combinations: cached one by one.
         encode = self._encode_piece
         ids = [i for a, b in zip(bounds, bounds[1:], strict=False) for i in encode(text[a:b])]
-        if not all(self._plain[i] for i in ids) or self.vocab.decode(ids) != text:
+        if not self._not_plain.isdisjoint(ids) or self._spelled(ids) != text:
             return None
         return tuple(ids)
 
@@ -177,15 +185,10 @@ class WordStates:
             self.states.append(state)
             self.infos.append(info)
             self.lengths.append(len(state))
-            mask = 0
-            if info.affix_extents:
-                for i, flag in enumerate(info.affix_flags):
-                    if flag:
-                        mask |= 1 << i
-            self.masks.append(mask)
+            self.masks.append(info.affix_mask)
             self._active.append(info.active)
             if self.native is not None:
-                self.native.add_state(sid, state, mask, info.active)
+                self.native.add_state(sid, state, info.affix_mask, info.active)
         return sid
 
     def group_sids(
