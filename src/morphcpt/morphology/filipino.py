@@ -262,12 +262,15 @@ class FilipinoPack(LanguagePack):
         letters = f.replace("-", "")
         if not f or len(f) > _MAX_WORD or f in self.roots or (letters and not letters.isalpha()):
             return _Reading(((0, len(f), "root"),), f) if f else _Reading((), "")
-        candidates = list(self._readings(f))
+        candidates = self._readings(f)
         if not candidates:
             return _Reading(((0, len(f), "root"),), f)
         return min(candidates, key=lambda r: self._score(f, r))
 
-    def _readings(self, f: str) -> Iterable[_Reading]:
+    def _readings(self, f: str) -> list[_Reading]:
+        """Every candidate reading of the folded word `f`, in a fixed order (`min` keeps the first of equal
+        scores)."""
+        out: list[_Reading] = []
         ends = [(len(f), "")]
         if f.endswith(LINKER) and len(f) > 4 and is_vowel(f[-3]):
             # -ng after a vowel or -g after n: where both stems are words, the more frequent one (noon|g, una|ng)
@@ -279,32 +282,31 @@ class FilipinoPack(LanguagePack):
         for end, linker in ends:
             tail = ((end, len(f), "suffix"),) if linker else ()
             g = f[:end]
-            if linker and g in self.roots:
-                yield _Reading(((0, end, "root"),) + tail, g, linker=linker)
-            yield from self._full_reduplication(g, tail, linker)
+            if linker and g in self._roots:
+                out.append(_Reading(((0, end, "root"),) + tail, g, linker=linker))
+            half, dash, rest = g.partition("-")  # full reduplication: halo-halo
+            if dash and half == rest and half in self._roots:
+                n = len(half) + 1
+                spans = ((0, n, "reduplicant"), (n, len(g), "root")) + tail
+                out.append(_Reading(spans, half, reduplicant=half, linker=linker))
             for stem_end, suffix in self._suffix_splits(g):
                 stail = (((stem_end, end, "suffix"),) if suffix else ()) + tail
                 for r in self._prefixed(g[:stem_end], 0, _MAX_PREFIXES, suffix):
                     if linker == LINKER_AFTER_N and r.root not in self._trusted:
                         continue  # -g needs an n-final word: a root only the headword list knows is too weak
-                    yield _Reading(
-                        r.spans + stail,
-                        r.root,
-                        r.prefixes,
-                        r.infix,
-                        suffix,
-                        r.reduplicant,
-                        linker,
-                        r.restored,
+                    out.append(
+                        _Reading(
+                            r.spans + stail,
+                            r.root,
+                            r.prefixes,
+                            r.infix,
+                            suffix,
+                            r.reduplicant,
+                            linker,
+                            r.restored,
+                        )
                     )
-
-    def _full_reduplication(self, g: str, tail, linker: str) -> Iterable[_Reading]:
-        half, dash, rest = g.partition("-")
-        if dash and half == rest and half in self.roots:
-            n = len(half) + 1
-            yield _Reading(
-                ((0, n, "reduplicant"), (n, len(g), "root")) + tail, half, reduplicant=half, linker=linker
-            )
+        return out
 
     @staticmethod
     def _suffix_splits(g: str) -> list[tuple[int, str]]:
@@ -346,10 +348,10 @@ class FilipinoPack(LanguagePack):
                     return o, restored
         return None
 
-    def _prefixed(self, s: str, pos: int, depth: int, suffixed: str) -> Iterable[_Reading]:
-        yield from self._body(s, pos, suffixed)
+    def _prefixed(self, s: str, pos: int, depth: int, suffixed: str) -> list[_Reading]:
+        out = self._body(s, pos, suffixed)
         if depth == 0 or not s:
-            return
+            return out
         # The prefixes `s` starts with, longest first (one of each length at most): a slice and a set lookup per
         # length rather than a `startswith` per prefix.
         for p in [s[:k] for k in _PREFIX_LENGTHS if k <= len(s) and s[:k] in _PREFIX_SET]:
@@ -361,27 +363,34 @@ class FilipinoPack(LanguagePack):
             labels, redup = _PREFIX_LABELS[p]
             if p in NASAL_OF:
                 for r in self._nasal_root(p, rest, pos + n, suffixed):
-                    yield _Reading(
-                        head + r.spans, r.root, labels, reduplicant=r.reduplicant, restored=r.restored
+                    out.append(
+                        _Reading(
+                            head + r.spans, r.root, labels, reduplicant=r.reduplicant, restored=r.restored
+                        )
                     )
                 continue
             if p in NASAL_BARE and n == len(p):
                 for r in self._substituted(rest, pos + n, suffixed):
-                    yield _Reading(
-                        head + r.spans, r.root, (NASAL_BARE[p],), reduplicant=r.reduplicant, restored=True
+                    out.append(
+                        _Reading(
+                            head + r.spans, r.root, (NASAL_BARE[p],), reduplicant=r.reduplicant, restored=True
+                        )
                     )
             for r in self._prefixed(rest, pos + n, depth - 1, suffixed):
                 if redup and r.reduplicant:
                     continue
-                yield _Reading(
-                    head + r.spans,
-                    r.root,
-                    labels + r.prefixes,
-                    r.infix,
-                    r.suffix,
-                    r.reduplicant or redup,
-                    restored=r.restored,
+                out.append(
+                    _Reading(
+                        head + r.spans,
+                        r.root,
+                        labels + r.prefixes,
+                        r.infix,
+                        r.suffix,
+                        r.reduplicant or redup,
+                        restored=r.restored,
+                    )
                 )
+        return out
 
     @staticmethod
     def _prefix_spans(p: str, pos: int, n: int) -> tuple[tuple[int, int, str], ...]:
@@ -395,9 +404,10 @@ class FilipinoPack(LanguagePack):
         spans[-1] = (spans[-1][0], pos + n, spans[-1][2])
         return tuple(spans)
 
-    def _nasal_root(self, p: str, rest: str, pos: int, suffixed: str) -> Iterable[_Reading]:
+    def _nasal_root(self, p: str, rest: str, pos: int, suffixed: str) -> list[_Reading]:
         """The root after a nasal prefix, its first consonant possibly swallowed (mam|ili), possibly after a CV
         reduplicant (nang|ya|yari)."""
+        out: list[_Reading] = []
         ending = "ng" if p.endswith("ng") else p[-1]
         restore = ("",) + (DELETED_BY_ENDING[ending] if p in DELETING else ())
         bases = [("", rest)] + [
@@ -421,30 +431,34 @@ class FilipinoPack(LanguagePack):
                     spans = (((pos, pos + len(red), "reduplicant"),) if red else ()) + (
                         (pos + len(red), pos + len(rest), "root"),
                     )
-                    yield _Reading(spans, lemma, reduplicant=red, restored=bool(c) or found[1])
+                    out.append(_Reading(spans, lemma, reduplicant=red, restored=bool(c) or found[1]))
+        return out
 
-    def _substituted(self, rest: str, pos: int, suffixed: str) -> Iterable[_Reading]:
+    def _substituted(self, rest: str, pos: int, suffixed: str) -> list[_Reading]:
         """CV reduplicant + a base whose first consonant is the prefix's nasal in place of the root's:
         (na)|mi|mili <- bili, (pa)|nga|ngailangan <- kailangan."""
+        out: list[_Reading] = []
         nasal = "ng" if rest.startswith("ng") else rest[:1]
         if nasal not in SUBSTITUTED:
-            return
+            return out
         red = rest[: len(nasal) + 1]
         base = rest[len(red) :]
         if len(red) <= len(nasal) or not is_vowel(red[-1]) or not base.startswith(red) or len(base) < 4:
-            return
+            return out
         for c in SUBSTITUTED[nasal]:
             found = self._lemma(base[len(nasal) :], suffixed, (c,))
             if found is not None:
                 spans = ((pos, pos + len(red), "reduplicant"), (pos + len(red), pos + len(rest), "root"))
-                yield _Reading(spans, found[0], reduplicant=red)
+                out.append(_Reading(spans, found[0], reduplicant=red))
+        return out
 
-    def _body(self, s: str, pos: int, suffixed: str) -> Iterable[_Reading]:
+    def _body(self, s: str, pos: int, suffixed: str) -> list[_Reading]:
         """Readings of `s` as [reduplicant] [infix] root, with the infix inside the first syllable."""
+        out: list[_Reading] = []
         end = pos + len(s)
         found = self._lemma(s, suffixed)
         if found:
-            yield _Reading(((pos, end, "root"),), found[0])
+            out.append(_Reading(((pos, end, "root"),), found[0]))
         # CV reduplication: la|laro, a|alis; the copy keeps d where the base has r (da|rating <- dating). A copy
         # ends in the vowel of the syllable it copies, so only a `red` ending in a vowel can be one.
         for k in (1, 2, 3):
@@ -455,8 +469,10 @@ class FilipinoPack(LanguagePack):
             if copied == red or (copied[:1] == "r" and red == "d" + copied[1:]):
                 found = self._lemma(root, suffixed)
                 if found:
-                    yield _Reading(
-                        ((pos, pos + k, "reduplicant"), (pos + k, end, "root")), found[0], reduplicant=red
+                    out.append(
+                        _Reading(
+                            ((pos, pos + k, "reduplicant"), (pos + k, end, "root")), found[0], reduplicant=red
+                        )
                     )
         c = onset_len(s)
         for inf in INFIXES:
@@ -465,7 +481,9 @@ class FilipinoPack(LanguagePack):
                 rest = s[2:]
                 found = self._lemma(rest, suffixed)
                 if found:
-                    yield _Reading(((pos, pos + 2, "infix"), (pos + 2, end, "root")), found[0], infix=inf)
+                    out.append(
+                        _Reading(((pos, pos + 2, "infix"), (pos + 2, end, "root")), found[0], infix=inf)
+                    )
                 v = rest[0]
                 if rest[1:2] == v and (found := self._lemma(rest[1:], suffixed)):
                     spans = (
@@ -473,7 +491,7 @@ class FilipinoPack(LanguagePack):
                         (pos + 2, pos + 3, "reduplicant"),
                         (pos + 3, end, "root"),
                     )
-                    yield _Reading(spans, found[0], infix=inf, reduplicant=v)
+                    out.append(_Reading(spans, found[0], infix=inf, reduplicant=v))
             # consonant-initial root: k|um|ain, s|um|u|sulat
             if c and s[c : c + 2] == inf and len(s) > c + 3:
                 onset, after = s[:c], s[c + 2 :]
@@ -484,7 +502,7 @@ class FilipinoPack(LanguagePack):
                         (pos + c, pos + c + 2, "infix"),
                         (pos + c + 2, end, "root"),
                     )
-                    yield _Reading(spans, found[0], infix=inf)
+                    out.append(_Reading(spans, found[0], infix=inf))
                 if is_vowel(after[:1]) and len(after) > 3:
                     root = after[1:]
                     if folded_first_syllable_cv(root) == onset + after[0] and (
@@ -496,14 +514,20 @@ class FilipinoPack(LanguagePack):
                             (pos + c + 2, pos + c + 3, "reduplicant"),
                             (pos + c + 3, end, "root"),
                         )
-                        yield _Reading(spans, found[0], infix=inf, reduplicant=onset + after[0])
+                        out.append(_Reading(spans, found[0], infix=inf, reduplicant=onset + after[0]))
         # -in- before l/y surfaces as ni-: ni|luto, ni|lu|luto
         if s.startswith("ni") and s[2:3] in ("l", "y"):
             for r in self._body(s[2:], pos + 2, suffixed):
                 if not r.infix:
-                    yield _Reading(
-                        ((pos, pos + 2, "infix"),) + r.spans, r.root, infix="in", reduplicant=r.reduplicant
+                    out.append(
+                        _Reading(
+                            ((pos, pos + 2, "infix"),) + r.spans,
+                            r.root,
+                            infix="in",
+                            reduplicant=r.reduplicant,
+                        )
                     )
+        return out
 
 
 FILIPINO = FilipinoPack()
