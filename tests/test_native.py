@@ -157,8 +157,9 @@ def test_patok_kernel_with_tiny_caches_gives_the_python_ids(vocab, documents, mo
 
 
 def test_a_failing_analysis_raises_and_leaves_the_kernel_usable(vocab, documents, monkeypatch):
-    """An error inside a callback (here: the analyser) comes out of `transform` as itself; the tables of both
-    sides are reset, so later documents still get the Python ids."""
+    """An error in the Python the kernel relies on (here: the analyser, while the batch's new groups are
+    interned) comes out of `transform` as itself; the tables of both sides are reset, so later documents still
+    get the Python ids."""
     scheme = build(CONFIGS["patok"], vocab, monkeypatch, "require")
     reference = build(CONFIGS["patok"], vocab, monkeypatch, "off")
     spans = scheme.pack.spans
@@ -176,6 +177,84 @@ def test_a_failing_analysis_raises_and_leaves_the_kernel_usable(vocab, documents
     for i in range(20):
         assert scheme.transform(documents[i], document_rng(2, "patok", i)) == reference.transform(
             documents[i], document_rng(2, "patok", i)
+        ), i
+
+
+def _groups(scheme, docs: list[list[int]]) -> list[tuple[int, ...]]:
+    """The word groups of `docs`, in order, by the scheme's own opener and closer tables."""
+    groups = []
+    for doc in docs:
+        starts = [i for i in range(len(doc)) if i == 0 or scheme._opens[doc[i]] or scheme._closes[doc[i - 1]]]
+        groups += [tuple(doc[a:b]) for a, b in zip(starts, starts[1:] + [len(doc)], strict=True)]
+    return groups
+
+
+def test_a_batch_hands_each_new_word_group_to_python_once(vocab, monkeypatch):
+    """Before a batch the kernel lists the groups it has no state for: each once, in order of first appearance,
+    however often it recurs (here 3,000 distinct words, twice each, so the kernel's set over them grows); a batch
+    of groups all known lists none. The results are the Python ids, and both sides hold the same states."""
+    scheme = build(CONFIGS["patok"], vocab, monkeypatch, "require")
+    reference = build(CONFIGS["patok"], vocab, monkeypatch, "off")
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    text = " ".join(f"pag{letters[i % 26]}{letters[i // 26 % 26]}{letters[i // 676]}an" for i in range(3000))
+    docs = [vocab.encode(text), vocab.encode("Magandang araw. " + text[:2000])]
+    listed: list[list[tuple[int, ...]]] = []
+    intern_groups = scheme.words.intern_groups
+
+    def spy(ids, pairs):
+        flat = ids.tolist()
+        listed.append([tuple(flat[s : s + n]) for s, n in pairs.reshape(-1, 2).tolist()])
+        intern_groups(ids, pairs)
+
+    monkeypatch.setattr(scheme._kernel, "_intern_groups", spy)
+    for round_ in range(2):
+        rngs = [document_rng(3, "patok", round_ * 2 + d) for d in range(2)]
+        again = [document_rng(3, "patok", round_ * 2 + d) for d in range(2)]
+        assert scheme.transform_many(docs, rngs) == reference.transform_many(docs, again)
+    assert len(listed) == 1  # the second round knew every group
+    assert listed[0] == list(dict.fromkeys(_groups(scheme, docs)))
+    assert len(listed[0]) > 3000
+    assert scheme._kernel.num_states() == len(scheme.words.states) > len(listed[0])  # and contraction's
+
+
+def test_the_kernel_refuses_a_batch_with_a_group_nobody_interned(vocab, monkeypatch):
+    """`mc_patok_batch` called without the listing before it fails with its own code, not with wrong ids."""
+    scheme = build(CONFIGS["patok"], vocab, monkeypatch, "require")
+    kernel = scheme._kernel
+    ids, bounds = flatten([vocab.encode("kumain ng isda")])
+    rngs = native.generators([document_rng(0, "patok", 0)])
+    out_len = np.empty(1, dtype=np.int64)
+    code = kernel.lib.mc_patok_batch(
+        kernel.handle,
+        native.address(ids, np.int32),
+        native.address(bounds, np.int64),
+        1,
+        native.address(rngs, np.uintp),
+        native.address(out_len, np.int64),
+    )
+    with pytest.raises(RuntimeError, match="not interned before the batch"):
+        native.check(code)
+
+
+def test_a_failing_contraction_step_raises_and_leaves_the_kernel_usable(vocab, documents, monkeypatch):
+    """An error in the step callback (Python's fragment encoding) comes out of `transform` as itself, after the
+    kernel has stopped; both sides' tables are reset and later documents get the Python ids."""
+    scheme = build(CONFIGS["patok"], vocab, monkeypatch, "require")
+    reference = build(CONFIGS["patok"], vocab, monkeypatch, "off")
+
+    def broken(text, cuts):
+        raise ValueError("step broke")
+
+    monkeypatch.setattr(scheme.words, "_fragments", broken)
+    with pytest.raises(ValueError, match="step broke"):
+        for i in range(20):
+            scheme.transform(documents[i], document_rng(4, "patok", i))
+    assert len(scheme.words.states) == scheme._kernel.num_states() == 0
+    monkeypatch.undo()
+    monkeypatch.setenv("MORPHCPT_NATIVE", "require")
+    for i in range(20):
+        assert scheme.transform(documents[i], document_rng(4, "patok", i)) == reference.transform(
+            documents[i], document_rng(4, "patok", i)
         ), i
 
 

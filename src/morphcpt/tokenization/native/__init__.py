@@ -31,6 +31,7 @@ import sys
 import tempfile
 import weakref
 from array import array
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -46,10 +47,14 @@ I64P = np.ctypeslib.ndpointer(np.int64, flags="C_CONTIGUOUS")
 U8P = np.ctypeslib.ndpointer(np.uint8, flags="C_CONTIGUOUS")
 F64P = np.ctypeslib.ndpointer(np.float64, flags="C_CONTIGUOUS")
 I32_CODE = next(code for code in "il" if array(code).itemsize == 4)  # the `array` type code of int32
-INTERN_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.POINTER(ctypes.c_int32), ctypes.c_int64)
 STEP_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
 CALLBACK_FAILED = -2  # what a callback returns when the Python it calls raised (kernels.c: MC_CALLBACK)
-ERRORS = {-1: "out of memory", -2: "a callback failed", -3: "states out of order"}
+ERRORS = {
+    -1: "out of memory",
+    -2: "a callback failed",
+    -3: "states out of order",
+    -4: "a word group without a state (not interned before the batch)",
+}
 
 
 class NativeUnavailable(RuntimeError):
@@ -182,7 +187,6 @@ class Kernels:
             i64,
             I64P,
             F64P,
-            INTERN_FN,
             STEP_FN,
         )
         lib.mc_patok_reset.restype = None
@@ -192,6 +196,12 @@ class Kernels:
         lib.mc_patok_add_state.restype = i64
         # The ids as the address of an `array` (`PatokKernel.add_state`).
         lib.mc_patok_add_state.argtypes = (vp, i64, vp, i64, ctypes.c_uint64, i64)
+        lib.mc_patok_add_states.restype = i64
+        lib.mc_patok_add_states.argtypes = (vp, i64, i64, vp, vp, vp, vp)
+        lib.mc_patok_unseen.restype = i64
+        lib.mc_patok_unseen.argtypes = (vp, vp, vp, i64)
+        lib.mc_patok_unseen_output.restype = vp
+        lib.mc_patok_unseen_output.argtypes = (vp,)
         lib.mc_patok_num_states.restype = i64
         lib.mc_patok_num_states.argtypes = (vp,)
         lib.mc_patok_batch.restype = i64
@@ -262,9 +272,11 @@ def check(code: int) -> int:
 class PatokKernel:
     """One `patok_t` (kernels.c): the native mirror of a `WordStates` and a Patok scheme's settings.
 
-    `intern(ids) -> sid` and `step(sid, r, e, cut) -> sid` (NO_STEP: -1) are the Python callbacks for what the kernel has
-    not seen; every state Python interns must be passed on with `add_state` (WordStates does), so that a sid means
-    the same on both sides.
+    What the kernel has not seen comes from Python: `intern_groups(ids, pairs)` is called before each batch with
+    the batch's word groups that have no state yet ((start, length) pairs into `ids`, each group once) and must
+    intern them all; `step(sid, r, e, cut) -> sid` (NO_STEP: -1) is called back for a contraction step not cached
+    yet. Every state Python interns must be passed on with `add_state` or `add_states` (WordStates does), so that
+    a sid means the same on both sides.
     """
 
     def __init__(
@@ -280,23 +292,23 @@ class PatokKernel:
         expand_prop,
         sizes,
         cdf,
-        intern,
+        intern_groups,
         step,
     ) -> None:
         self.lib = kernels.lib
         self.size = len(opens)  # the vocabulary's
         self._error: BaseException | None = None
-        # The ctypes callbacks and the arrays the kernel points into must live as long as the handle.
+        self._intern_groups = intern_groups
+        # The ctypes callback and the arrays the kernel points into must live as long as the handle.
         self._keep = (
             np.ascontiguousarray(opens, dtype=np.uint8),
             np.ascontiguousarray(closes, dtype=np.uint8),
             table,
             np.asarray(sizes, dtype=np.int64),
             np.asarray([*cdf, 0.0], dtype=np.float64),
-            INTERN_FN(self._guard(lambda ptr, n: intern(tuple(ptr[:n])))),
             STEP_FN(self._guard(step)),
         )
-        opens_a, closes_a, _, sizes_a, cdf_a, intern_c, step_c = self._keep
+        opens_a, closes_a, _, sizes_a, cdf_a, step_c = self._keep
         self.handle = self.lib.mc_patok_new(
             opens_a,
             closes_a,
@@ -310,7 +322,6 @@ class PatokKernel:
             len(sizes_a),
             sizes_a,
             cdf_a,
-            intern_c,
             step_c,
         )
         if not self.handle:
@@ -331,6 +342,28 @@ class PatokKernel:
         buffer = array(I32_CODE, ids)  # int32; a ctypes array would make a type per length
         check(self.lib.mc_patok_add_state(self.handle, sid, buffer.buffer_info()[0], len(ids), mask, active))
 
+    def add_states(
+        self, first: int, states: list[tuple[int, ...]], masks: list[int], active: list[bool]
+    ) -> None:
+        """`add_state` for sids `first`, `first + 1`, ... in one call."""
+        if not states:
+            return
+        ids = np.fromiter(chain.from_iterable(states), dtype=np.int32)
+        lengths = np.fromiter(map(len, states), dtype=np.int64, count=len(states))
+        mask_a = np.array(masks, dtype=np.uint64)
+        active_a = np.array(active, dtype=np.uint8)
+        check(
+            self.lib.mc_patok_add_states(
+                self.handle,
+                first,
+                len(states),
+                address(ids, np.int32),
+                address(lengths, np.int64),
+                address(mask_a, np.uint64),
+                address(active_a, np.uint8),
+            )
+        )
+
     def reset(self) -> None:
         self.lib.mc_patok_reset(self.handle)
 
@@ -342,6 +375,15 @@ class PatokKernel:
         lengths)."""
         ids, bounds = checked(ids, bounds, rngs, self.size)
         out_len = np.empty(len(bounds) - 1, dtype=np.int64)
+        unseen = check(
+            self.lib.mc_patok_unseen(
+                self.handle, address(ids, np.int32), address(bounds, np.int64), len(out_len)
+            )
+        )
+        if unseen:
+            pairs = np.empty(2 * unseen, dtype=np.int64)
+            ctypes.memmove(pairs.ctypes.data, self.lib.mc_patok_unseen_output(self.handle), pairs.nbytes)
+            self._intern_groups(ids, pairs)
         self._error = None
         pointers = generators(rngs)  # kept in a name: alive until the call returns
         total = self.lib.mc_patok_batch(

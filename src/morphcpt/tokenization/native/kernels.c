@@ -4,8 +4,9 @@
  * Expander.expand; tokenization/schemes/patok.py: PatokScheme.transform_many), drawing from the document's
  * numpy generator through numpy's public bitgen_t interface (numpy/random/bitgen.h), one `next_double` per
  * uniform, in the order the reference draws them: the outputs are the same ids, bit for bit, and the tests
- * compare the two on every scheme. What stays in Python is reached through two callbacks: interning a word
- * group seen for the first time (its analysis) and computing a contraction step not cached yet.
+ * compare the two on every scheme. What stays in Python: the analysis of a word group seen for the first time,
+ * interned for a whole batch before it runs (mc_patok_unseen lists the groups, mc_patok_add_states takes their
+ * states back), and a contraction step not cached yet (a callback).
  *
  * Built on first use by tokenization/native/__init__.py (cc -O2, no fast-math) and called through ctypes: no
  * Python headers, so one build serves every Python version. Plain C99; no global state.
@@ -25,7 +26,7 @@ typedef struct {
 
 #define NEXT(rng) ((rng)->next_double((rng)->state))
 
-enum { MC_OK = 0, MC_NOMEM = -1, MC_CALLBACK = -2, MC_BAD = -3 };
+enum { MC_OK = 0, MC_NOMEM = -1, MC_CALLBACK = -2, MC_BAD = -3, MC_UNSEEN = -4 };
 
 /* ---- growable buffers ---------------------------------------------------------------------------------- */
 
@@ -122,7 +123,6 @@ int64_t mc_stochastok_batch(const int32_t *ids, const int64_t *doc_off, int64_t 
 #define MAX_WORD_TOKENS 64
 #define MAX_SIZES 64
 
-typedef int64_t (*intern_fn)(const int32_t *ids, int64_t n);
 typedef int64_t (*step_fn)(int64_t sid, int64_t r, int64_t e, int64_t cut);
 
 /* The native mirror of patok_words.WordStates (states and steps) plus the scheme's settings. Python owns the
@@ -151,8 +151,15 @@ typedef struct {
     int64_t nsizes;
     int64_t sizes[MAX_SIZES];
     double cdf[MAX_SIZES];
-    intern_fn intern;
     step_fn step;
+    /* the groups of a batch without a state (mc_patok_unseen): (start, length) pairs, and a set over them */
+    int64_t *un_pairs, *un_tab;
+    int64_t cap_un, un_tcap;
+    /* the sid of every group of that batch, in order (-1: listed as unseen), for mc_patok_batch to reuse */
+    int64_t *b_sid;
+    int64_t cap_bsid;
+    const int32_t *b_ids; /* the batch they belong to: mc_patok_batch reuses them only for the same ids */
+    int64_t b_ndocs;
     /* per-document work */
     int64_t cap_g0, cap_g1, cap_g2, cap_g3, cap_s0, cap_s1, cap_u, cap_doc, cap_fz, cap_out;
     int64_t *g_start, *g_end, *g_sid, *g_cur, *slot_g, *slot_off;
@@ -253,7 +260,7 @@ static int step_put(patok_t *h, int64_t key, int64_t value) {
 patok_t *mc_patok_new(const uint8_t *opens, const uint8_t *closes, const int64_t *offsets, const int32_t *left,
                       const int32_t *right, double contract_prop, double max_attempts_factor,
                       double affix_awareness, double expand_prop, int64_t nsizes, const int64_t *sizes,
-                      const double *cdf, intern_fn intern, step_fn step) {
+                      const double *cdf, step_fn step) {
     if (nsizes < 1 || nsizes > MAX_SIZES) return NULL;
     patok_t *h = calloc(1, sizeof(patok_t));
     if (!h) return NULL;
@@ -267,13 +274,13 @@ patok_t *mc_patok_new(const uint8_t *opens, const uint8_t *closes, const int64_t
     h->nsizes = nsizes;
     for (int64_t i = 0; i < nsizes; i++) h->sizes[i] = sizes[i];
     for (int64_t i = 0; i + 1 < nsizes; i++) h->cdf[i] = cdf[i];
-    h->intern = intern;
     h->step = step;
     return h;
 }
 
 /* Forget every state and step (WordStates.reset). */
 void mc_patok_reset(patok_t *h) {
+    h->b_ids = NULL;
     h->n_states = 0;
     h->arena_len = 0;
     h->scount = 0;
@@ -285,7 +292,8 @@ void mc_patok_free(patok_t *h) {
     if (!h) return;
     void *bufs[] = {h->st_off, h->st_len, h->st_mask, h->st_active, h->arena, h->gtab, h->skey, h->sval,
                     h->g_start, h->g_end, h->g_sid, h->g_cur, h->slot_g, h->slot_off, h->u, h->doc,
-                    h->frozen, h->out, h->ew.tok, h->ew.nxt};
+                    h->frozen, h->out, h->ew.tok, h->ew.nxt, h->un_pairs, h->un_tab,
+                    h->b_sid};
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) free(bufs[i]);
     free(h);
 }
@@ -323,20 +331,9 @@ static int affix_in(uint64_t mask, int64_t r, int64_t e) {
     return (width >= 64 ? bits : bits & ((1ULL << width) - 1)) != 0;
 }
 
-/* The sid of group ids[0..n), interning it through Python when it is new. */
-static int64_t group_sid(patok_t *h, const int32_t *ids, int64_t n) {
-    int64_t sid = group_find(h, ids, n);
-    if (sid >= 0) return sid;
-    sid = h->intern(ids, n);
-    if (sid < 0 || sid >= h->n_states) return MC_CALLBACK;
-    return sid;
-}
-
-/* One document: groups, contraction, assembly, expansion (PatokScheme.transform_many for one document).
- * Appends the result to h->out at *total. */
-static int64_t patok_one(patok_t *h, const int32_t *ids, int64_t n, bitgen_t *rng, int64_t *total) {
-    if (n == 0) return 0;
-    /* 1. Word groups: a group starts at 0, at an opener, and after a closer; each group's state. */
+/* The word groups of document ids[0..n) (n > 0) into g_start/g_end: a group starts at 0, at an opener, and
+ * after a closer. Returns how many, or MC_NOMEM. */
+static int64_t find_groups(patok_t *h, const int32_t *ids, int64_t n) {
     int64_t ng = 0;
     if (GROW(h->g_start, h->cap_g0, n) || GROW(h->g_end, h->cap_g1, n) || GROW(h->g_sid, h->cap_g2, n) ||
         GROW(h->g_cur, h->cap_g3, n))
@@ -348,10 +345,96 @@ static int64_t patok_one(patok_t *h, const int32_t *ids, int64_t n, bitgen_t *rn
         }
     }
     h->g_end[ng - 1] = n;
+    return ng;
+}
+
+static uint64_t unseen_slot(const patok_t *h, const int32_t *ids, const int32_t *group, int64_t len) {
+    uint64_t m = (uint64_t)h->un_tcap - 1, i = hash_ids(group, len) & m;
+    for (;; i = (i + 1) & m) {
+        int64_t k = h->un_tab[i];
+        if (k < 0) return i;
+        if (h->un_pairs[2 * k + 1] == len &&
+            memcmp(ids + h->un_pairs[2 * k], group, (size_t)len * sizeof(int32_t)) == 0)
+            return i;
+    }
+}
+
+static int unseen_resize(patok_t *h, const int32_t *ids, int64_t count, int64_t cap) {
+    if (cap > h->un_tcap) {
+        int64_t *t = realloc(h->un_tab, (size_t)cap * sizeof(int64_t));
+        if (!t) return -1;
+        h->un_tab = t;
+        h->un_tcap = cap;
+    }
+    for (int64_t i = 0; i < h->un_tcap; i++) h->un_tab[i] = -1;
+    for (int64_t k = 0; k < count; k++)
+        h->un_tab[unseen_slot(h, ids, ids + h->un_pairs[2 * k], h->un_pairs[2 * k + 1])] = k;
+    return 0;
+}
+
+/* The word groups of a batch (documents as in mc_patok_batch) that have no state yet, each once, in the order
+ * they first appear: (start in ids, length) pairs in an internal buffer (mc_patok_unseen_output). Python interns
+ * them (their analyses) and hands their states back with mc_patok_add_states before the batch runs, in one
+ * crossing instead of a callback per group. Returns how many, or a negative MC_ code. */
+int64_t mc_patok_unseen(patok_t *h, const int32_t *ids, const int64_t *doc_off, int64_t ndocs) {
+    int64_t count = 0, groups = 0;
+    h->b_ids = NULL;
+    if (unseen_resize(h, ids, 0, h->un_tcap ? h->un_tcap : 1024)) return MC_NOMEM;
+    for (int64_t d = 0; d < ndocs; d++) {
+        int64_t base = doc_off[d], n = doc_off[d + 1] - base;
+        if (n == 0) continue;
+        int64_t ng = find_groups(h, ids + base, n);
+        if (ng < 0) return ng;
+        if (GROW(h->b_sid, h->cap_bsid, groups + ng)) return MC_NOMEM;
+        for (int64_t g = 0; g < ng; g++) {
+            const int32_t *group = ids + base + h->g_start[g];
+            int64_t len = h->g_end[g] - h->g_start[g];
+            int64_t sid = group_find(h, group, len);
+            h->b_sid[groups++] = sid;
+            if (sid >= 0) continue;
+            if (2 * (count + 1) > h->un_tcap && unseen_resize(h, ids, count, 2 * h->un_tcap)) return MC_NOMEM;
+            uint64_t slot = unseen_slot(h, ids, group, len);
+            if (h->un_tab[slot] >= 0) continue; /* already listed */
+            if (GROW(h->un_pairs, h->cap_un, 2 * (count + 1))) return MC_NOMEM;
+            h->un_pairs[2 * count] = base + h->g_start[g];
+            h->un_pairs[2 * count + 1] = len;
+            h->un_tab[slot] = count++;
+        }
+    }
+    h->b_ids = ids;
+    h->b_ndocs = ndocs;
+    return count;
+}
+
+const int64_t *mc_patok_unseen_output(const patok_t *h) { return h->un_pairs; }
+
+/* Add `count` states from sid `first` on: their ids back to back in `ids`, their lengths, masks and flags. */
+int64_t mc_patok_add_states(patok_t *h, int64_t first, int64_t count, const int32_t *ids, const int64_t *lens,
+                            const uint64_t *masks, const uint8_t *active) {
+    for (int64_t k = 0, at = 0; k < count; at += lens[k], k++) {
+        int64_t code = mc_patok_add_state(h, first + k, ids + at, lens[k], masks[k], active[k]);
+        if (code < 0) return code;
+    }
+    return MC_OK;
+}
+
+/* One document: groups, contraction, assembly, expansion (PatokScheme.transform_many for one document).
+ * Appends the result to h->out at *total. Every group must have a state (mc_patok_unseen); `known`, when not
+ * NULL, holds the sids of the batch's groups as mc_patok_unseen found them (-1: looked up here), this
+ * document's from *groups on, which moves past them. */
+static int64_t patok_one(patok_t *h, const int32_t *ids, int64_t n, const int64_t *known, int64_t *groups,
+                         bitgen_t *rng, int64_t *total) {
+    if (n == 0) return 0;
+    /* 1. Word groups and their states. */
+    int64_t ng = find_groups(h, ids, n);
+    if (ng < 0) return ng;
+    if (known) known += *groups;
+    *groups += ng;
     int64_t n_active = 0;
     for (int64_t g = 0; g < ng; g++) {
-        int64_t sid = group_sid(h, ids + h->g_start[g], h->g_end[g] - h->g_start[g]);
-        if (sid < 0) return sid;
+        int64_t sid = known ? known[g] : -1;
+        if (sid < 0) sid = group_find(h, ids + h->g_start[g], h->g_end[g] - h->g_start[g]);
+        if (sid < 0) return MC_UNSEEN;
         h->g_sid[g] = h->g_cur[g] = sid;
         if (h->st_active[sid]) n_active += h->g_end[g] - h->g_start[g];
     }
@@ -441,9 +524,11 @@ static int64_t patok_one(patok_t *h, const int32_t *ids, int64_t n, bitgen_t *rn
  * lengths to out_len. Returns the total length, or a negative MC_ code. */
 int64_t mc_patok_batch(patok_t *h, const int32_t *ids, const int64_t *doc_off, int64_t ndocs, bitgen_t **rngs,
                        int64_t *out_len) {
-    int64_t total = 0;
+    int64_t total = 0, groups = 0;
+    const int64_t *known = h->b_ids == ids && h->b_ndocs == ndocs ? h->b_sid : NULL;
+    h->b_ids = NULL; /* the sids found by mc_patok_unseen serve this batch only */
     for (int64_t d = 0; d < ndocs; d++) {
-        int64_t len = patok_one(h, ids + doc_off[d], doc_off[d + 1] - doc_off[d], rngs[d], &total);
+        int64_t len = patok_one(h, ids + doc_off[d], doc_off[d + 1] - doc_off[d], known, &groups, rngs[d], &total);
         if (len < 0) return len;
         out_len[d] = len;
     }

@@ -115,7 +115,7 @@ class PatokScheme:
                 expand_prop=self.expand_prop,
                 sizes=self._sizes,
                 cdf=self._cdf,
-                intern=self.words.intern,
+                intern_groups=self.words.intern_groups,
                 step=self.words.span_step,
             )
             self.words.attach(self._kernel)

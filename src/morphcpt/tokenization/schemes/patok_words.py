@@ -11,8 +11,9 @@ tuple.
 
 Memory stays bounded: `reset_if_full` (called between documents) drops every table once `max_states` states are
 known; results never depend on what is cached. With patok's compiled kernel (`tokenization.native`), every state
-interned here is also handed to the kernel (`attach`), which looks groups and steps up in its own tables and asks
-back here only for what it has not seen; a reset clears both sides.
+interned here is also handed to the kernel (`attach`), which looks groups and steps up in its own tables. Before
+each batch the kernel lists the groups it has no state for, which `intern_groups` interns and hands back in one
+call; during the batch it asks back here only for contraction steps it has not seen. A reset clears both sides.
 """
 
 from __future__ import annotations
@@ -181,15 +182,32 @@ class WordStates:
         if sid is None:
             if info is None:
                 info = self.word_info(state)
-            sid = self._sid_of[state] = len(self.states)
-            self.states.append(state)
-            self.infos.append(info)
-            self.lengths.append(len(state))
-            self.masks.append(info.affix_mask)
-            self._active.append(info.active)
+            sid = self._add(state, info)
             if self.native is not None:
                 self.native.add_state(sid, state, info.affix_mask, info.active)
         return sid
+
+    def _add(self, state: tuple[int, ...], info: WordInfo) -> int:
+        """A new state's sid, its tables filled (not yet mirrored into `native`)."""
+        sid = self._sid_of[state] = len(self.states)
+        self.states.append(state)
+        self.infos.append(info)
+        self.lengths.append(len(state))
+        self.masks.append(info.affix_mask)
+        self._active.append(info.active)
+        return sid
+
+    def intern_groups(self, ids: np.ndarray, pairs: np.ndarray) -> None:
+        """Intern the groups `ids[s:s + n]` for the (s, n) pairs in `pairs` (flat; the kernel's list of a batch's
+        groups without a state, each once) and mirror them into `native` in one call."""
+        flat = ids.tolist()
+        first = len(self.states)
+        for s, n in zip(pairs[0::2].tolist(), pairs[1::2].tolist(), strict=True):
+            state = tuple(flat[s : s + n])
+            if state not in self._sid_of:
+                self._add(state, self.word_info(state))
+        if self.native is not None:
+            self.native.add_states(first, self.states[first:], self.masks[first:], self._active[first:])
 
     def group_sids(
         self, ids: list[int], tokens: np.ndarray, starts: np.ndarray, ends: np.ndarray
