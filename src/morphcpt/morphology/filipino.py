@@ -11,8 +11,8 @@ undoes: h-/n-insertion before -an/-in (basahin, tawanan), o -> u raising (inumin
 (gawin <- gawa), nasal assimilation of mang-/pang- with deletion of the root's first consonant (mamili <- bili),
 the linker -ng (magandang). `apply_affix` runs the same rules forwards for the benchmark generators.
 
-Root lexicon, built lazily on first use (about 3 s with the shipped lexicon, then cached in
-`data/cache/morphology/`, keyed by the inputs and this analyser's source):
+Root lexicon, built lazily on first use from the word lists `lexicon.py` reads (about 3 s with the shipped ones,
+then cached in `data/cache/morphology/`, keyed by the inputs and this analyser's source):
 - the curated roots in `morphology/data/tl_roots.txt`, plus any `*root*` file in `data/lexicon/` (one root per
   line, first whitespace-separated field, "#" comments);
 - the dictionary headwords of `data/lexicon/tgl_words.txt` (tglstemmer's list, which mixes roots and derived
@@ -52,11 +52,14 @@ from morphcpt.morphology.affixes import (
     onset_len,
 )
 from morphcpt.morphology.base import Analysis, LanguagePack, Morph
+from morphcpt.morphology.lexicon import (
+    FREQUENCY_FILE,
+    HEADWORD_FILES,
+    curated_roots,
+    read_words,
+    word_frequencies,
+)
 from morphcpt.morphology.syllabify import VOWELS, folded_first_syllable_cv
-
-CURATED_ROOTS = Path(__file__).resolve().parent / "data" / "tl_roots.txt"
-HEADWORD_FILES = ("tgl_words.txt",)
-FREQUENCY_FILE = "fil_wordfreq.tsv"  # word<TAB>zipf, to choose between the linkers -ng and -g
 
 _MAX_WORD = 40
 _MAX_PREFIXES = 3
@@ -77,39 +80,6 @@ def _syllable_ok(root: str) -> bool:
     return sum(c in VOWELS for c in root) >= 2 and len(root) >= 3
 
 
-def _read_words(path: Path) -> list[str]:
-    words = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        field = line.split("#", 1)[0].split()
-        if field and field[0].isalpha():
-            words.append(fold(field[0]))
-    return words
-
-
-def word_frequencies(path: Path) -> dict[str, float]:
-    """word -> Zipf frequency from a `word<TAB>zipf` list (header line allowed); {} when the file is absent."""
-    if not path.is_file():
-        return {}
-    frequencies = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        word, _, zipf = line.partition("\t")
-        try:
-            frequencies[fold(word)] = float(zipf)
-        except ValueError:
-            continue
-    return frequencies
-
-
-def curated_roots(lexicon_dir: Path | None = None) -> frozenset[str]:
-    """The curated root list plus any `*root*` file of `lexicon_dir`: roots the analyser trusts most."""
-    roots = set(_read_words(CURATED_ROOTS))
-    if lexicon_dir is not None and Path(lexicon_dir).is_dir():
-        for path in sorted(Path(lexicon_dir).iterdir()):
-            if "root" in path.name.lower() and path.is_file():
-                roots.update(_read_words(path))
-    return frozenset(roots)
-
-
 def load_roots(lexicon_dir: Path | None = None, cache_dir: Path | None = None) -> frozenset[str]:
     """Curated roots, `*root*` files and the underived headwords of `lexicon_dir` (see the module docstring).
 
@@ -125,13 +95,13 @@ def load_roots(lexicon_dir: Path | None = None, cache_dir: Path | None = None) -
     digest = hashlib.sha256("\n".join(sorted(roots)).encode())
     for path in [
         *headword_files,
-        *(Path(__file__).with_name(n) for n in ("filipino.py", "affixes.py", "syllabify.py")),
+        *(Path(__file__).with_name(n) for n in ("filipino.py", "affixes.py", "syllabify.py", "lexicon.py")),
     ]:
         digest.update(path.read_bytes())
     cache = Path(cache_dir) / f"tl_underived_{digest.hexdigest()[:20]}.txt" if cache_dir else None
     if cache is not None and cache.is_file():
         return frozenset(roots | set(cache.read_text(encoding="utf-8").split()))
-    headwords = {w for path in headword_files for w in _read_words(path)}
+    headwords = {w for path in headword_files for w in read_words(path)}
     everything = FilipinoPack(roots=roots | headwords, cache_size=0)
     underived = sorted(w for w in headwords - roots if not everything.has_affixed_reading(w))
     if cache is not None:
