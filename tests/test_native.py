@@ -74,6 +74,12 @@ def test_the_kernels_build_with_the_system_compiler(tmp_path, monkeypatch):
     assert native.build(tmp_path) == path  # the second call finds it
     monkeypatch.setenv("MORPHCPT_NATIVE", "require")
     assert isinstance(native.load(), native.Kernels)
+    assert {p.name for p in native.SOURCES} == {"stochastok.c", "patok.c"} and native.HEADERS
+    # The library's key covers the shared header too: a changed header is compiled under a new name.
+    changed = tmp_path / "changed.h"
+    changed.write_text("/* changed */\n")
+    monkeypatch.setattr(native, "HEADERS", (*native.HEADERS, changed))
+    assert native.build(tmp_path) != path
 
 
 @pytest.mark.skipif(not (shutil.which("cc") or shutil.which("gcc")), reason="no C compiler on this machine")

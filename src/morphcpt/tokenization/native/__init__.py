@@ -1,7 +1,7 @@
-"""The compiled kernels of StochasTok and Patok (`kernels.c`): built on first use, loaded through ctypes.
+"""The compiled kernels of StochasTok and Patok (`stochastok.c`, `patok.c`): built on first use, loaded by ctypes.
 
 The per-token loops of the schemes (expansion attempts, Patok's contraction draws, splicing) cost about a
-microsecond per token in Python, as much as the Rust tokenizer's own encoding. `kernels.c` runs them on int32
+microsecond per token in Python, as much as the Rust tokenizer's own encoding. The kernels run them on int32
 arrays, drawing from each document's numpy generator through numpy's `bitgen_t` interface in the order the
 Python code draws: the same ids come out either way, which the tests check scheme by scheme.
 
@@ -38,7 +38,9 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-SOURCE = Path(__file__).with_name("kernels.c")
+# Compiled together into one library; `kernels.h` is what they share.
+SOURCES = tuple(sorted(Path(__file__).parent.glob("*.c")))
+HEADERS = tuple(sorted(Path(__file__).parent.glob("*.h")))
 FLAGS = ("-O2", "-std=c99", "-fPIC", "-shared", "-fno-fast-math", "-ffp-contract=off")
 MODES = ("auto", "off", "require")
 
@@ -48,7 +50,7 @@ U8P = np.ctypeslib.ndpointer(np.uint8, flags="C_CONTIGUOUS")
 F64P = np.ctypeslib.ndpointer(np.float64, flags="C_CONTIGUOUS")
 I32_CODE = next(code for code in "il" if array(code).itemsize == 4)  # the `array` type code of int32
 STEP_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
-CALLBACK_FAILED = -2  # what a callback returns when the Python it calls raised (kernels.c: MC_CALLBACK)
+CALLBACK_FAILED = -2  # what a callback returns when the Python it calls raised (kernels.h: MC_CALLBACK)
 ERRORS = {
     -1: "out of memory",
     -2: "a callback failed",
@@ -108,7 +110,7 @@ def _load_cached() -> Kernels | NativeUnavailable:
 
 def build(folder: Path | None = None) -> Path:
     """The compiled library for this machine: from the cache when there, else compiled into it now."""
-    source = SOURCE.read_bytes()
+    source = b"".join(path.name.encode() + b"\0" + path.read_bytes() for path in (*SOURCES, *HEADERS))
     # The C library's version is in the key: a cache shared by a login node and a container holds one file each.
     target = f"{' '.join(FLAGS)}|{platform.machine()}|{'-'.join(platform.libc_ver())}"
     key = hashlib.sha256(source + target.encode()).hexdigest()[:16]
@@ -134,10 +136,14 @@ def build(folder: Path | None = None) -> Path:
     os.close(fd)
     try:
         done = subprocess.run(
-            [compiler, *FLAGS, "-o", tmp, str(SOURCE), "-lm"], capture_output=True, text=True, check=False
+            [compiler, *FLAGS, "-o", tmp, *map(str, SOURCES), "-lm"],
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if done.returncode != 0:
-            raise NativeUnavailable(f"{compiler} failed on {SOURCE.name}: {done.stderr.strip()[-2000:]}")
+            names = ", ".join(path.name for path in SOURCES)
+            raise NativeUnavailable(f"{compiler} failed on {names}: {done.stderr.strip()[-2000:]}")
         os.replace(tmp, path)  # atomic: concurrent builders each write their own file, the last rename wins
     except OSError as error:
         raise NativeUnavailable(f"cannot run {compiler}: {error}") from None
@@ -165,7 +171,7 @@ def generators(rngs: list[np.random.Generator]) -> np.ndarray:
 
 
 class Kernels:
-    """ctypes signatures of `kernels.c`."""
+    """ctypes signatures of the kernels (`stochastok.c`, `patok.c`)."""
 
     def __init__(self, lib: ctypes.CDLL) -> None:
         self.lib = lib
@@ -270,7 +276,7 @@ def check(code: int) -> int:
 
 
 class PatokKernel:
-    """One `patok_t` (kernels.c): the native mirror of a `WordStates` and a Patok scheme's settings.
+    """One `patok_t` (`patok.c`): the native mirror of a `WordStates` and a Patok scheme's settings.
 
     What the kernel has not seen comes from Python: `intern_groups(ids, pairs)` is called before each batch with
     the batch's word groups that have no state yet ((start, length) pairs into `ids`, each group once) and must
