@@ -185,13 +185,13 @@ class FilipinoPack(LanguagePack):
     def spans(self, word: str) -> tuple[tuple[int, int, str], ...]:
         """The spans of the reading `parse` would build its morphs from, without building them (patok asks this of
         every word it meets)."""
-        return (self._proper_noun(word) or self._best(fold(word))).spans
+        return self._reading(word).spans
 
     def _boundaries(self, word: str) -> tuple[int, ...]:
         return tuple(m.start for m in self._parse(word).morphs[1:])
 
     def _analysis(self, word: str) -> Analysis:
-        reading = self._proper_noun(word) or self._best(fold(word))
+        reading = self._reading(word)
         morphs = tuple(Morph(word[s:e], kind, s, e) for s, e, kind in reading.spans)
         return Analysis(
             word=word,
@@ -203,6 +203,10 @@ class FilipinoPack(LanguagePack):
             reduplicant=reading.reduplicant,
             linker=reading.linker,
         )
+
+    def _reading(self, word: str) -> _Reading:
+        """The reading `word` gets: as a prefixed name, else the best of its folded form (cached)."""
+        return self._proper_noun(word) or self._best(fold(word))
 
     @staticmethod
     def _proper_noun(word: str) -> _Reading | None:

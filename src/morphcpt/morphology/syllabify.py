@@ -107,10 +107,19 @@ def first_syllable_cv(word: str) -> str:
 
     For a cluster onset only its first consonant is copied (trabaho -> ta-trabaho, as in common usage).
     """
+    return _copied_syllable(word, fold_letters(word))
+
+
+def folded_first_syllable_cv(folded: str) -> str:
+    """`first_syllable_cv` of a word already folded (`fold_letters`), for the analyser, which asks it of every
+    candidate root."""
+    return _copied_syllable(folded, folded)
+
+
+def _copied_syllable(word: str, folded: str) -> str:
     # The analyser asks this for every candidate root, so it looks only as far as the first vowel instead of
     # splitting the whole word into units: a vowel is always a unit of its own, and the onset is the first
-    # unit ("ng" or one letter).
-    folded = fold_letters(word)
+    # unit ("ng" or one letter). The letters are read in `folded`, the characters returned from `word`.
     vowel = _VOWEL.search(folded)
     if vowel is None:
         return ""
@@ -118,18 +127,6 @@ def first_syllable_cv(word: str) -> str:
     if i == 0:
         return word[0]
     return word[: 2 if folded.startswith("ng") else 1] + word[i]
-
-
-def folded_first_syllable_cv(folded: str) -> str:
-    """`first_syllable_cv` of a word already folded (`fold_letters`), for the analyser, which asks it of every
-    candidate root."""
-    vowel = _VOWEL.search(folded)
-    if vowel is None:
-        return ""
-    i = vowel.start()
-    if i == 0:
-        return folded[0]
-    return folded[: 2 if folded.startswith("ng") else 1] + folded[i]
 
 
 def main(argv: list[str]) -> None:
