@@ -86,6 +86,16 @@ def test_decode_of_arbitrary_ids_matches_the_tokenizer(vocab):
         assert vocab.decode(ids) == vocab.tokenizer.decode(ids, skip_special_tokens=True)
 
 
+def test_spell_plain_is_decode_of_ids_without_specials_or_bytes(vocab):
+    """Every plain piece on its own, and random runs of them: the same text as `decode`."""
+    plain = [i for i in range(vocab.size) if not vocab.is_special(i) and not vocab.is_byte(i)]
+    assert all(vocab.spell_plain([i]) == vocab.decode([i]) for i in plain)
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        ids = rng.choice(plain, size=int(rng.integers(1, 12))).tolist()
+        assert vocab.spell_plain(ids) == vocab.decode(ids)
+
+
 def test_piece_ids_use_the_vocabulary_spelling(vocab):
     word_initial = [p for p in vocab.pieces if p.startswith(WORD_START) and len(p) > 2]
     assert word_initial, "a SentencePiece vocabulary marks word starts with ▁"

@@ -189,6 +189,11 @@ class Vocabulary:
             out.append(_decode_byte_run(run))
         return "".join(out)
 
+    def spell_plain(self, ids: Iterable[int]) -> str:
+        """`decode(ids)` for ids that are neither specials nor byte pieces: their piece strings joined, "▁" read
+        as a space (each such piece spells `piece.replace("▁", " ")`), without going through bytes."""
+        return "".join(map(self.pieces.__getitem__, ids)).replace(WORD_START, " ")
+
     def is_special(self, i: int) -> bool:
         return i in self.special_ids
 

@@ -212,7 +212,7 @@ class Kernels:
         lib.mc_patok_num_states.argtypes = (vp,)
         lib.mc_patok_batch.restype = i64
         lib.mc_patok_batch.argtypes = (vp, vp, vp, i64, vp, vp)
-        # An address, copied out with memmove (`PatokKernel.run`): no ctypes array type per length.
+        # An address, copied out by `copied` (memmove): no ctypes array type per length.
         lib.mc_patok_output.restype = vp
         lib.mc_patok_output.argtypes = (vp,)
 
@@ -251,6 +251,14 @@ def address(a: np.ndarray, dtype) -> int:
     if a.dtype != dtype or not a.flags.c_contiguous:
         raise TypeError(f"expected a C-contiguous {np.dtype(dtype)} array, got {a.dtype}")
     return a.ctypes.data
+
+
+def copied(pointer: int, count: int, dtype) -> np.ndarray:
+    """A numpy copy of `count` items of `dtype` at `pointer`, a kernel's internal buffer (with memmove:
+    `np.ctypeslib.as_array` would make a ctypes array type per length)."""
+    out = np.empty(count, dtype=dtype)
+    ctypes.memmove(out.ctypes.data, pointer, out.nbytes)
+    return out
 
 
 def checked(ids, bounds, rngs: list, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -387,9 +395,9 @@ class PatokKernel:
             )
         )
         if unseen:
-            pairs = np.empty(2 * unseen, dtype=np.int64)
-            ctypes.memmove(pairs.ctypes.data, self.lib.mc_patok_unseen_output(self.handle), pairs.nbytes)
-            self._intern_groups(ids, pairs)
+            self._intern_groups(
+                ids, copied(self.lib.mc_patok_unseen_output(self.handle), 2 * unseen, np.int64)
+            )
         self._error = None
         pointers = generators(rngs)  # kept in a name: alive until the call returns
         total = self.lib.mc_patok_batch(
@@ -406,6 +414,4 @@ class PatokKernel:
         check(total)
         if total == 0:
             return np.zeros(0, dtype=np.int32), out_len
-        out = np.empty(total, dtype=np.int32)
-        ctypes.memmove(out.ctypes.data, self.lib.mc_patok_output(self.handle), out.nbytes)
-        return out, out_len
+        return copied(self.lib.mc_patok_output(self.handle), total, np.int32), out_len

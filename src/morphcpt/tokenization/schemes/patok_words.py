@@ -63,7 +63,7 @@ class WordStates:
         self.pack = pack
         self.max_states = max_states
         # Specials and byte pieces: a group holding one is left alone.
-        self._not_plain = frozenset(i for i in range(vocab.size) if vocab.is_special(i) or vocab.is_byte(i))
+        self._not_plain = vocab.special_ids.union(vocab.byte_values)
         self._char_len = [len(p) for p in vocab.pieces]
         self._encode_word = self._word_encoder()
         self.word_info = lru_cache(maxsize=cache_size)(self._word_info)
@@ -124,12 +124,8 @@ class WordStates:
     def _word_info(self, group: tuple[int, ...]) -> WordInfo:
         if len(group) > MAX_WORD_TOKENS or not self._not_plain.isdisjoint(group):
             return _left_alone(group)
-        text = self._spelled(group)
+        text = self.vocab.spell_plain(group)
         return self._respelled(group, text, *self._analysis(text))
-
-    def _spelled(self, ids) -> str:
-        """`vocab.decode(ids)` of plain pieces: their strings joined, "▁" read as a space."""
-        return "".join(map(self.vocab.pieces.__getitem__, ids)).replace(WORD_START, " ")
 
     def _respelled(self, group: tuple[int, ...], text: str, cuts, extents) -> WordInfo:
         """The info of `group`, which spells `text` with morpheme cuts `cuts` and affix morphs `extents`."""
@@ -151,7 +147,7 @@ class WordStates:
         # Fragments ("um", "▁k", "ain") recur far more often than their combinations: cached one by one.
         encode = self._encode_piece
         ids = [i for a, b in zip(bounds, bounds[1:], strict=False) for i in encode(text[a:b])]
-        if not self._not_plain.isdisjoint(ids) or self._spelled(ids) != text:
+        if not self._not_plain.isdisjoint(ids) or self.vocab.spell_plain(ids) != text:
             return None
         return tuple(ids)
 
