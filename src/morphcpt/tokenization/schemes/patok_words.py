@@ -50,9 +50,12 @@ class WordInfo(NamedTuple):
         return tuple(bool(self.affix_mask >> i & 1) for i in range(max(len(self.offsets) - 1, 0)))
 
 
+_NO_EXTENTS: frozenset[tuple[int, int]] = frozenset()
+
+
 def _left_alone(group: tuple[int, ...]) -> WordInfo:
     """The info of a group patok does not touch (specials, byte pieces, longer than MAX_WORD_TOKENS)."""
-    return WordInfo("", (), (), frozenset(), 0, False)
+    return WordInfo("", (), (), _NO_EXTENTS, 0, False)
 
 
 class WordStates:
@@ -67,7 +70,7 @@ class WordStates:
         self._char_len = [len(p) for p in vocab.pieces]
         self._encode_word = self._word_encoder()
         self.word_info = lru_cache(maxsize=cache_size)(self._word_info)
-        self._analysis = lru_cache(maxsize=cache_size)(self._analyse_text)
+        self._word_morphs = lru_cache(maxsize=cache_size)(self._morphs_of_word)
         self._fragments = lru_cache(maxsize=cache_size)(self._encode_fragments)
         self._encode_piece = lru_cache(maxsize=cache_size)(lambda text: tuple(self._encode_word(text)))
         # Groups of up to `_pack` tokens are looked up by their ids packed into one int64 (with the length).
@@ -105,27 +108,44 @@ class WordStates:
             self.reset()
 
     # -- analyses ------------------------------------------------------------------------------------------
+    def _morphs_of_word(self, word: str) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
+        """A word's morpheme cuts and affix morphs, (start, end) offsets in the word (cached by word: one word
+        recurs in many groups, " bahay", " bahay,", "Bahay.")."""
+        spans = self.pack.spans(word)
+        cuts = tuple(m_start for m_start, _, _ in spans[1:])
+        affixes = tuple((m_start, m_end) for m_start, m_end, kind in spans if kind in AFFIX_KINDS)
+        return cuts, affixes
+
     def _analyse_text(self, text: str) -> tuple[tuple[int, ...], frozenset[tuple[int, int]]]:
         """Morpheme cuts and affix-token extents of a group's text."""
+        # The words of the text: most groups are one word, with or without its space, which `isalpha` finds
+        # without the regular expression (letters are a subset of WORD_PATTERN's characters, so an all-letter
+        # text is exactly one match of it).
+        if text.isalpha():
+            words: list[tuple[int, str]] | tuple[tuple[int, str]] = ((0, text),)
+        elif text[:1] == " " and text[1:].isalpha():
+            words = ((1, text[1:]),)
+        else:
+            words = [(match.start(), match.group()) for match in WORD_PATTERN.finditer(text)]
         cuts: list[int] = []
         extents: set[tuple[int, int]] = set()
-        spans = self.pack.spans
-        for match in WORD_PATTERN.finditer(text):
-            start = match.start()
-            for k, (m_start, m_end, kind) in enumerate(spans(match.group())):
-                if k:
-                    cuts.append(start + m_start)
-                if kind in AFFIX_KINDS:
-                    extents.add((start + m_start, start + m_end))
-                    if m_start == 0 and start > 0 and text[start - 1] == " ":
-                        extents.add((start - 1, start + m_end))  # "▁ma" carries the word's space
+        for start, word in words:
+            word_cuts, affixes = self._word_morphs(word)
+            if word_cuts:
+                cuts += [start + c for c in word_cuts] if start else word_cuts
+            for m_start, m_end in affixes:
+                extents.add((start + m_start, start + m_end))
+                if m_start == 0 and start > 0 and text[start - 1] == " ":
+                    extents.add((start - 1, start + m_end))  # "▁ma" carries the word's space
+        if not cuts and not extents:
+            return (), _NO_EXTENTS
         return tuple(cuts), frozenset(extents)
 
     def _word_info(self, group: tuple[int, ...]) -> WordInfo:
         if len(group) > MAX_WORD_TOKENS or not self._not_plain.isdisjoint(group):
             return _left_alone(group)
         text = self.vocab.spell_plain(group)
-        return self._respelled(group, text, *self._analysis(text))
+        return self._respelled(group, text, *self._analyse_text(text))
 
     def _respelled(self, group: tuple[int, ...], text: str, cuts, extents) -> WordInfo:
         """The info of `group`, which spells `text` with morpheme cuts `cuts` and affix morphs `extents`."""
@@ -201,7 +221,7 @@ class WordStates:
         for s, n in zip(pairs[0::2].tolist(), pairs[1::2].tolist(), strict=True):
             state = tuple(flat[s : s + n])
             if state not in self._sid_of:
-                self._add(state, self.word_info(state))
+                self._add(state, self._word_info(state))  # new groups: `word_info`'s cache would only miss
         if self.native is not None:
             self.native.add_states(first, self.states[first:], self.masks[first:], self._active[first:])
 
