@@ -74,7 +74,8 @@ def test_the_kernels_build_with_the_system_compiler(tmp_path, monkeypatch):
     assert native.build(tmp_path) == path  # the second call finds it
     monkeypatch.setenv("MORPHCPT_NATIVE", "require")
     assert isinstance(native.load(), native.Kernels)
-    assert {p.name for p in native.SOURCES} == {"stochastok.c", "patok.c"} and native.HEADERS
+    assert {p.name for p in native.SOURCES} == {"stochastok.c", "patok.c", "patok_states.c"}
+    assert {p.name for p in native.HEADERS} == {"kernels.h", "patok.h"}
     # The library's key covers the shared header too: a changed header is compiled under a new name.
     changed = tmp_path / "changed.h"
     changed.write_text("/* changed */\n")
@@ -261,6 +262,57 @@ def test_a_failing_contraction_step_raises_and_leaves_the_kernel_usable(vocab, d
     for i in range(20):
         assert scheme.transform(documents[i], document_rng(4, "patok", i)) == reference.transform(
             documents[i], document_rng(4, "patok", i)
+        ), i
+
+
+def test_states_with_a_common_span_share_its_steps(vocab, documents, monkeypatch):
+    """A step's result depends only on its span (ids and the cuts inside it), so the kernel answers a span it has
+    seen in one state for every other state holding it (" kumain" and " kumain," alike) without calling Python:
+    the counts add up, Python is asked exactly `callbacks` times, and the ids are the Python ones."""
+    from morphcpt.tokenization.schemes.patok_words import WordStates
+
+    asked = []
+    span_step = WordStates.span_step
+    monkeypatch.setattr(
+        WordStates, "span_step", lambda self, *args: asked.append(args) or span_step(self, *args)
+    )
+    scheme = build(CONFIGS["patok_wide"], vocab, monkeypatch, "require")
+    reference = build(CONFIGS["patok_wide"], vocab, monkeypatch, "off")
+    asked.clear()
+    for i in range(0, len(documents), 8):
+        batch = documents[i : i + 8]
+        rngs = [document_rng(6, "patok", j) for j in range(i, i + len(batch))]
+        again = [document_rng(6, "patok", j) for j in range(i, i + len(batch))]
+        got = scheme.transform_many(batch, rngs)
+        calls = len(asked)
+        assert got == reference.transform_many(batch, again), i
+        del asked[calls:]  # the reference's own steps
+    counts = scheme._kernel.counts()
+    assert counts["callbacks"] == len(asked) and counts["steps"] == counts["shared"] + counts["callbacks"]
+    assert counts["shared"] > counts["steps"] // 10, counts
+
+
+def test_a_step_that_disagrees_with_the_span_cache_is_refused(vocab, documents, monkeypatch):
+    """Python answering a step with a state that is not the old one with its span replaced is refused with its
+    own error (the span cache would spread it); both sides' tables are reset and later documents are right."""
+    from morphcpt.tokenization.schemes.patok_words import WordStates
+
+    span_step = WordStates.span_step
+    bogus: list[int] = []
+    monkeypatch.setattr(
+        WordStates, "span_step", lambda self, *args: bogus[0] if bogus else span_step(self, *args)
+    )
+    scheme = build(CONFIGS["patok"], vocab, monkeypatch, "require")
+    reference = build(CONFIGS["patok"], vocab, monkeypatch, "off")
+    with pytest.raises(RuntimeError, match="disagrees with the span cache"):
+        for i in range(40):
+            bogus[:] = [scheme.words.intern((vocab.bos_id, vocab.eos_id))]  # a state no step can reach
+            scheme.transform(documents[i], document_rng(5, "patok", i))
+    assert len(scheme.words.states) == scheme._kernel.num_states() == 0
+    bogus.clear()
+    for i in range(20):
+        assert scheme.transform(documents[i], document_rng(5, "patok", i)) == reference.transform(
+            documents[i], document_rng(5, "patok", i)
         ), i
 
 

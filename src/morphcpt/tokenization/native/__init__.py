@@ -1,4 +1,5 @@
-"""The compiled kernels of StochasTok and Patok (`stochastok.c`, `patok.c`): built on first use, loaded by ctypes.
+"""The compiled kernels of StochasTok and Patok (`stochastok.c`; `patok.c` over `patok_states.c`): built on first
+use, loaded by ctypes.
 
 The per-token loops of the schemes (expansion attempts, Patok's contraction draws, splicing) cost about a
 microsecond per token in Python, as much as the Rust tokenizer's own encoding. The kernels run them on int32
@@ -56,6 +57,7 @@ ERRORS = {
     -2: "a callback failed",
     -3: "states out of order",
     -4: "a word group without a state (not interned before the batch)",
+    -5: "a contraction step disagrees with the span cache (the step is not a function of its span)",
 }
 
 
@@ -183,6 +185,7 @@ class Kernels:
         lib.mc_patok_new.argtypes = (
             U8P,
             U8P,
+            I32P,
             I64P,
             I32P,
             I32P,
@@ -200,10 +203,12 @@ class Kernels:
         lib.mc_patok_free.restype = None
         lib.mc_patok_free.argtypes = (vp,)
         lib.mc_patok_add_state.restype = i64
-        # The ids as the address of an `array` (`PatokKernel.add_state`).
-        lib.mc_patok_add_state.argtypes = (vp, i64, vp, i64, ctypes.c_uint64, i64)
+        # The ids and cuts as addresses of `array`s (`PatokKernel.add_state`).
+        lib.mc_patok_add_state.argtypes = (vp, i64, vp, i64, ctypes.c_uint64, i64, vp, i64)
         lib.mc_patok_add_states.restype = i64
-        lib.mc_patok_add_states.argtypes = (vp, i64, i64, vp, vp, vp, vp)
+        lib.mc_patok_add_states.argtypes = (vp, i64, i64, vp, vp, vp, vp, vp, vp)
+        lib.mc_patok_counts.restype = None
+        lib.mc_patok_counts.argtypes = (vp, vp)
         lib.mc_patok_unseen.restype = i64
         lib.mc_patok_unseen.argtypes = (vp, vp, vp, i64)
         lib.mc_patok_unseen_output.restype = vp
@@ -290,7 +295,10 @@ class PatokKernel:
     the batch's word groups that have no state yet ((start, length) pairs into `ids`, each group once) and must
     intern them all; `step(sid, r, e, cut) -> sid` (NO_STEP: -1) is called back for a contraction step not cached
     yet. Every state Python interns must be passed on with `add_state` or `add_states` (WordStates does), so that
-    a sid means the same on both sides.
+    a sid means the same on both sides, with its morpheme cuts: a step must depend only on its span's ids and the
+    cuts inside it (`WordStates.span_step` does), so that the kernel can answer the same span in another state
+    from its span cache (`patok_states.c`; `char_len`: characters per piece, to place the cuts). The kernel checks
+    every answer Python gives for a span it knows against it.
     """
 
     def __init__(
@@ -299,6 +307,7 @@ class PatokKernel:
         *,
         opens,
         closes,
+        char_len,
         table,
         contract_prop,
         max_attempts_factor,
@@ -317,15 +326,19 @@ class PatokKernel:
         self._keep = (
             np.ascontiguousarray(opens, dtype=np.uint8),
             np.ascontiguousarray(closes, dtype=np.uint8),
+            np.ascontiguousarray(char_len, dtype=np.int32),
             table,
             np.asarray(sizes, dtype=np.int64),
             np.asarray([*cdf, 0.0], dtype=np.float64),
             STEP_FN(self._guard(step)),
         )
-        opens_a, closes_a, _, sizes_a, cdf_a, step_c = self._keep
+        opens_a, closes_a, char_len_a, _, sizes_a, cdf_a, step_c = self._keep
+        if len(char_len_a) != self.size:
+            raise ValueError(f"char_len has {len(char_len_a)} entries for a vocabulary of {self.size}")
         self.handle = self.lib.mc_patok_new(
             opens_a,
             closes_a,
+            char_len_a,
             table.offsets,
             table.left,
             table.right,
@@ -352,12 +365,33 @@ class PatokKernel:
 
         return call
 
-    def add_state(self, sid: int, ids: tuple[int, ...], mask: int, active: bool) -> None:
+    def add_state(
+        self, sid: int, ids: tuple[int, ...], mask: int, active: bool, cuts: tuple[int, ...] | None
+    ) -> None:
+        """State `sid` (the next one) with its ids, affix mask, active flag and morpheme cuts (character offsets
+        in its text; None for a state without an analysis, whose steps the span cache never shares)."""
         buffer = array(I32_CODE, ids)  # int32; a ctypes array would make a type per length
-        check(self.lib.mc_patok_add_state(self.handle, sid, buffer.buffer_info()[0], len(ids), mask, active))
+        cut_buffer = array(I32_CODE, cuts or ())
+        check(
+            self.lib.mc_patok_add_state(
+                self.handle,
+                sid,
+                buffer.buffer_info()[0],
+                len(ids),
+                mask,
+                active,
+                cut_buffer.buffer_info()[0],
+                -1 if cuts is None else len(cuts),
+            )
+        )
 
     def add_states(
-        self, first: int, states: list[tuple[int, ...]], masks: list[int], active: list[bool]
+        self,
+        first: int,
+        states: list[tuple[int, ...]],
+        masks: list[int],
+        active: list[bool],
+        cuts: list[tuple[int, ...] | None],
     ) -> None:
         """`add_state` for sids `first`, `first + 1`, ... in one call."""
         if not states:
@@ -366,6 +400,8 @@ class PatokKernel:
         lengths = np.fromiter(map(len, states), dtype=np.int64, count=len(states))
         mask_a = np.array(masks, dtype=np.uint64)
         active_a = np.array(active, dtype=np.uint8)
+        cuts_a = np.fromiter(chain.from_iterable(c for c in cuts if c), dtype=np.int32)
+        ncuts = np.fromiter((-1 if c is None else len(c) for c in cuts), dtype=np.int64, count=len(cuts))
         check(
             self.lib.mc_patok_add_states(
                 self.handle,
@@ -375,8 +411,17 @@ class PatokKernel:
                 address(lengths, np.int64),
                 address(mask_a, np.uint64),
                 address(active_a, np.uint8),
+                address(cuts_a, np.int32),
+                address(ncuts, np.int64),
             )
         )
+
+    def counts(self) -> dict[str, int]:
+        """Contraction steps the kernel took without its step cache (`steps`), how many of them the span cache
+        answered (`shared`), and how many it asked Python for (`callbacks`)."""
+        out = np.zeros(3, dtype=np.int64)
+        self.lib.mc_patok_counts(self.handle, address(out, np.int64))
+        return dict(zip(("steps", "shared", "callbacks"), out.tolist(), strict=True))
 
     def reset(self) -> None:
         self.lib.mc_patok_reset(self.handle)

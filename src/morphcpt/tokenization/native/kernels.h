@@ -1,4 +1,4 @@
-/* What morphcpt's compiled kernels share (stochastok.c, patok.c): numpy's bitgen_t, error codes, growable
+/* What morphcpt's compiled kernels share (stochastok.c, patok.c and patok_states.c): numpy's bitgen_t, error codes, growable
  * buffers, StochasTok's split table and its expansion, which Patok's last step reuses.
  *
  * Each kernel is an exact port of the Python reference it replaces (tokenization/expansions.py:
@@ -29,7 +29,7 @@ typedef struct {
 
 #define NEXT(rng) ((rng)->next_double((rng)->state))
 
-enum { MC_OK = 0, MC_NOMEM = -1, MC_CALLBACK = -2, MC_BAD = -3, MC_UNSEEN = -4 };
+enum { MC_OK = 0, MC_NOMEM = -1, MC_CALLBACK = -2, MC_BAD = -3, MC_UNSEEN = -4, MC_DISAGREE = -5 };
 
 /* ---- growable buffers ---------------------------------------------------------------------------------- */
 

@@ -1,212 +1,9 @@
 /* Patok's per-document loops (tokenization/schemes/patok.py: PatokScheme.transform_many): word groups,
  * contraction draws, assembly, then StochasTok's expansion with affix tokens frozen. What stays in Python: the
  * analysis of a word group seen for the first time, interned for a whole batch before it runs (mc_patok_unseen
- * lists the groups, mc_patok_add_states takes their states back), and a contraction step not cached yet (a
- * callback). See kernels.h. */
-#include "kernels.h"
-
-#define MAX_WORD_TOKENS 64
-#define MAX_SIZES 64
-
-typedef int64_t (*step_fn)(int64_t sid, int64_t r, int64_t e, int64_t cut);
-
-/* The native mirror of patok_words.WordStates (states and steps) plus the scheme's settings. Python owns the
- * analyses: a state is added here by mc_patok_add_state when WordStates interns it, with its ids, affix mask
- * and active flag, so sids mean the same on both sides. */
-typedef struct {
-    /* states: sid -> ids (in the arena), length, affix mask (bit i: token i), active */
-    int64_t n_states, cap_off, cap_len, cap_mask, cap_act, arena_len, cap_arena;
-    int64_t *st_off;
-    int32_t *st_len;
-    uint64_t *st_mask;
-    uint8_t *st_active;
-    int32_t *arena;
-    /* groups: open addressing over the states' ids -> sid (-1: empty) */
-    int64_t *gtab;
-    int64_t gcap;
-    /* steps: open addressing, key -> sid (key -1: empty) */
-    int64_t *skey;
-    int64_t *sval;
-    int64_t scap, scount;
-    /* the vocabulary: group openers and closers, the split table */
-    const uint8_t *opens, *closes;
-    split_table_t table;
-    /* settings */
-    double contract_prop, max_attempts_factor, affix_awareness, expand_prop;
-    int64_t nsizes;
-    int64_t sizes[MAX_SIZES];
-    double cdf[MAX_SIZES];
-    step_fn step;
-    /* the groups of a batch without a state (mc_patok_unseen): (start, length) pairs, and a set over them */
-    int64_t *un_pairs, *un_tab;
-    int64_t cap_un, un_tcap;
-    /* the sid of every group of that batch, in order (-1: listed as unseen), for mc_patok_batch to reuse */
-    int64_t *b_sid;
-    int64_t cap_bsid;
-    const int32_t *b_ids; /* the batch they belong to: mc_patok_batch reuses them only for the same ids */
-    int64_t b_ndocs;
-    /* per-document work */
-    int64_t cap_g0, cap_g1, cap_g2, cap_g3, cap_s0, cap_s1, cap_u, cap_doc, cap_fz, cap_out;
-    int64_t *g_start, *g_end, *g_sid, *g_cur, *slot_g, *slot_off;
-    double *u;
-    int32_t *doc;
-    uint8_t *frozen;
-    int32_t *out;
-    expand_work_t ew;
-} patok_t;
-
-static uint64_t mix64(uint64_t x) {
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return x;
-}
-
-static uint64_t hash_ids(const int32_t *ids, int64_t n) {
-    uint64_t h = (uint64_t)n * 0x9e3779b97f4a7c15ULL;
-    for (int64_t i = 0; i < n; i++) h = mix64(h ^ (uint32_t)ids[i]);
-    return h;
-}
-
-static int same_ids(const patok_t *h, int64_t sid, const int32_t *ids, int64_t n) {
-    return h->st_len[sid] == n && memcmp(h->arena + h->st_off[sid], ids, (size_t)n * sizeof(int32_t)) == 0;
-}
-
-static int64_t group_find(const patok_t *h, const int32_t *ids, int64_t n) {
-    if (h->gcap == 0) return -1;
-    uint64_t m = (uint64_t)h->gcap - 1;
-    for (uint64_t i = hash_ids(ids, n) & m;; i = (i + 1) & m) {
-        int64_t sid = h->gtab[i];
-        if (sid < 0) return -1;
-        if (same_ids(h, sid, ids, n)) return sid;
-    }
-}
-
-static void group_put(patok_t *h, int64_t sid) {
-    uint64_t m = (uint64_t)h->gcap - 1;
-    uint64_t i = hash_ids(h->arena + h->st_off[sid], h->st_len[sid]) & m;
-    while (h->gtab[i] >= 0) i = (i + 1) & m;
-    h->gtab[i] = sid;
-}
-
-static int group_rehash(patok_t *h, int64_t cap) {
-    int64_t *t = malloc((size_t)cap * sizeof(int64_t));
-    if (!t) return -1;
-    for (int64_t i = 0; i < cap; i++) t[i] = -1;
-    free(h->gtab);
-    h->gtab = t;
-    h->gcap = cap;
-    for (int64_t sid = 0; sid < h->n_states; sid++) group_put(h, sid);
-    return 0;
-}
-
-static int64_t step_find(const patok_t *h, int64_t key) {
-    if (h->scap == 0) return INT64_MIN;
-    uint64_t m = (uint64_t)h->scap - 1;
-    for (uint64_t i = mix64((uint64_t)key) & m;; i = (i + 1) & m) {
-        if (h->skey[i] == key) return h->sval[i];
-        if (h->skey[i] < 0) return INT64_MIN;
-    }
-}
-
-static int step_put(patok_t *h, int64_t key, int64_t value) {
-    if (2 * (h->scount + 1) > h->scap) {
-        int64_t cap = h->scap ? 2 * h->scap : 1024, old = h->scap;
-        int64_t *k = malloc((size_t)cap * sizeof(int64_t)), *v = malloc((size_t)cap * sizeof(int64_t));
-        if (!k || !v) {
-            free(k);
-            free(v);
-            return -1;
-        }
-        for (int64_t i = 0; i < cap; i++) k[i] = -1;
-        for (int64_t i = 0; i < old; i++) {
-            if (h->skey[i] < 0) continue;
-            uint64_t j = mix64((uint64_t)h->skey[i]) & (uint64_t)(cap - 1);
-            while (k[j] >= 0) j = (j + 1) & (uint64_t)(cap - 1);
-            k[j] = h->skey[i];
-            v[j] = h->sval[i];
-        }
-        free(h->skey);
-        free(h->sval);
-        h->skey = k;
-        h->sval = v;
-        h->scap = cap;
-    }
-    uint64_t m = (uint64_t)h->scap - 1, i = mix64((uint64_t)key) & m;
-    while (h->skey[i] >= 0 && h->skey[i] != key) i = (i + 1) & m;
-    if (h->skey[i] < 0) h->scount++;
-    h->skey[i] = key;
-    h->sval[i] = value;
-    return 0;
-}
-
-patok_t *mc_patok_new(const uint8_t *opens, const uint8_t *closes, const int64_t *offsets, const int32_t *left,
-                      const int32_t *right, double contract_prop, double max_attempts_factor,
-                      double affix_awareness, double expand_prop, int64_t nsizes, const int64_t *sizes,
-                      const double *cdf, step_fn step) {
-    if (nsizes < 1 || nsizes > MAX_SIZES) return NULL;
-    patok_t *h = calloc(1, sizeof(patok_t));
-    if (!h) return NULL;
-    h->opens = opens;
-    h->closes = closes;
-    h->table = (split_table_t){offsets, left, right};
-    h->contract_prop = contract_prop;
-    h->max_attempts_factor = max_attempts_factor;
-    h->affix_awareness = affix_awareness;
-    h->expand_prop = expand_prop;
-    h->nsizes = nsizes;
-    for (int64_t i = 0; i < nsizes; i++) h->sizes[i] = sizes[i];
-    for (int64_t i = 0; i + 1 < nsizes; i++) h->cdf[i] = cdf[i];
-    h->step = step;
-    return h;
-}
-
-/* Forget every state and step (WordStates.reset). */
-void mc_patok_reset(patok_t *h) {
-    h->b_ids = NULL;
-    h->n_states = 0;
-    h->arena_len = 0;
-    h->scount = 0;
-    for (int64_t i = 0; i < h->gcap; i++) h->gtab[i] = -1;
-    for (int64_t i = 0; i < h->scap; i++) h->skey[i] = -1;
-}
-
-void mc_patok_free(patok_t *h) {
-    if (!h) return;
-    void *bufs[] = {h->st_off, h->st_len, h->st_mask, h->st_active, h->arena, h->gtab, h->skey, h->sval,
-                    h->g_start, h->g_end, h->g_sid, h->g_cur, h->slot_g, h->slot_off, h->u, h->doc,
-                    h->frozen, h->out, h->ew.tok, h->ew.nxt, h->un_pairs, h->un_tab,
-                    h->b_sid};
-    for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) free(bufs[i]);
-    free(h);
-}
-
-/* Add state `sid` (it must be the next one) with its ids, affix mask and active flag. */
-int64_t mc_patok_add_state(patok_t *h, int64_t sid, const int32_t *ids, int64_t n, uint64_t mask,
-                           int64_t active) {
-    if (sid != h->n_states) return MC_BAD;
-    int64_t k = sid + 1;
-    if (GROW(h->st_off, h->cap_off, k) || GROW(h->st_len, h->cap_len, k) || GROW(h->st_mask, h->cap_mask, k) ||
-        GROW(h->st_active, h->cap_act, k) || GROW(h->arena, h->cap_arena, h->arena_len + n))
-        return MC_NOMEM;
-    h->st_off[sid] = h->arena_len;
-    h->st_len[sid] = (int32_t)n;
-    h->st_mask[sid] = mask;
-    h->st_active[sid] = (uint8_t)(active != 0);
-    memcpy(h->arena + h->arena_len, ids, (size_t)n * sizeof(int32_t));
-    h->arena_len += n;
-    h->n_states = k;
-    if (2 * h->n_states > h->gcap) {
-        if (group_rehash(h, h->gcap ? 2 * h->gcap : 4096)) return MC_NOMEM;
-    } else {
-        group_put(h, sid);
-    }
-    return MC_OK;
-}
-
-int64_t mc_patok_num_states(const patok_t *h) { return h->n_states; }
+ * lists the groups, mc_patok_add_states takes their states back), and a contraction step that neither the step
+ * cache nor the span cache answers (a callback). The tables are in patok_states.c; see patok.h and kernels.h. */
+#include "patok.h"
 
 /* Whether any of tokens r .. e-1 is an affix token (Python: mask >> r & ((1 << (e - r)) - 1)). */
 static int affix_in(uint64_t mask, int64_t r, int64_t e) {
@@ -234,7 +31,7 @@ static int64_t find_groups(patok_t *h, const int32_t *ids, int64_t n) {
 }
 
 static uint64_t unseen_slot(const patok_t *h, const int32_t *ids, const int32_t *group, int64_t len) {
-    uint64_t m = (uint64_t)h->un_tcap - 1, i = hash_ids(group, len) & m;
+    uint64_t m = (uint64_t)h->un_tcap - 1, i = pk_hash_ids(group, len) & m;
     for (;; i = (i + 1) & m) {
         int64_t k = h->un_tab[i];
         if (k < 0) return i;
@@ -274,7 +71,7 @@ int64_t mc_patok_unseen(patok_t *h, const int32_t *ids, const int64_t *doc_off, 
         for (int64_t g = 0; g < ng; g++) {
             const int32_t *group = ids + base + h->g_start[g];
             int64_t len = h->g_end[g] - h->g_start[g];
-            int64_t sid = group_find(h, group, len);
+            int64_t sid = pk_group_find(h, group, len);
             h->b_sid[groups++] = sid;
             if (sid >= 0) continue;
             if (2 * (count + 1) > h->un_tcap && unseen_resize(h, ids, count, 2 * h->un_tcap)) return MC_NOMEM;
@@ -293,16 +90,6 @@ int64_t mc_patok_unseen(patok_t *h, const int32_t *ids, const int64_t *doc_off, 
 
 const int64_t *mc_patok_unseen_output(const patok_t *h) { return h->un_pairs; }
 
-/* Add `count` states from sid `first` on: their ids back to back in `ids`, their lengths, masks and flags. */
-int64_t mc_patok_add_states(patok_t *h, int64_t first, int64_t count, const int32_t *ids, const int64_t *lens,
-                            const uint64_t *masks, const uint8_t *active) {
-    for (int64_t k = 0, at = 0; k < count; at += lens[k], k++) {
-        int64_t code = mc_patok_add_state(h, first + k, ids + at, lens[k], masks[k], active[k]);
-        if (code < 0) return code;
-    }
-    return MC_OK;
-}
-
 /* One document: groups, contraction, assembly, expansion (PatokScheme.transform_many for one document).
  * Appends the result to h->out at *total. Every group must have a state (mc_patok_unseen); `known`, when not
  * NULL, holds the sids of the batch's groups as mc_patok_unseen found them (-1: looked up here), this
@@ -318,7 +105,7 @@ static int64_t patok_one(patok_t *h, const int32_t *ids, int64_t n, const int64_
     int64_t n_active = 0;
     for (int64_t g = 0; g < ng; g++) {
         int64_t sid = known ? known[g] : -1;
-        if (sid < 0) sid = group_find(h, ids + h->g_start[g], h->g_end[g] - h->g_start[g]);
+        if (sid < 0) sid = pk_group_find(h, ids + h->g_start[g], h->g_end[g] - h->g_start[g]);
         if (sid < 0) return MC_UNSEEN;
         h->g_sid[g] = h->g_cur[g] = sid;
         if (h->st_active[sid]) n_active += h->g_end[g] - h->g_start[g];
@@ -370,11 +157,11 @@ static int64_t patok_one(patok_t *h, const int32_t *ids, int64_t n, const int64_
                 }
                 if (length > MAX_WORD_TOKENS) continue; /* a state grown past the limit never steps */
                 int64_t key = (((sid << 7 | r) << 7 | e) << 1) | cut;
-                int64_t next = step_find(h, key);
+                int64_t next = pk_step_find(h, key);
                 if (next == INT64_MIN) {
-                    next = h->step(sid, r, e, cut);
-                    if (next < -1 || next >= h->n_states) return MC_CALLBACK;
-                    if (step_put(h, key, next)) return MC_NOMEM;
+                    int64_t code = pk_take_step(h, sid, r, e, cut, &next);
+                    if (code < 0) return code;
+                    if (pk_step_put(h, key, next)) return MC_NOMEM;
                 }
                 if (next >= 0) h->g_cur[g] = next;
             }

@@ -30,7 +30,9 @@ their analyses and contraction steps cached (`patok_words.WordStates`). Where th
 in C on int32 arrays, drawing from each document's generator in the order of the Python code below, and going back
 to Python only for what it has not seen: the word groups of a batch without a state, listed before the batch and
 interned in one call (`WordStates.intern_groups`), and contraction steps (`WordStates.span_step`, a callback), so
-the Python tables stay the one source of the analyses. Without them (`MORPHCPT_NATIVE=off`, or no C compiler),
+the Python tables stay the one source of the analyses. A step depends only on its span (its ids and the morpheme
+cuts inside it), so the kernel answers a span it has seen in one state for every state holding it, " kumain" and
+" kumain," alike (its span cache, `native/patok_states.c`), and checks Python's answers against it. Without them (`MORPHCPT_NATIVE=off`, or no C compiler),
 `transform_many` does the array work (groups, the draws' values) once for a batch and loops in Python: the same ids,
 which tests/test_native.py checks on every setting. `benchmarks/preprocess.py` measures both against vanilla.
 """
@@ -109,6 +111,7 @@ class PatokScheme:
                 kernels,
                 opens=self._opens,
                 closes=self._closes,
+                char_len=self.words.char_len,
                 table=table,
                 contract_prop=self.contract_prop,
                 max_attempts_factor=self.max_attempts_factor,

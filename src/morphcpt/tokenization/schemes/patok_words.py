@@ -13,7 +13,9 @@ Memory stays bounded: `reset_if_full` (called between documents) drops every tab
 known; results never depend on what is cached. With patok's compiled kernel (`tokenization.native`), every state
 interned here is also handed to the kernel (`attach`), which looks groups and steps up in its own tables. Before
 each batch the kernel lists the groups it has no state for, which `intern_groups` interns and hands back in one
-call; during the batch it asks back here only for contraction steps it has not seen. A reset clears both sides.
+call; during the batch it asks back here only for contraction steps it cannot answer from its step or span
+caches, which is why `span_step` must depend on nothing but the span's ids and the cuts inside it. A reset clears
+both sides.
 """
 
 from __future__ import annotations
@@ -53,6 +55,11 @@ class WordInfo(NamedTuple):
 _NO_EXTENTS: frozenset[tuple[int, int]] = frozenset()
 
 
+def _cuts(info: WordInfo) -> tuple[int, ...] | None:
+    """A state's cuts as the kernel takes them: None for a state without an analysis (left alone)."""
+    return info.cuts if info.offsets else None
+
+
 def _left_alone(group: tuple[int, ...]) -> WordInfo:
     """The info of a group patok does not touch (specials, byte pieces, longer than MAX_WORD_TOKENS)."""
     return WordInfo("", (), (), _NO_EXTENTS, 0, False)
@@ -67,7 +74,7 @@ class WordStates:
         self.max_states = max_states
         # Specials and byte pieces: a group holding one is left alone.
         self._not_plain = vocab.special_ids.union(vocab.byte_values)
-        self._char_len = [len(p) for p in vocab.pieces]
+        self.char_len = [len(p) for p in vocab.pieces]  # characters per piece ("▁" is one: a space)
         self._encode_word = self._word_encoder()
         self.word_info = lru_cache(maxsize=cache_size)(self._word_info)
         self._word_morphs = lru_cache(maxsize=cache_size)(self._morphs_of_word)
@@ -100,7 +107,7 @@ class WordStates:
         """Mirror every state, from now on, into `native` (a `native.PatokKernel`), starting with those known."""
         native.reset()
         for sid, state in enumerate(self.states):
-            native.add_state(sid, state, self.masks[sid], self._active[sid])
+            native.add_state(sid, state, self.masks[sid], self._active[sid], _cuts(self.infos[sid]))
         self.native = native
 
     def reset_if_full(self) -> None:
@@ -152,7 +159,7 @@ class WordStates:
         n = len(group)
         if n > MAX_WORD_TOKENS:
             return _left_alone(group)
-        offsets = tuple(accumulate(map(self._char_len.__getitem__, group), initial=0))
+        offsets = tuple(accumulate(map(self.char_len.__getitem__, group), initial=0))
         mask = 0  # most groups have no affix and no cut: their mask and activity need no work
         if extents:
             for i, token in enumerate(zip(offsets, offsets[1:], strict=False)):
@@ -200,7 +207,7 @@ class WordStates:
                 info = self.word_info(state)
             sid = self._add(state, info)
             if self.native is not None:
-                self.native.add_state(sid, state, info.affix_mask, info.active)
+                self.native.add_state(sid, state, info.affix_mask, info.active, _cuts(info))
         return sid
 
     def _add(self, state: tuple[int, ...], info: WordInfo) -> int:
@@ -223,7 +230,13 @@ class WordStates:
             if state not in self._sid_of:
                 self._add(state, self._word_info(state))  # new groups: `word_info`'s cache would only miss
         if self.native is not None:
-            self.native.add_states(first, self.states[first:], self.masks[first:], self._active[first:])
+            self.native.add_states(
+                first,
+                self.states[first:],
+                self.masks[first:],
+                self._active[first:],
+                [_cuts(info) for info in self.infos[first:]],
+            )
 
     def group_sids(
         self, ids: list[int], tokens: np.ndarray, starts: np.ndarray, ends: np.ndarray

@@ -1,0 +1,322 @@
+/* Patok's native tables (see patok.h): word states by sid and by ids, contraction steps by key, and the span
+ * cache, which lets states share the steps of their common spans. Added to by Python (mc_patok_add_state(s)),
+ * read by the loops in patok.c. */
+#include "patok.h"
+
+static uint64_t mix64(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+}
+
+uint64_t pk_hash_ids(const int32_t *ids, int64_t n) {
+    uint64_t h = (uint64_t)n * 0x9e3779b97f4a7c15ULL;
+    for (int64_t i = 0; i < n; i++) h = mix64(h ^ (uint32_t)ids[i]);
+    return h;
+}
+
+static int same_ids(const patok_t *h, int64_t sid, const int32_t *ids, int64_t n) {
+    return h->st_len[sid] == n && memcmp(h->arena + h->st_off[sid], ids, (size_t)n * sizeof(int32_t)) == 0;
+}
+
+/* ---- word states ---------------------------------------------------------------------------------------- */
+
+int64_t pk_group_find(const patok_t *h, const int32_t *ids, int64_t n) {
+    if (h->gcap == 0) return -1;
+    uint64_t m = (uint64_t)h->gcap - 1;
+    for (uint64_t i = pk_hash_ids(ids, n) & m;; i = (i + 1) & m) {
+        int64_t sid = h->gtab[i];
+        if (sid < 0) return -1;
+        if (same_ids(h, sid, ids, n)) return sid;
+    }
+}
+
+static void group_put(patok_t *h, int64_t sid) {
+    uint64_t m = (uint64_t)h->gcap - 1;
+    uint64_t i = pk_hash_ids(h->arena + h->st_off[sid], h->st_len[sid]) & m;
+    while (h->gtab[i] >= 0) i = (i + 1) & m;
+    h->gtab[i] = sid;
+}
+
+static int group_rehash(patok_t *h, int64_t cap) {
+    int64_t *t = malloc((size_t)cap * sizeof(int64_t));
+    if (!t) return -1;
+    for (int64_t i = 0; i < cap; i++) t[i] = -1;
+    free(h->gtab);
+    h->gtab = t;
+    h->gcap = cap;
+    for (int64_t sid = 0; sid < h->n_states; sid++) group_put(h, sid);
+    return 0;
+}
+
+/* Add state `sid` (it must be the next one) with its ids, affix mask, active flag and its `ncut` morpheme cuts
+ * (character offsets in its text, sorted; ncut -1: a state without an analysis). */
+int64_t mc_patok_add_state(patok_t *h, int64_t sid, const int32_t *ids, int64_t n, uint64_t mask, int64_t active,
+                           const int32_t *cuts, int64_t ncut) {
+    if (sid != h->n_states) return MC_BAD;
+    int64_t k = sid + 1, stored = ncut > 0 ? ncut : 0;
+    if (GROW(h->st_off, h->cap_off, k) || GROW(h->st_len, h->cap_len, k) || GROW(h->st_mask, h->cap_mask, k) ||
+        GROW(h->st_active, h->cap_act, k) || GROW(h->arena, h->cap_arena, h->arena_len + n) ||
+        GROW(h->st_coff, h->cap_coff, k) || GROW(h->st_ncut, h->cap_ncut, k) ||
+        GROW(h->cut_arena, h->cap_cut, h->cut_len + stored))
+        return MC_NOMEM;
+    h->st_off[sid] = h->arena_len;
+    h->st_len[sid] = (int32_t)n;
+    h->st_mask[sid] = mask;
+    h->st_active[sid] = (uint8_t)(active != 0);
+    memcpy(h->arena + h->arena_len, ids, (size_t)n * sizeof(int32_t));
+    h->arena_len += n;
+    h->st_coff[sid] = h->cut_len;
+    h->st_ncut[sid] = (int32_t)(ncut < 0 ? -1 : ncut);
+    if (stored) memcpy(h->cut_arena + h->cut_len, cuts, (size_t)stored * sizeof(int32_t));
+    h->cut_len += stored;
+    h->n_states = k;
+    if (2 * h->n_states > h->gcap) {
+        if (group_rehash(h, h->gcap ? 2 * h->gcap : 4096)) return MC_NOMEM;
+    } else {
+        group_put(h, sid);
+    }
+    return MC_OK;
+}
+
+/* Add `count` states from sid `first` on: their ids back to back in `ids`, their lengths, masks and flags, and
+ * their cuts back to back in `cuts` (ncuts[k] of them; -1 takes none). */
+int64_t mc_patok_add_states(patok_t *h, int64_t first, int64_t count, const int32_t *ids, const int64_t *lens,
+                            const uint64_t *masks, const uint8_t *active, const int32_t *cuts,
+                            const int64_t *ncuts) {
+    for (int64_t k = 0, at = 0, c = 0; k < count; at += lens[k], c += ncuts[k] > 0 ? ncuts[k] : 0, k++) {
+        int64_t code = mc_patok_add_state(h, first + k, ids + at, lens[k], masks[k], active[k], cuts + c, ncuts[k]);
+        if (code < 0) return code;
+    }
+    return MC_OK;
+}
+
+int64_t mc_patok_num_states(const patok_t *h) { return h->n_states; }
+
+/* ---- contraction steps: (sid, span, cut) -> sid ----------------------------------------------------------- */
+
+int64_t pk_step_find(const patok_t *h, int64_t key) {
+    if (h->scap == 0) return INT64_MIN;
+    uint64_t m = (uint64_t)h->scap - 1;
+    for (uint64_t i = mix64((uint64_t)key) & m;; i = (i + 1) & m) {
+        if (h->skey[i] == key) return h->sval[i];
+        if (h->skey[i] < 0) return INT64_MIN;
+    }
+}
+
+int pk_step_put(patok_t *h, int64_t key, int64_t value) {
+    if (2 * (h->scount + 1) > h->scap) {
+        int64_t cap = h->scap ? 2 * h->scap : 1024, old = h->scap;
+        int64_t *k = malloc((size_t)cap * sizeof(int64_t)), *v = malloc((size_t)cap * sizeof(int64_t));
+        if (!k || !v) {
+            free(k);
+            free(v);
+            return -1;
+        }
+        for (int64_t i = 0; i < cap; i++) k[i] = -1;
+        for (int64_t i = 0; i < old; i++) {
+            if (h->skey[i] < 0) continue;
+            uint64_t j = mix64((uint64_t)h->skey[i]) & (uint64_t)(cap - 1);
+            while (k[j] >= 0) j = (j + 1) & (uint64_t)(cap - 1);
+            k[j] = h->skey[i];
+            v[j] = h->sval[i];
+        }
+        free(h->skey);
+        free(h->sval);
+        h->skey = k;
+        h->sval = v;
+        h->scap = cap;
+    }
+    uint64_t m = (uint64_t)h->scap - 1, i = mix64((uint64_t)key) & m;
+    while (h->skey[i] >= 0 && h->skey[i] != key) i = (i + 1) & m;
+    if (h->skey[i] < 0) h->scount++;
+    h->skey[i] = key;
+    h->sval[i] = value;
+    return 0;
+}
+
+/* ---- the span cache ----------------------------------------------------------------------------------------
+ * What a step does to span r..e of a state depends only on the span: its ids, and the morpheme cuts strictly
+ * inside it (relative to its first character) when the step cuts (WordStates.span_step: the span's text is
+ * re-encoded, cut there or whole, and kept when it is new and short enough). So a step computed for one state
+ * serves every state with the same span, " kumain" and " kumain," alike: its result is either "no step" or the
+ * ids that replace the span, and the new state is found by its ids. A state the kernel has not seen is still
+ * Python's to intern (the callback); the callback's answer is checked against the cache. */
+
+/* Ints in an entry's key ([n, ncuts, ids.., cuts..]), and in the whole entry (the key, the result's length, the
+ * result). */
+static int64_t span_entry_len(const int32_t *entry) { return 2 + (int64_t)entry[0] + entry[1]; }
+
+static int64_t span_entry_size(const int32_t *entry) {
+    int64_t klen = span_entry_len(entry);
+    return klen + 1 + (entry[klen] > 0 ? entry[klen] : 0);
+}
+
+/* The key of span r..e of `sid` into h->key: [n, ncuts, ids.., cuts..]; its length, 0 when the state has no
+ * analysis (not shared), or MC_NOMEM. */
+static int64_t span_key(patok_t *h, int64_t sid, int64_t r, int64_t e, int cut) {
+    int32_t ncut = h->st_ncut[sid];
+    if (ncut < 0) return 0;
+    const int32_t *ids = h->arena + h->st_off[sid], *cuts = h->cut_arena + h->st_coff[sid];
+    int64_t n = e - r;
+    if (GROW(h->key, h->cap_key, 2 + n + ncut)) return MC_NOMEM;
+    int64_t cs = 0, ce = 0;
+    for (int64_t i = 0; i < r; i++) cs += h->char_len[ids[i]];
+    ce = cs;
+    for (int64_t i = r; i < e; i++) ce += h->char_len[ids[i]];
+    int32_t *key = h->key, inside = 0;
+    memcpy(key + 2, ids + r, (size_t)n * sizeof(int32_t));
+    if (cut)
+        for (int32_t c = 0; c < ncut; c++)
+            if (cuts[c] > cs && cuts[c] < ce) key[2 + n + inside++] = (int32_t)(cuts[c] - cs);
+    key[0] = (int32_t)n;
+    key[1] = inside;
+    return 2 + n + inside;
+}
+
+static int64_t span_find(const patok_t *h, const int32_t *key, int64_t klen) {
+    if (h->sp_cap == 0) return -1;
+    uint64_t m = (uint64_t)h->sp_cap - 1;
+    for (uint64_t i = pk_hash_ids(key, klen) & m;; i = (i + 1) & m) {
+        int64_t at = h->sp_tab[i];
+        if (at < 0) return -1;
+        const int32_t *entry = h->sp_arena + at;
+        if (span_entry_len(entry) == klen && memcmp(entry, key, (size_t)klen * sizeof(int32_t)) == 0) return at;
+    }
+}
+
+static void span_slot_put(patok_t *h, int64_t at) {
+    const int32_t *entry = h->sp_arena + at;
+    uint64_t m = (uint64_t)h->sp_cap - 1, i = pk_hash_ids(entry, span_entry_len(entry)) & m;
+    while (h->sp_tab[i] >= 0) i = (i + 1) & m;
+    h->sp_tab[i] = at;
+}
+
+/* Record that the span h->key (klen ints) becomes `result` (rlen ids), or stays (rlen -1). */
+static int span_put(patok_t *h, int64_t klen, const int32_t *result, int64_t rlen) {
+    int64_t stored = rlen > 0 ? rlen : 0;
+    if (GROW(h->sp_arena, h->cap_sp, h->sp_len + klen + 1 + stored)) return -1;
+    int64_t at = h->sp_len;
+    memcpy(h->sp_arena + at, h->key, (size_t)klen * sizeof(int32_t));
+    h->sp_arena[at + klen] = (int32_t)rlen;
+    if (stored) memcpy(h->sp_arena + at + klen + 1, result, (size_t)stored * sizeof(int32_t));
+    h->sp_len += klen + 1 + stored;
+    if (2 * (h->sp_count + 1) > h->sp_cap) {
+        int64_t cap = h->sp_cap ? 2 * h->sp_cap : 4096;
+        int64_t *t = realloc(h->sp_tab, (size_t)cap * sizeof(int64_t));
+        if (!t) return -1;
+        h->sp_tab = t;
+        h->sp_cap = cap;
+        for (int64_t i = 0; i < cap; i++) t[i] = -1;
+        for (int64_t e = 0; e < at; e += span_entry_size(h->sp_arena + e)) span_slot_put(h, e);
+    }
+    span_slot_put(h, at);
+    h->sp_count++;
+    return 0;
+}
+
+/* The step (sid, r..e, cut) -> *next (a sid, or -1: no step), from the span cache when it knows the span and
+ * the kernel the resulting state, else from Python (h->step), whose answer then goes into the span cache.
+ * Returns MC_OK or a negative MC_ code. */
+int64_t pk_take_step(patok_t *h, int64_t sid, int64_t r, int64_t e, int cut, int64_t *next) {
+    h->counts[0]++;
+    int64_t klen = span_key(h, sid, r, e, cut), at = -1;
+    if (klen < 0) return klen;
+    int64_t len = h->st_len[sid], m = 0;
+    if (klen > 0 && (at = span_find(h, h->key, klen)) >= 0) {
+        int32_t rlen = h->sp_arena[at + klen];
+        if (rlen < 0) {
+            h->counts[1]++;
+            *next = -1;
+            return MC_OK;
+        }
+        /* The new state: the state with the span replaced. */
+        m = len - (e - r) + rlen;
+        if (GROW(h->nst, h->cap_nst, m)) return MC_NOMEM;
+        const int32_t *ids = h->arena + h->st_off[sid];
+        memcpy(h->nst, ids, (size_t)r * sizeof(int32_t));
+        memcpy(h->nst + r, h->sp_arena + at + klen + 1, (size_t)rlen * sizeof(int32_t));
+        memcpy(h->nst + r + rlen, ids + e, (size_t)(len - e) * sizeof(int32_t));
+        int64_t found = pk_group_find(h, h->nst, m);
+        if (found >= 0) {
+            h->counts[1]++;
+            *next = found;
+            return MC_OK;
+        }
+    }
+    h->counts[2]++;
+    int64_t got = h->step(sid, r, e, cut); /* Python; it may add states (the arena moves) */
+    if (got < -1 || got >= h->n_states) return MC_CALLBACK;
+    if (at >= 0) { /* a known span whose new state Python has just interned: it must be that state */
+        if (got < 0 || !same_ids(h, got, h->nst, m)) return MC_DISAGREE;
+    } else if (klen > 0) {
+        if (got < 0) {
+            if (span_put(h, klen, NULL, -1)) return MC_NOMEM;
+        } else {
+            const int32_t *old = h->arena + h->st_off[sid], *now = h->arena + h->st_off[got];
+            int64_t rlen = h->st_len[got] - len + (e - r);
+            if (rlen < 0 || memcmp(old, now, (size_t)r * sizeof(int32_t)) != 0 ||
+                memcmp(old + e, now + r + rlen, (size_t)(len - e) * sizeof(int32_t)) != 0)
+                return MC_DISAGREE; /* not the state with the span replaced */
+            if (span_put(h, klen, now + r, rlen)) return MC_NOMEM;
+        }
+    }
+    *next = got;
+    return MC_OK;
+}
+
+/* Steps taken without the step cache, how many of them the span cache served, and how many called Python. */
+void mc_patok_counts(const patok_t *h, int64_t *out) {
+    for (int i = 0; i < 3; i++) out[i] = h->counts[i];
+}
+
+/* ---- life cycle ------------------------------------------------------------------------------------------ */
+
+patok_t *mc_patok_new(const uint8_t *opens, const uint8_t *closes, const int32_t *char_len, const int64_t *offsets,
+                      const int32_t *left, const int32_t *right, double contract_prop, double max_attempts_factor,
+                      double affix_awareness, double expand_prop, int64_t nsizes, const int64_t *sizes,
+                      const double *cdf, step_fn step) {
+    if (nsizes < 1 || nsizes > MAX_SIZES) return NULL;
+    patok_t *h = calloc(1, sizeof(patok_t));
+    if (!h) return NULL;
+    h->opens = opens;
+    h->closes = closes;
+    h->char_len = char_len;
+    h->table = (split_table_t){offsets, left, right};
+    h->contract_prop = contract_prop;
+    h->max_attempts_factor = max_attempts_factor;
+    h->affix_awareness = affix_awareness;
+    h->expand_prop = expand_prop;
+    h->nsizes = nsizes;
+    for (int64_t i = 0; i < nsizes; i++) h->sizes[i] = sizes[i];
+    for (int64_t i = 0; i + 1 < nsizes; i++) h->cdf[i] = cdf[i];
+    h->step = step;
+    return h;
+}
+
+/* Forget every state and step (WordStates.reset). */
+void mc_patok_reset(patok_t *h) {
+    h->b_ids = NULL;
+    h->n_states = 0;
+    h->arena_len = 0;
+    h->cut_len = 0;
+    h->scount = 0;
+    h->sp_len = 0;
+    h->sp_count = 0;
+    for (int64_t i = 0; i < h->gcap; i++) h->gtab[i] = -1;
+    for (int64_t i = 0; i < h->scap; i++) h->skey[i] = -1;
+    for (int64_t i = 0; i < h->sp_cap; i++) h->sp_tab[i] = -1;
+}
+
+void mc_patok_free(patok_t *h) {
+    if (!h) return;
+    void *bufs[] = {h->st_off, h->st_len, h->st_mask, h->st_active, h->arena, h->st_coff, h->st_ncut,
+                    h->cut_arena, h->gtab, h->skey, h->sval, h->sp_arena, h->sp_tab, h->key, h->nst,
+                    h->g_start, h->g_end, h->g_sid, h->g_cur, h->slot_g, h->slot_off, h->u, h->doc,
+                    h->frozen, h->out, h->ew.tok, h->ew.nxt, h->un_pairs, h->un_tab, h->b_sid};
+    for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) free(bufs[i]);
+    free(h);
+}
