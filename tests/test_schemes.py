@@ -6,6 +6,7 @@ import collections
 import itertools
 import json
 import math
+import re
 import time
 
 import numpy as np
@@ -344,6 +345,48 @@ def test_patok_state_steps_spell_the_same_text(vocab, schemes, canonical):
         assert words.masks[sid] == sum(1 << k for k, flag in enumerate(fresh.affix_flags) if flag)
         derived += words.infos[sid] is not words.word_info(state)
     assert derived > 0
+
+
+def test_patok_group_analysis_is_every_words_analysis(vocab, texts):
+    """A group's cuts and affix extents are those of every `WORD_PATTERN` match in its text, shifted to where it
+    starts (the fast path for one-word texts, and the per-word cache, give the same): on every group text of
+    the sample and on texts where letters, digits and marks mix."""
+    from morphcpt.tokenization.alignment import WORD_PATTERN
+    from morphcpt.tokenization.schemes.patok_words import AFFIX_KINDS
+
+    words = PatokScheme(SchemeConfig(name="patok"), vocab).words
+
+    def reference(text):
+        cuts, extents = [], set()
+        for match in WORD_PATTERN.finditer(text):
+            start = match.start()
+            for k, (m_start, m_end, kind) in enumerate(words.pack.spans(match.group())):
+                if k:
+                    cuts.append(start + m_start)
+                if kind in AFFIX_KINDS:
+                    extents.add((start + m_start, start + m_end))
+                    if m_start == 0 and start > 0 and text[start - 1] == " ":
+                        extents.add((start - 1, start + m_end))
+        return tuple(cuts), frozenset(extents)
+
+    groups = {g for t in texts for g in re.findall(r" ?\S+| ", t)}
+    odd = [
+        "",
+        " ",
+        "kumain²",
+        " x²kumain",
+        "²",
+        "Ⅻ",
+        " ½",
+        "mag-aral",
+        " mag-aral,",
+        "naglaro3 kumain",
+        " _ma",
+        " Ñino",
+    ]
+    for text in sorted(groups) + odd:
+        assert words._analyse_text(text) == reference(text), text
+    assert sum(bool(words._analyse_text(t)[0]) for t in groups) > 100  # words with cuts were among them
 
 
 @pytest.mark.parametrize(
