@@ -115,38 +115,48 @@ class WordStates:
             self.reset()
 
     # -- analyses ------------------------------------------------------------------------------------------
-    def _morphs_of_word(self, word: str) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
-        """A word's morpheme cuts and affix morphs, (start, end) offsets in the word (cached by word: one word
-        recurs in many groups, " bahay", " bahay,", "Bahay.")."""
+    def _morphs_of_word(self, word: str) -> tuple:
+        """A word's morpheme cuts and affix morphs, (start, end) offsets in the word, then the group analysis of
+        the word as a group's whole text, and of the word after a space (" " + word, its most common group) —
+        cached by word: one word recurs in many groups, " bahay", " bahay,", "Bahay.")."""
         spans = self.pack.spans(word)
         cuts = tuple(m_start for m_start, _, _ in spans[1:])
         affixes = tuple((m_start, m_end) for m_start, m_end, kind in spans if kind in AFFIX_KINDS)
-        return cuts, affixes
+        if not cuts and not affixes:
+            alone = after_space = ((), _NO_EXTENTS)
+        else:
+            alone = self._placed(word, ((0, cuts, affixes),))
+            after_space = self._placed(" " + word, ((1, cuts, affixes),))
+        return cuts, affixes, alone, after_space
 
     def _analyse_text(self, text: str) -> tuple[tuple[int, ...], frozenset[tuple[int, int]]]:
         """Morpheme cuts and affix-token extents of a group's text."""
-        # The words of the text: most groups are one word, with or without its space, which `isalpha` finds
-        # without the regular expression (letters are a subset of WORD_PATTERN's characters, so an all-letter
-        # text is exactly one match of it).
+        # Most groups are one word, with or without its space, which `isalpha` finds without the regular
+        # expression (letters are a subset of WORD_PATTERN's characters, so an all-letter text is exactly one
+        # match of it), and whose analysis as a group is cached with the word's.
         if text.isalpha():
-            words: list[tuple[int, str]] | tuple[tuple[int, str]] = ((0, text),)
-        elif text[:1] == " " and text[1:].isalpha():
-            words = ((1, text[1:]),)
-        else:
-            words = [(match.start(), match.group()) for match in WORD_PATTERN.finditer(text)]
+            return self._word_morphs(text)[2]
+        if text[:1] == " " and text[1:].isalpha():
+            return self._word_morphs(text[1:])[3]
+        words = []
+        for match in WORD_PATTERN.finditer(text):
+            cuts, affixes, _, _ = self._word_morphs(match.group())
+            if cuts or affixes:
+                words.append((match.start(), cuts, affixes))
+        return self._placed(text, words) if words else ((), _NO_EXTENTS)
+
+    @staticmethod
+    def _placed(text: str, words) -> tuple[tuple[int, ...], frozenset[tuple[int, int]]]:
+        """The cuts and affix extents in `text` of its words' (start, cuts, affixes), placed where they start."""
         cuts: list[int] = []
         extents: set[tuple[int, int]] = set()
-        for start, word in words:
-            word_cuts, affixes = self._word_morphs(word)
-            if word_cuts:
-                cuts += [start + c for c in word_cuts] if start else word_cuts
+        for start, word_cuts, affixes in words:
+            cuts += [start + c for c in word_cuts]
             for m_start, m_end in affixes:
                 extents.add((start + m_start, start + m_end))
                 if m_start == 0 and start > 0 and text[start - 1] == " ":
                     extents.add((start - 1, start + m_end))  # "▁ma" carries the word's space
-        if not cuts and not extents:
-            return (), _NO_EXTENTS
-        return tuple(cuts), frozenset(extents)
+        return tuple(cuts), frozenset(extents) if extents else _NO_EXTENTS
 
     def _word_info(self, group: tuple[int, ...]) -> WordInfo:
         if len(group) > MAX_WORD_TOKENS or not self._not_plain.isdisjoint(group):
