@@ -418,7 +418,8 @@ class PatokKernel:
 
     def counts(self) -> dict[str, int]:
         """Contraction steps the kernel took without its step cache (`steps`), how many of them the span cache
-        answered (`shared`), and how many it asked Python for (`callbacks`)."""
+        answered (`shared`), and how many it asked Python for (`callbacks`), since it was made (resets keep
+        counting)."""
         out = np.zeros(3, dtype=np.int64)
         self.lib.mc_patok_counts(self.handle, address(out, np.int64))
         return dict(zip(("steps", "shared", "callbacks"), out.tolist(), strict=True))
