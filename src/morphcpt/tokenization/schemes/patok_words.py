@@ -53,6 +53,8 @@ class WordInfo(NamedTuple):
 
 
 _NO_EXTENTS: frozenset[tuple[int, int]] = frozenset()
+# A text's morpheme cuts and affix-token extents (character offsets), as `WordStates._analyse_text` gives them.
+TextAnalysis = tuple[tuple[int, ...], frozenset[tuple[int, int]]]
 
 
 def _cuts(info: WordInfo) -> tuple[int, ...] | None:
@@ -115,7 +117,9 @@ class WordStates:
             self.reset()
 
     # -- analyses ------------------------------------------------------------------------------------------
-    def _morphs_of_word(self, word: str) -> tuple:
+    def _morphs_of_word(
+        self, word: str
+    ) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...], TextAnalysis, TextAnalysis]:
         """A word's morpheme cuts and affix morphs, (start, end) offsets in the word, then the group analysis of
         the word as a group's whole text, and of the word after a space (" " + word, its most common group) —
         cached by word: one word recurs in many groups, " bahay", " bahay,", "Bahay.")."""
@@ -129,7 +133,7 @@ class WordStates:
             after_space = self._placed(" " + word, ((1, cuts, affixes),))
         return cuts, affixes, alone, after_space
 
-    def _analyse_text(self, text: str) -> tuple[tuple[int, ...], frozenset[tuple[int, int]]]:
+    def _analyse_text(self, text: str) -> TextAnalysis:
         """Morpheme cuts and affix-token extents of a group's text."""
         # Most groups are one word, with or without its space, which `isalpha` finds without the regular
         # expression (letters are a subset of WORD_PATTERN's characters, so an all-letter text is exactly one
@@ -146,7 +150,7 @@ class WordStates:
         return self._placed(text, words) if words else ((), _NO_EXTENTS)
 
     @staticmethod
-    def _placed(text: str, words) -> tuple[tuple[int, ...], frozenset[tuple[int, int]]]:
+    def _placed(text: str, words) -> TextAnalysis:
         """The cuts and affix extents in `text` of its words' (start, cuts, affixes), placed where they start."""
         cuts: list[int] = []
         extents: set[tuple[int, int]] = set()
