@@ -1,5 +1,5 @@
-/* What morphcpt's compiled kernels share (stochastok.c, patok.c and patok_states.c): numpy's bitgen_t, error codes, growable
- * buffers, StochasTok's split table and its expansion, which Patok's last step reuses.
+/* What morphcpt's compiled kernels share (stochastok.c, patok.c and patok_states.c): numpy's bitgen_t, error
+ * codes, growable buffers, StochasTok's split table and its expansion, which Patok's last step reuses.
  *
  * Each kernel is an exact port of the Python reference it replaces (tokenization/expansions.py:
  * Expander.expand; tokenization/schemes/patok.py: PatokScheme.transform_many), drawing from the document's
