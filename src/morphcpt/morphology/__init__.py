@@ -1,7 +1,8 @@
 """Morphology language packs: affix inventories, word analysis and affix application.
 
 `get_language_pack("fil").analyze("kumain")` -> [Morph("k", "root"), Morph("um", "infix"), Morph("ain", "root")].
-Patok uses `spans`, the alignment measure `boundaries`; the benchmark generators use `parse`, `apply_affix` and `syllabify`.
+Patok uses `spans`, the alignment measure `boundaries`; the benchmark generators use `parse`, `apply_affix` and
+`syllabify`.
 """
 
 from __future__ import annotations

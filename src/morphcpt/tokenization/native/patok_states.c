@@ -163,9 +163,9 @@ static int64_t span_key(patok_t *h, int64_t sid, int64_t r, int64_t e, int cut) 
     const int32_t *ids = h->arena + h->st_off[sid], *cuts = h->cut_arena + h->st_coff[sid];
     int64_t n = e - r;
     if (GROW(h->key, h->cap_key, 2 + n + ncut)) return MC_NOMEM;
-    int64_t cs = 0, ce = 0;
+    int64_t cs = 0;
     for (int64_t i = 0; i < r; i++) cs += h->char_len[ids[i]];
-    ce = cs;
+    int64_t ce = cs;
     for (int64_t i = r; i < e; i++) ce += h->char_len[ids[i]];
     int32_t *key = h->key, inside = 0;
     memcpy(key + 2, ids + r, (size_t)n * sizeof(int32_t));
