@@ -386,6 +386,30 @@ def test_batches_leave_no_dead_reference_cycle_among_the_objects_they_freeze(sam
     assert found["dead"] == 0, found["kinds"]
 
 
+MAIN_THEN_COUNT = """
+import gc, sys
+from morphcpt import preprocess
+sys.argv = ["morphcpt.preprocess", *sys.argv[1:]]
+preprocess.main()
+print(gc.get_freeze_count())
+"""
+
+
+def test_the_command_leaves_the_caches_frozen_for_the_exit(tmp_path, corpus):
+    """`python -m morphcpt.preprocess` ends the process after `run`: it freezes what `run` unfroze, so the
+    interpreter's last collection at exit does not traverse patok's caches again."""
+    import subprocess
+    import sys
+
+    args = [f"input={corpus}", f"output_dir={tmp_path}", "scheme=patok", "progress=false", "max_chars=20000"]
+    done = subprocess.run(
+        [sys.executable, "-c", MAIN_THEN_COUNT, *args], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert int(done.stdout.strip().splitlines()[-1]) > 10_000  # the word states and their analyses among them
+    assert json.loads((tmp_path / "patok" / "small.done.json").read_text())["documents"] > 0
+
+
 def test_a_run_gives_the_objects_its_batches_froze_back_to_the_collector(processed):
     import gc
 
