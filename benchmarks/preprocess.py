@@ -22,8 +22,10 @@ it first; `morphcpt.tokenization.cache`). Reported per scheme and worker count:
 
 `--repeats N` measures every row N times, interleaved, and reports the run of median processing time (this machine's
 timings vary by 10-20 % from run to run); the JSON keeps every run's processing time. It also prints each scheme's
-ratio to vanilla within every repeat (vanilla ran just before it, at the same worker count), which a slow spell of
-the machine disturbs less than a ratio of two medians.
+ratio to vanilla within every repeat (vanilla ran within the same minute or so, at the same worker count), which a
+slow spell of the machine disturbs less than a ratio of two medians. The schemes' order rotates from one repeat to
+the next, so that no scheme always runs right after another: an effect of the order (a machine slowing down over a
+repeat, say) cannot pass for one scheme's cost.
 
 `--scale N` also runs each scheme on the input written N times back to back, at the largest worker count, to show
 that peak memory does not grow with the input. Last, `split_jsonl` in MB/s beside `cp` of the same file.
@@ -165,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         runs: dict[tuple[str, int], list[dict]] = {}
         for repeat in range(args.repeats):  # interleaved, so that a slow spell of the machine hits every row
             for workers in args.workers:
-                for scheme in args.schemes:
+                turn = repeat % len(args.schemes)
+                for scheme in args.schemes[turn:] + args.schemes[:turn]:
                     row = preprocess(args.input, tmp / "out", scheme, workers, args.tokenizer, env)
                     runs.setdefault((scheme, workers), []).append(row)
                     print(f"  measured {scheme} workers={workers} ({repeat + 1}/{args.repeats}): processing "
@@ -174,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(sorted(measured, key=lambda r: r["process_s"])[len(measured) // 2])
             rows[-1]["process_s_all"] = [r["process_s"] for r in measured]
             vanilla = runs.get(("vanilla", workers))
-            if vanilla and scheme != "vanilla":  # each repeat against vanilla's run just before it
+            if vanilla and scheme != "vanilla":  # each repeat against vanilla's run in that repeat
                 rows[-1]["paired_vs_vanilla"] = [
                     r["process_s"] / v["process_s"] for r, v in zip(measured, vanilla, strict=True)
                 ]
