@@ -15,6 +15,10 @@ it first; `morphcpt.tokenization.cache`). Reported per scheme and worker count:
   what is left of the wall (interpreter start and imports, output checksums, freeing the caches at exit);
 * processing: the marker's `process_s` (reading, tokenizing, transforming, writing) and its ratio to vanilla's
   at the same worker count, the figure the goals are stated in;
+* CPU inside the jobs: the marker's `encode_cpu_s` (tokenizing) and `scheme_cpu_s` (the scheme's generators and
+  transform), summed over the processes, and per repeat (tokenizing + scheme) / (tokenizing + vanilla's scheme
+  seconds): the scheme's own cost at the same tokenizing, which the drift of this machine between two jobs (often
+  10-20 %, more than stochastok's whole cost) does not enter;
 * CPU: user + system seconds of the job and its workers, per million tokens (what a PBS allocation pays for);
   tokens/s of wall and tokens per CPU-second (per core);
 * peak RSS: the largest resident set of any one process of the job (the parent or a worker);
@@ -99,6 +103,8 @@ def preprocess(
         "load_s": marker["timings"]["load_s"],
         "rest_s": measured["wall"] - processing - marker["timings"]["load_s"],
         "process_s": processing,
+        "encode_cpu_s": marker["timings"]["encode_cpu_s"],
+        "scheme_cpu_s": marker["timings"]["scheme_cpu_s"],
         "cpu_s": measured["cpu"],
         "cpu_s_per_m_tokens": measured["cpu"] / tokens * 1e6,
         "tokens_per_s": tokens / measured["wall"],
@@ -181,6 +187,11 @@ def main(argv: list[str] | None = None) -> int:
                 rows[-1]["paired_vs_vanilla"] = [
                     r["process_s"] / v["process_s"] for r, v in zip(measured, vanilla, strict=True)
                 ]
+                # The scheme's own CPU against vanilla's, at this job's tokenizing CPU: no drift between jobs.
+                rows[-1]["own_vs_vanilla"] = [
+                    (r["encode_cpu_s"] + r["scheme_cpu_s"]) / (r["encode_cpu_s"] + v["scheme_cpu_s"])
+                    for r, v in zip(measured, vanilla, strict=True)
+                ]
         if (
             args.tokenizer_threads
         ):  # one worker whose tokenizer runs on every core (TOKENIZERS_PARALLELISM=true)
@@ -221,6 +232,19 @@ def main(argv: list[str] | None = None) -> int:
                 f"{row['scheme']} workers={row['workers']}: processing vs vanilla's run of the same repeat "
                 f"{', '.join(f'{x:.2f}x' for x in row['paired_vs_vanilla'])} (median {paired[len(paired) // 2]:.2f}x)"
             )
+    print(
+        "CPU inside the jobs (median run): tokenizing, the scheme's own work (its generators and transform), and"
+    )
+    print(
+        "tokenizing + the scheme's work over tokenizing + vanilla's (the same job's tokenizing: no drift between jobs)"
+    )
+    for row in rows:
+        own = sorted(row.get("own_vs_vanilla", ()))
+        versus = f"{own[len(own) // 2]:.3f}x ({own[0]:.3f}-{own[-1]:.3f}x)" if own else "-"
+        print(
+            f"  {row['scheme']:<12} workers={row['workers']!s:<6} tokenizing {row['encode_cpu_s']:7.2f} s  "
+            f"scheme {row['scheme_cpu_s']:6.2f} s  {versus}"
+        )
     for scheme in args.schemes:
         mine = [r for r in rows if r["scheme"] == scheme and isinstance(r["workers"], int)]
         if len(mine) > 1:

@@ -96,6 +96,19 @@ def test_bad_lines_and_long_documents_are_in_the_report(processed, corpus):
     assert report["lines"] == 80 + 11 + 40
 
 
+def test_the_marker_splits_the_cpu_between_tokenizing_and_the_scheme(tmp_path, processed, corpus):
+    """`timings` holds the CPU seconds spent tokenizing and in the scheme, summed over the processes, which
+    `benchmarks/preprocess.py` compares schemes by (the machine's drift between two jobs does not enter them)."""
+    _, stats = processed
+    timings = {scheme: stats[scheme]["timings"] for scheme in SCHEMES}
+    assert all(t["encode_cpu_s"] > 0 and t["scheme_cpu_s"] > 0 for t in timings.values())
+    # vanilla's only work there is making the generators; patok analyses and interns every word group
+    assert timings["patok"]["scheme_cpu_s"] > 5 * timings["vanilla"]["scheme_cpu_s"]
+    in_workers = preprocess(corpus, tmp_path, "workers=2", scheme="vanilla")["timings"]
+    # the workers' seconds came back to the parent (which tokenizes nothing itself for vanilla)
+    assert in_workers["encode_cpu_s"] > timings["vanilla"]["encode_cpu_s"] / 2
+
+
 def test_strict_mode_fails_and_writes_nothing(tmp_path, corpus):
     with pytest.raises(BadLineError, match=r"small\.jsonl:\d+: "):
         preprocess(corpus, tmp_path, "strict=true")

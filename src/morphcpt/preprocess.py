@@ -132,9 +132,10 @@ def _init_worker(vocab, scheme, scheme_name: str, seed: int) -> None:
     _worker.update(vocab=vocab, scheme=scheme, scheme_name=scheme_name, seed=seed)
 
 
-def _encode_batch(batch: list[tuple[int, tuple[str, ...]]]) -> tuple[np.ndarray, np.ndarray, int, int]:
+def _encode_batch(batch: list[tuple[int, tuple[str, ...]]]) -> tuple[np.ndarray, np.ndarray, int, int, tuple]:
     """(corpus index, parts) per record -> every part's bos+ids+eos back to back, their lengths, the canonical
-    token count (bos/eos included) and how many parts the scheme changed: one array per batch, not per document,
+    token count (bos/eos included), how many parts the scheme changed, and the CPU seconds of this process spent
+    tokenizing and in the scheme (its generators and `transform_flat`): one array per batch, not per document,
     so that little crosses between processes and the writer writes once per batch.
 
     The parts of one long text share its generator (`transform_flat` draws from it in their order).
@@ -152,12 +153,15 @@ def _encode_batch(batch: list[tuple[int, tuple[str, ...]]]) -> tuple[np.ndarray,
     from morphcpt.tokenization.schemes import document_rng, flatten, transform_flat
 
     vocab, scheme = _worker["vocab"], _worker["scheme"]
+    started = time.process_time()
     ids, bounds = flatten(vocab.encode_batch([part for _, parts in batch for part in parts]))
+    encoded = time.process_time()
     rngs = []
     for index, parts in batch:
         rng = document_rng(_worker["seed"], _worker["scheme_name"], index)
         rngs += [rng] * len(parts)
     out, out_lengths = transform_flat(scheme, ids, bounds, rngs)
+    cpu = (encoded - started, time.process_time() - encoded)
     # Each part framed by <bos> ... <eos>.
     framed = out_lengths + 2
     ends = np.cumsum(framed)
@@ -170,7 +174,7 @@ def _encode_batch(batch: list[tuple[int, tuple[str, ...]]]) -> tuple[np.ndarray,
     canonical = len(ids) + 2 * len(out_lengths)
     changed = _changed(ids, bounds, out, out_lengths)
     gc.freeze()  # see `_encode_batch`'s note on garbage collection
-    return flat, framed, canonical, changed
+    return flat, framed, canonical, changed, cpu
 
 
 def _changed(ids: np.ndarray, bounds: np.ndarray, out: np.ndarray, out_lengths: np.ndarray) -> int:
@@ -354,6 +358,7 @@ def _run_locked(cfg, scheme_cfg, folder: str, name: str, prefix: Path, marker: P
         input_path, text_key=cfg.text_key, max_chars=cfg.max_chars, strict=cfg.strict, report=report
     )
     canonical_tokens = changed = 0
+    encode_cpu = scheme_cpu = 0.0
     progress = tqdm(
         total=entry["lines"] if entry else None,
         unit="line",
@@ -366,10 +371,12 @@ def _run_locked(cfg, scheme_cfg, folder: str, name: str, prefix: Path, marker: P
         for results in _ordered_results(
             _batches(records, index_offset, cfg.batch_size), cfg.workers, init_args
         ):
-            tokens, lengths, batch_canonical, batch_changed = results
+            tokens, lengths, batch_canonical, batch_changed, (batch_encode, batch_scheme) = results
             writer.add_many(tokens, lengths)
             canonical_tokens += batch_canonical
             changed += batch_changed
+            encode_cpu += batch_encode
+            scheme_cpu += batch_scheme
             progress.n = report.lines
             progress.update(0)
     progress.close()
@@ -389,6 +396,10 @@ def _run_locked(cfg, scheme_cfg, folder: str, name: str, prefix: Path, marker: P
             "load_s": round(loaded - started, 3),
             "process_s": round(finished - loaded, 3),
             "tokens_per_s": round(writer.tokens / max(finished - loaded, 1e-9), 1),
+            # CPU seconds summed over the processes: tokenizing, and the scheme's own work (its generators and
+            # transform), which compare schemes without the machine's drift between two jobs.
+            "encode_cpu_s": round(encode_cpu, 3),
+            "scheme_cpu_s": round(scheme_cpu, 3),
         },
         "files": dataset_digest(prefix),
         "config": resolved,
