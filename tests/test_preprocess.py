@@ -101,12 +101,28 @@ def test_the_marker_splits_the_cpu_between_tokenizing_and_the_scheme(tmp_path, p
     `benchmarks/preprocess.py` compares schemes by (the machine's drift between two jobs does not enter them)."""
     _, stats = processed
     timings = {scheme: stats[scheme]["timings"] for scheme in SCHEMES}
-    assert all(t["encode_cpu_s"] > 0 and t["scheme_cpu_s"] > 0 for t in timings.values())
-    # vanilla's only work there is making the generators; patok analyses and interns every word group
+    assert all(t["encode_cpu_s"] > 0 for t in timings.values())
+    assert timings["stochastok"]["scheme_cpu_s"] > 0 and timings["patok"]["scheme_cpu_s"] > 0
+    # vanilla hands its ids back (no generators: `draws`); patok analyses and interns every word group
     assert timings["patok"]["scheme_cpu_s"] > 5 * timings["vanilla"]["scheme_cpu_s"]
     in_workers = preprocess(corpus, tmp_path, "workers=2", scheme="vanilla")["timings"]
     # the workers' seconds came back to the parent (which tokenizes nothing itself for vanilla)
     assert in_workers["encode_cpu_s"] > timings["vanilla"]["encode_cpu_s"] / 2
+
+
+@pytest.mark.parametrize(("scheme", "draws"), [("vanilla", False), ("stochastok", True)])
+def test_generators_are_made_only_for_schemes_that_draw(tmp_path, corpus, monkeypatch, scheme, draws):
+    """Vanilla makes no random choice: no generator per document (about 3 % of tokenizing it), same bytes."""
+    from morphcpt.tokenization import schemes
+
+    made = []
+    document_rng = schemes.document_rng
+    monkeypatch.setattr(schemes, "document_rng", lambda *a: made.append(a) or document_rng(*a))
+    stats = preprocess(corpus, tmp_path, scheme=scheme)
+    report = stats["read_report"]
+    # one generator per record when the scheme draws: the parts of a long text share their record's
+    records = stats["documents"] - report["split_parts"] + report["split_lines"]
+    assert len(made) == (records if draws else 0)
 
 
 def test_strict_mode_fails_and_writes_nothing(tmp_path, corpus):

@@ -52,6 +52,8 @@ class SchemeConfig:
 
 class Scheme(Protocol):
     name: str
+    # Optional class attributes that preprocessing reads: `draws = False` (no random choices, so no generators are
+    # made for it: vanilla, eeve), `fills_caches = True` (its caches are warmed before the workers fork: patok).
 
     def transform(self, ids: list[int], rng: np.random.Generator) -> list[int]:
         """Canonical ids of one document -> transformed ids with the same text."""

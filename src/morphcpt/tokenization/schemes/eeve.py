@@ -19,6 +19,7 @@ from morphcpt.tokenization.vocabulary import Vocabulary
 
 class EEVEScheme:
     name = "eeve"
+    draws = False  # no random choice: preprocessing makes no generators for it
 
     def __init__(self, cfg: SchemeConfig, vocab: Vocabulary) -> None:
         folder = Path(vocab.source)

@@ -10,6 +10,7 @@ from morphcpt.tokenization.vocabulary import Vocabulary
 
 class VanillaScheme:
     name = "vanilla"
+    draws = False  # no random choice: preprocessing makes no generators for it
 
     def __init__(self, cfg: SchemeConfig, vocab: Vocabulary) -> None:
         self.vocab = vocab
