@@ -129,9 +129,7 @@ _worker: dict[str, Any] = {}
 
 
 def _init_worker(vocab, scheme, scheme_name: str, seed: int) -> None:
-    _worker.update(
-        vocab=vocab, scheme=scheme, scheme_name=scheme_name, seed=seed, draws=getattr(scheme, "draws", True)
-    )
+    _worker.update(vocab=vocab, scheme=scheme, scheme_name=scheme_name, seed=seed)
 
 
 def _encode_batch(batch: list[tuple[int, tuple[str, ...]]]) -> tuple[np.ndarray, np.ndarray, int, int, tuple]:
@@ -158,11 +156,12 @@ def _encode_batch(batch: list[tuple[int, tuple[str, ...]]]) -> tuple[np.ndarray,
     started = time.process_time()
     ids, bounds = flatten(vocab.encode_batch([part for _, parts in batch for part in parts]))
     encoded = time.process_time()
+    # A scheme without random choices (`draws = False`: vanilla, eeve) gets no generators: making one per
+    # document costs about 3 % of tokenizing it.
+    draws = getattr(scheme, "draws", True)
     rngs = []
     for index, parts in batch:
-        # A scheme without random choices (`draws = False`: vanilla, eeve) gets no generators: making one per
-        # document costs about 3 % of tokenizing it.
-        rng = document_rng(_worker["seed"], _worker["scheme_name"], index) if _worker["draws"] else None
+        rng = document_rng(_worker["seed"], _worker["scheme_name"], index) if draws else None
         rngs += [rng] * len(parts)
     out, out_lengths = transform_flat(scheme, ids, bounds, rngs)
     cpu = (encoded - started, time.process_time() - encoded)
