@@ -47,6 +47,20 @@ def vocab(sample_tokenizer_dir):
     return Vocabulary.load(sample_tokenizer_dir)
 
 
+@pytest.fixture
+def span_steps(monkeypatch) -> list:
+    """Every contraction step patok asks Python for (`WordStates.span_step`), as its arguments, from now on (a
+    scheme built after this fixture calls the counted method)."""
+    from morphcpt.tokenization.schemes.patok_words import WordStates
+
+    asked: list = []
+    span_step = WordStates.span_step
+    monkeypatch.setattr(
+        WordStates, "span_step", lambda self, *args: asked.append(args) or span_step(self, *args)
+    )
+    return asked
+
+
 @pytest.fixture(scope="session")
 def tiny_gemma3(tmp_path_factory, sample_tokenizer_dir) -> Path:
     """A randomly initialised tiny Gemma 3 with the sample tokenizer, saved as a Hugging Face folder."""

@@ -265,17 +265,11 @@ def test_a_failing_contraction_step_raises_and_leaves_the_kernel_usable(vocab, d
         ), i
 
 
-def test_states_with_a_common_span_share_its_steps(vocab, documents, monkeypatch):
+def test_states_with_a_common_span_share_its_steps(vocab, documents, monkeypatch, span_steps):
     """A step's result depends only on its span (ids and the cuts inside it), so the kernel answers a span it has
     seen in one state for every other state holding it (" kumain" and " kumain," alike) without calling Python:
     the counts add up, Python is asked exactly `callbacks` times, and the ids are the Python ones."""
-    from morphcpt.tokenization.schemes.patok_words import WordStates
-
-    asked = []
-    span_step = WordStates.span_step
-    monkeypatch.setattr(
-        WordStates, "span_step", lambda self, *args: asked.append(args) or span_step(self, *args)
-    )
+    asked = span_steps
     scheme = build(CONFIGS["patok_wide"], vocab, monkeypatch, "require")
     reference = build(CONFIGS["patok_wide"], vocab, monkeypatch, "off")
     asked.clear()
