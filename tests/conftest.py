@@ -49,15 +49,17 @@ def vocab(sample_tokenizer_dir):
 
 @pytest.fixture
 def span_steps(monkeypatch) -> list:
-    """Every contraction step patok asks Python for (`WordStates.span_step`), as its arguments, from now on (a
-    scheme built after this fixture calls the counted method)."""
+    """Every contraction step patok asks Python for, as its arguments, from now on: `WordStates.span_step` on the
+    Python path, `WordStates.encode_span` from the compiled kernel (a scheme built after this fixture calls the
+    counted methods)."""
     from morphcpt.tokenization.schemes.patok_words import WordStates
 
     asked: list = []
-    span_step = WordStates.span_step
-    monkeypatch.setattr(
-        WordStates, "span_step", lambda self, *args: asked.append(args) or span_step(self, *args)
-    )
+    for name in ("span_step", "encode_span"):
+        method = getattr(WordStates, name)
+        monkeypatch.setattr(
+            WordStates, name, lambda self, *args, method=method: asked.append(args) or method(self, *args)
+        )
     return asked
 
 

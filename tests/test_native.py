@@ -160,7 +160,8 @@ def test_patok_kernel_with_tiny_caches_gives_the_python_ids(vocab, documents, mo
         rngs = [document_rng(1, "patok", j) for j in range(i, i + len(batch))]
         again = [document_rng(1, "patok", j) for j in range(i, i + len(batch))]
         assert tiny.transform_many(batch, rngs) == reference.transform_many(batch, again), i
-    assert tiny._kernel.num_states() == len(tiny.words.states) <= 16 + 4 * max(map(len, documents))
+    assert tiny.words.num_states() == tiny._kernel.num_states() <= 16 + 4 * max(map(len, documents))
+    assert not tiny.words.states  # the kernel keeps them
 
 
 def test_a_failing_analysis_raises_and_leaves_the_kernel_usable(vocab, documents, monkeypatch):
@@ -199,7 +200,8 @@ def _groups(scheme, docs: list[list[int]]) -> list[tuple[int, ...]]:
 def test_a_batch_hands_each_new_word_group_to_python_once(vocab, monkeypatch):
     """Before a batch the kernel lists the groups it has no state for: each once, in order of first appearance,
     however often it recurs (here 3,000 distinct words, twice each, so the kernel's set over them grows); a batch
-    of groups all known lists none. The results are the Python ids, and both sides hold the same states."""
+    of groups all known lists none. The results are the Python ids, and the kernel holds those states and the
+    ones contraction made."""
     scheme = build(CONFIGS["patok"], vocab, monkeypatch, "require")
     reference = build(CONFIGS["patok"], vocab, monkeypatch, "off")
     letters = "abcdefghijklmnopqrstuvwxyz"
@@ -221,7 +223,7 @@ def test_a_batch_hands_each_new_word_group_to_python_once(vocab, monkeypatch):
     assert len(listed) == 1  # the second round knew every group
     assert listed[0] == list(dict.fromkeys(_groups(scheme, docs)))
     assert len(listed[0]) > 3000
-    assert scheme._kernel.num_states() == len(scheme.words.states) > len(listed[0])  # and contraction's
+    assert scheme._kernel.num_states() > len(listed[0])  # and contraction's
 
 
 def test_the_kernel_refuses_a_batch_with_a_group_nobody_interned(vocab, monkeypatch):
@@ -286,28 +288,53 @@ def test_states_with_a_common_span_share_its_steps(vocab, documents, monkeypatch
     assert counts["shared"] > counts["steps"] // 10, counts
 
 
-def test_a_step_that_disagrees_with_the_span_cache_is_refused(vocab, documents, monkeypatch):
-    """Python answering a step with a state that is not the old one with its span replaced is refused with its
-    own error (the span cache would spread it); both sides' tables are reset and later documents are right."""
+@pytest.mark.parametrize(
+    "answer, error",
+    [("one letter", "does not spell as many characters"), ("out of range", "a callback failed")],
+)
+def test_a_wrong_span_encoding_is_refused(answer, error, vocab, documents, monkeypatch):
+    """Python's encoding of a span that spells fewer characters than the span (the kernel would splice it into a
+    state), or holds an id outside the vocabulary, is refused with its own error; the tables are reset and later
+    documents are right."""
     from morphcpt.tokenization.schemes.patok_words import WordStates
 
-    span_step = WordStates.span_step
-    bogus: list[int] = []
+    letter = vocab.piece_id("a")
+    bogus = {"one letter": (letter,), "out of range": (vocab.size + 3,)}[answer]
+    encode_span = WordStates.encode_span
+    wrong = [True]
     monkeypatch.setattr(
-        WordStates, "span_step", lambda self, *args: bogus[0] if bogus else span_step(self, *args)
+        WordStates, "encode_span", lambda self, *args: bogus if wrong else encode_span(self, *args)
     )
     scheme = build(CONFIGS["patok"], vocab, monkeypatch, "require")
     reference = build(CONFIGS["patok"], vocab, monkeypatch, "off")
-    with pytest.raises(RuntimeError, match="disagrees with the span cache"):
+    with pytest.raises(RuntimeError, match=error):
         for i in range(40):
-            bogus[:] = [scheme.words.intern((vocab.bos_id, vocab.eos_id))]  # a state no step can reach
             scheme.transform(documents[i], document_rng(5, "patok", i))
     assert len(scheme.words.states) == scheme._kernel.num_states() == 0
-    bogus.clear()
+    wrong.clear()
     for i in range(20):
         assert scheme.transform(documents[i], document_rng(5, "patok", i)) == reference.transform(
             documents[i], document_rng(5, "patok", i)
         ), i
+
+
+def test_the_kernels_states_carry_pythons_analysis(vocab, documents, monkeypatch):
+    """Every state the kernel holds, the word groups Python analysed and the states contraction steps made from
+    them, has the affix mask, activity and morpheme cuts that Python's own analysis gives its ids."""
+    scheme = build(CONFIGS["patok_aware"], vocab, monkeypatch, "require")
+    scheme.transform_many(documents[:120], [document_rng(7, "patok", i) for i in range(120)])
+    kernel, words = scheme._kernel, scheme.words
+    groups = set(_groups(scheme, documents[:120]))
+    derived = 0
+    for sid in range(kernel.num_states()):
+        ids, mask, active, cuts = kernel.state(sid)
+        fresh = words.word_info(ids)
+        assert (mask, active) == (fresh.affix_mask, fresh.active), (sid, ids)
+        assert cuts == (fresh.cuts if fresh.offsets else None), (sid, ids)
+        derived += ids not in groups
+    assert derived > 100 and sum(kernel.state(sid)[1] != 0 for sid in range(kernel.num_states())) > 100
+    with pytest.raises(RuntimeError, match="a bad argument"):
+        kernel.state(kernel.num_states())
 
 
 @pytest.mark.parametrize("name", ["stochastok", "patok"])

@@ -32,7 +32,6 @@ import sys
 import tempfile
 import weakref
 from array import array
-from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -50,14 +49,15 @@ I64P = np.ctypeslib.ndpointer(np.int64, flags="C_CONTIGUOUS")
 U8P = np.ctypeslib.ndpointer(np.uint8, flags="C_CONTIGUOUS")
 F64P = np.ctypeslib.ndpointer(np.float64, flags="C_CONTIGUOUS")
 I32_CODE = next(code for code in "il" if array(code).itemsize == 4)  # the `array` type code of int32
-STEP_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
+# Patok's span encoding, called back: (span key, its length, where the ids go, how many fit) -> count (patok.h).
+ENCODE_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64)
 CALLBACK_FAILED = -2  # what a callback returns when the Python it calls raised (kernels.h: MC_CALLBACK)
 ERRORS = {
     -1: "out of memory",
     -2: "a callback failed",
-    -3: "states out of order",
+    -3: "a bad argument (word groups or analyses it cannot take, or a state it does not have)",
     -4: "a word group without a state (not interned before the batch)",
-    -5: "a contraction step disagrees with the span cache (the step is not a function of its span)",
+    -5: "a span's encoding does not spell as many characters as the span",
 }
 
 
@@ -183,6 +183,7 @@ class Kernels:
         lib.mc_stochastok_batch.argtypes = (vp, vp, i64, vp, f64, vp, vp, vp, vp, vp)
         lib.mc_patok_new.restype = vp
         lib.mc_patok_new.argtypes = (
+            i64,
             U8P,
             U8P,
             I32P,
@@ -196,17 +197,19 @@ class Kernels:
             i64,
             I64P,
             F64P,
-            STEP_FN,
+            ENCODE_FN,
         )
         lib.mc_patok_reset.restype = None
         lib.mc_patok_reset.argtypes = (vp,)
         lib.mc_patok_free.restype = None
         lib.mc_patok_free.argtypes = (vp,)
-        lib.mc_patok_add_state.restype = i64
-        # The ids and cuts as addresses of `array`s (`PatokKernel.add_state`).
-        lib.mc_patok_add_state.argtypes = (vp, i64, vp, i64, ctypes.c_uint64, i64, vp, i64)
-        lib.mc_patok_add_states.restype = i64
-        lib.mc_patok_add_states.argtypes = (vp, i64, i64, vp, vp, vp, vp, vp, vp)
+        lib.mc_patok_add_groups.restype = i64
+        lib.mc_patok_add_groups.argtypes = (vp, vp, vp, i64, vp, vp, vp, vp)
+        lib.mc_patok_state.restype = i64
+        lib.mc_patok_state.argtypes = (vp, i64, vp)
+        for name in ("mc_patok_state_ids", "mc_patok_state_cuts"):
+            getattr(lib, name).restype = vp
+            getattr(lib, name).argtypes = (vp, i64)
         lib.mc_patok_counts.restype = None
         lib.mc_patok_counts.argtypes = (vp, vp)
         lib.mc_patok_unseen.restype = i64
@@ -289,16 +292,16 @@ def check(code: int) -> int:
 
 
 class PatokKernel:
-    """One `patok_t` (`patok.c`): the native mirror of a `WordStates` and a Patok scheme's settings.
+    """One `patok_t` (`patok.c`): Patok's word states and steps, and the scheme's settings.
 
-    What the kernel has not seen comes from Python: `intern_groups(ids, pairs)` is called before each batch with
-    the batch's word groups that have no state yet ((start, length) pairs into `ids`, each group once) and must
-    intern them all; `step(sid, r, e, cut) -> sid` (NO_STEP: -1) is called back for a contraction step not cached
-    yet. Every state Python interns must be passed on with `add_state` or `add_states` (WordStates does), so that
-    a sid means the same on both sides, with its morpheme cuts: a step must depend only on its span's ids and the
-    cuts inside it (`WordStates.span_step` does), so that the kernel can answer the same span in another state
-    from its span cache (`patok_states.c`; `char_len`: characters per piece, to place the cuts). The kernel checks
-    every answer Python gives for a span it knows against it.
+    The analyses come from Python. `intern_groups(ids, pairs)` is called before each batch with the batch's word
+    groups that have no state yet ((start, length) pairs into `ids`, each group once), and must hand their
+    analyses to `add_groups` (WordStates does). The kernel makes each group a state, with its affix mask and
+    active flag, and makes the states that contraction steps lead to, sharing the analysis of the state they
+    come from. A step's result depends only on its span's ids and the morpheme cuts inside it, so it is cached by
+    the span (the span cache, `patok_states.c`; `char_len`: characters per piece, to place the cuts), and for a
+    span not seen yet `encode_span(ids, cuts)` is called back for the canonical ids of its text cut at `cuts`
+    (character offsets in the span), or None (WordStates.encode_span).
     """
 
     def __init__(
@@ -316,12 +319,13 @@ class PatokKernel:
         sizes,
         cdf,
         intern_groups,
-        step,
+        encode_span,
     ) -> None:
         self.lib = kernels.lib
         self.size = len(opens)  # the vocabulary's
         self._error: BaseException | None = None
         self._intern_groups = intern_groups
+        self._encode_span = encode_span
         # The ctypes callback and the arrays the kernel points into must live as long as the handle.
         self._keep = (
             np.ascontiguousarray(opens, dtype=np.uint8),
@@ -330,12 +334,13 @@ class PatokKernel:
             table,
             np.asarray(sizes, dtype=np.int64),
             np.asarray([*cdf, 0.0], dtype=np.float64),
-            STEP_FN(self._guard(step)),
+            ENCODE_FN(self._guard(self._encode)),
         )
-        opens_a, closes_a, char_len_a, _, sizes_a, cdf_a, step_c = self._keep
+        opens_a, closes_a, char_len_a, _, sizes_a, cdf_a, encode_c = self._keep
         if len(char_len_a) != self.size:
             raise ValueError(f"char_len has {len(char_len_a)} entries for a vocabulary of {self.size}")
         self.handle = self.lib.mc_patok_new(
+            self.size,
             opens_a,
             closes_a,
             char_len_a,
@@ -349,7 +354,7 @@ class PatokKernel:
             len(sizes_a),
             sizes_a,
             cdf_a,
-            step_c,
+            encode_c,
         )
         if not self.handle:
             raise ValueError(f"the native kernel takes 1 to 64 span sizes, got {len(sizes_a)}")
@@ -365,56 +370,72 @@ class PatokKernel:
 
         return call
 
-    def add_state(
-        self, sid: int, ids: tuple[int, ...], mask: int, active: bool, cuts: tuple[int, ...] | None
+    def _encode(self, key: int, klen: int, out: int, cap: int) -> int:
+        """The callback: the span key [n, ncuts, ids.., cuts..] at `key` -> `encode_span`'s ids at `out`."""
+        flat = array(I32_CODE)
+        flat.frombytes(ctypes.string_at(key, 4 * klen))
+        n = flat[0]
+        new = self._encode_span(flat[2 : 2 + n].tolist(), tuple(flat[2 + n :]))
+        if new is None or len(new) > cap:  # longer than the kernel would keep
+            return -1
+        if new:
+            buffer = array(I32_CODE, new)
+            ctypes.memmove(out, buffer.buffer_info()[0], 4 * len(new))
+        return len(new)
+
+    def add_groups(
+        self,
+        ids: np.ndarray,
+        pairs: np.ndarray,
+        cuts: list[int],
+        ncuts: list[int],
+        extents: list[int],
+        nextents,
     ) -> None:
-        """State `sid` (the next one) with its ids, affix mask, active flag and morpheme cuts (character offsets
-        in its text; None for a state without an analysis, whose steps the span cache never shares)."""
-        buffer = array(I32_CODE, ids)  # int32; a ctypes array would make a type per length
-        cut_buffer = array(I32_CODE, cuts or ())
+        """The groups `ids[s:s + n]` for the (s, n) pairs in `pairs` (flat, int64) as states, with their analyses:
+        `ncuts[k]` morpheme cuts in `cuts` (-1: a group left alone, no analysis) and `nextents[k]` affix-morph
+        extents, (start, end) pairs of character offsets, in `extents`, group after group."""
+        if not len(ncuts):
+            return
+        ids = np.ascontiguousarray(ids, dtype=np.int32)
+        pairs = np.ascontiguousarray(pairs, dtype=np.int64)
+        if len(pairs) != 2 * len(ncuts) or len(nextents) != len(ncuts):
+            raise ValueError(
+                f"{len(pairs) // 2} groups, {len(ncuts)} cut counts, {len(nextents)} extent counts"
+            )
+        if len(pairs) and (pairs[0::2].min() < 0 or (pairs[0::2] + pairs[1::2]).max() > len(ids)):
+            raise ValueError("a word group runs outside the ids")
+        ncuts_a = np.asarray(ncuts, dtype=np.int64)
+        nextents_a = np.asarray(nextents, dtype=np.int64)
+        cuts_a = np.asarray(cuts, dtype=np.int32)
+        extents_a = np.asarray(extents, dtype=np.int32)
+        if ncuts_a.clip(0).sum() != len(cuts_a) or 2 * nextents_a.sum() != len(extents_a):
+            raise ValueError("the cut or extent counts do not add up to the cuts and extents given")
         check(
-            self.lib.mc_patok_add_state(
+            self.lib.mc_patok_add_groups(
                 self.handle,
-                sid,
-                buffer.buffer_info()[0],
-                len(ids),
-                mask,
-                active,
-                cut_buffer.buffer_info()[0],
-                -1 if cuts is None else len(cuts),
+                address(ids, np.int32),
+                address(pairs, np.int64),
+                len(ncuts_a),
+                address(cuts_a, np.int32),
+                address(ncuts_a, np.int64),
+                address(extents_a, np.int32),
+                address(nextents_a, np.int64),
             )
         )
 
-    def add_states(
-        self,
-        first: int,
-        states: list[tuple[int, ...]],
-        masks: list[int],
-        active: list[bool],
-        cuts: list[tuple[int, ...] | None],
-    ) -> None:
-        """`add_state` for sids `first`, `first + 1`, ... in one call."""
-        if not states:
-            return
-        ids = np.fromiter(chain.from_iterable(states), dtype=np.int32)
-        lengths = np.fromiter(map(len, states), dtype=np.int64, count=len(states))
-        mask_a = np.array(masks, dtype=np.uint64)
-        active_a = np.array(active, dtype=np.uint8)
-        cuts_a = np.fromiter(chain.from_iterable(c for c in cuts if c), dtype=np.int32)
-        ncuts = np.fromiter((-1 if c is None else len(c) for c in cuts), dtype=np.int64, count=len(cuts))
-        check(
-            self.lib.mc_patok_add_states(
-                self.handle,
-                first,
-                len(states),
-                address(ids, np.int32),
-                address(lengths, np.int64),
-                address(mask_a, np.uint64),
-                address(active_a, np.uint8),
-                address(cuts_a, np.int32),
-                address(ncuts, np.int64),
-            )
+    def state(self, sid: int) -> tuple[tuple[int, ...], int, bool, tuple[int, ...] | None]:
+        """State `sid`: its ids, affix mask, active flag and morpheme cuts (None: a state left alone)."""
+        info = np.zeros(4, dtype=np.int64)
+        check(self.lib.mc_patok_state(self.handle, sid, address(info, np.int64)))
+        n, mask, active, ncut = info.tolist()
+        ids = copied(self.lib.mc_patok_state_ids(self.handle, sid), n, np.int32)
+        cuts = (
+            copied(self.lib.mc_patok_state_cuts(self.handle, sid), ncut, np.int32).tolist()
+            if ncut > 0
+            else []
         )
+        return tuple(ids.tolist()), mask & (1 << 64) - 1, bool(active), None if ncut < 0 else tuple(cuts)
 
     def counts(self) -> dict[str, int]:
         """Contraction steps the kernel took without its step cache (`steps`), how many of them the span cache

@@ -1,8 +1,9 @@
 /* Patok's per-document loops (tokenization/schemes/patok.py: PatokScheme.transform_many): word groups,
  * contraction draws, assembly, then StochasTok's expansion with affix tokens frozen. What stays in Python: the
- * analysis of a word group seen for the first time, interned for a whole batch before it runs (mc_patok_unseen
- * lists the groups, mc_patok_add_states takes their states back), and a contraction step that neither the step
- * cache nor the span cache answers (a callback). The tables are in patok_states.c; see patok.h and kernels.h. */
+ * analysis of a word group seen for the first time, for a whole batch before it runs (mc_patok_unseen lists the
+ * groups, mc_patok_add_groups takes their analyses back), and the canonical encoding of a span that neither the
+ * step cache nor the span cache answers (a callback). The tables are in patok_states.c; see patok.h and
+ * kernels.h. */
 #include "patok.h"
 
 /* Whether any of tokens r .. e-1 is an affix token (Python: mask >> r & ((1 << (e - r)) - 1)). */
@@ -55,9 +56,9 @@ static int unseen_resize(patok_t *h, const int32_t *ids, int64_t count, int64_t 
 }
 
 /* The word groups of a batch (documents as in mc_patok_batch) that have no state yet, each once, in the order
- * they first appear: (start in ids, length) pairs in an internal buffer (mc_patok_unseen_output). Python interns
- * them (their analyses) and hands their states back with mc_patok_add_states before the batch runs, in one
- * crossing instead of a callback per group. Returns how many, or a negative MC_ code. */
+ * they first appear: (start in ids, length) pairs in an internal buffer (mc_patok_unseen_output). Python analyses
+ * them and hands the analyses back with mc_patok_add_groups before the batch runs, in one crossing instead of a
+ * callback per group. Returns how many, or a negative MC_ code. */
 int64_t mc_patok_unseen(patok_t *h, const int32_t *ids, const int64_t *doc_off, int64_t ndocs) {
     int64_t count = 0, groups = 0;
     h->b_ids = NULL;

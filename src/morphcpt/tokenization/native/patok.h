@@ -8,13 +8,18 @@
 #define MAX_WORD_TOKENS 64
 #define MAX_SIZES 64
 
-typedef int64_t (*step_fn)(int64_t sid, int64_t r, int64_t e, int64_t cut);
+/* Python's canonical encoding of a span's text cut at the morpheme boundaries inside it: `key` is the span key
+ * [n, ncuts, ids.., cuts..] (klen ints); the ids go to `out` (at most `cap`). Returns their count, -1 when the
+ * encoding is not kept (not plain pieces, or longer than `cap`), or MC_CALLBACK when the Python raised. */
+typedef int64_t (*encode_fn)(const int32_t *key, int64_t klen, int32_t *out, int64_t cap);
 
-/* The native mirror of patok_words.WordStates (states and steps) plus the scheme's settings. Python owns the
- * analyses: a state is added here by mc_patok_add_state when WordStates interns it, with its ids, affix mask,
- * active flag and morpheme cuts, so sids mean the same on both sides. */
+/* Patok's word states and steps plus the scheme's settings. Python owns the analyses: a word group's morpheme
+ * cuts and affix-morph extents come from WordStates.intern_groups (mc_patok_add_groups); the states are kept here,
+ * each with its ids, the affix mask and active flag computed from them (state_flags), and the analysis, which a
+ * state derived by a contraction step shares with the state it came from (the same text). */
 typedef struct {
-    /* states: sid -> ids (in the arena), length, affix mask (bit i: token i), active, cuts (in cut_arena) */
+    /* states: sid -> ids (in the arena), length, affix mask (bit i: token i), active, cuts (in cut_arena) and
+     * affix extents ((start, end) character offsets, in ext_arena) */
     int64_t n_states, cap_off, cap_len, cap_mask, cap_act, arena_len, cap_arena;
     int64_t *st_off;
     int32_t *st_len;
@@ -23,8 +28,12 @@ typedef struct {
     int32_t *arena;
     int64_t cap_coff, cap_ncut, cut_len, cap_cut;
     int64_t *st_coff;
-    int32_t *st_ncut; /* -1: a state without an analysis (left alone): its steps are never shared */
+    int32_t *st_ncut; /* -1: a state without an analysis (left alone): it never steps */
     int32_t *cut_arena;
+    int64_t cap_eoff, cap_next, ext_len, cap_ext;
+    int64_t *st_eoff;
+    int32_t *st_next; /* extents: pairs of ints */
+    int32_t *ext_arena;
     /* groups: open addressing over the states' ids -> sid (-1: empty) */
     int64_t *gtab;
     int64_t gcap;
@@ -38,10 +47,11 @@ typedef struct {
     int64_t sp_len, cap_sp;
     int64_t *sp_tab;
     int64_t sp_cap, sp_count;
-    int32_t *key, *nst; /* scratch: the span key being looked up, a state being built */
-    int64_t cap_key, cap_nst;
+    int32_t *key, *nst, *enc; /* scratch: the span key being looked up, a state being built, an encoding */
+    int64_t cap_key, cap_nst, cap_enc;
     int64_t counts[3]; /* steps taken without the step cache, of which served by the span cache; callbacks */
-    /* the vocabulary: group openers and closers, characters per piece, the split table */
+    /* the vocabulary: its size, group openers and closers, characters per piece, the split table */
+    int64_t size;
     const uint8_t *opens, *closes;
     const int32_t *char_len;
     split_table_t table;
@@ -50,7 +60,7 @@ typedef struct {
     int64_t nsizes;
     int64_t sizes[MAX_SIZES];
     double cdf[MAX_SIZES];
-    step_fn step;
+    encode_fn encode;
     /* the groups of a batch without a state (mc_patok_unseen): (start, length) pairs, and a set over them */
     int64_t *un_pairs, *un_tab;
     int64_t cap_un, un_tcap;

@@ -1,6 +1,6 @@
 /* Patok's native tables (see patok.h): word states by sid and by ids, contraction steps by key, and the span
- * cache, which lets states share the steps of their common spans. Added to by Python (mc_patok_add_state(s)),
- * read by the loops in patok.c. */
+ * cache, which lets states share the steps of their common spans. Word groups come from Python with their
+ * analyses (mc_patok_add_groups); the states a step makes are added here. Read by the loops in patok.c. */
 #include "patok.h"
 
 static uint64_t mix64(uint64_t x) {
@@ -52,47 +52,111 @@ static int group_rehash(patok_t *h, int64_t cap) {
     return 0;
 }
 
-/* Add state `sid` (it must be the next one) with its ids, affix mask, active flag and its `ncut` morpheme cuts
- * (character offsets in its text, sorted; ncut -1: a state without an analysis). */
-int64_t mc_patok_add_state(patok_t *h, int64_t sid, const int32_t *ids, int64_t n, uint64_t mask, int64_t active,
-                           const int32_t *cuts, int64_t ncut) {
-    if (sid != h->n_states) return MC_BAD;
-    int64_t k = sid + 1, stored = ncut > 0 ? ncut : 0;
+/* The affix mask (bit i: token i spans an affix extent exactly) and the active flag (a cut falls strictly inside
+ * a token) of `n` ids (n <= MAX_WORD_TOKENS) with morpheme cuts `cuts` and affix extents `ext` (`next` pairs) in
+ * their text: WordStates._respelled. */
+static void state_flags(const patok_t *h, const int32_t *ids, int64_t n, const int32_t *cuts, int64_t ncut,
+                        const int32_t *ext, int64_t next, uint64_t *mask, uint8_t *active) {
+    int64_t off[MAX_WORD_TOKENS + 1];
+    off[0] = 0;
+    for (int64_t i = 0; i < n; i++) off[i + 1] = off[i] + h->char_len[ids[i]];
+    *mask = 0;
+    for (int64_t j = 0; j < next; j++)
+        for (int64_t i = 0; i < n; i++)
+            if (ext[2 * j] == off[i] && ext[2 * j + 1] == off[i + 1]) *mask |= 1ULL << i;
+    *active = 0;
+    for (int64_t c = 0; c < ncut && !*active; c++) {
+        int64_t at = 1;
+        while (at < n && off[at] != cuts[c]) at++;
+        *active = at == n; /* not a boundary between two tokens */
+    }
+}
+
+/* Append a state with its ids, flags, and its analysis at `coff` in cut_arena (`ncut` cuts; -1: none) and at
+ * `eoff` in ext_arena (`next` extents). Returns its sid or MC_NOMEM. */
+static int64_t add_state(patok_t *h, const int32_t *ids, int64_t n, uint64_t mask, uint8_t active, int64_t coff,
+                         int64_t ncut, int64_t eoff, int64_t next) {
+    int64_t sid = h->n_states, k = sid + 1;
     if (GROW(h->st_off, h->cap_off, k) || GROW(h->st_len, h->cap_len, k) || GROW(h->st_mask, h->cap_mask, k) ||
         GROW(h->st_active, h->cap_act, k) || GROW(h->arena, h->cap_arena, h->arena_len + n) ||
         GROW(h->st_coff, h->cap_coff, k) || GROW(h->st_ncut, h->cap_ncut, k) ||
-        GROW(h->cut_arena, h->cap_cut, h->cut_len + stored))
+        GROW(h->st_eoff, h->cap_eoff, k) || GROW(h->st_next, h->cap_next, k))
         return MC_NOMEM;
     h->st_off[sid] = h->arena_len;
     h->st_len[sid] = (int32_t)n;
     h->st_mask[sid] = mask;
-    h->st_active[sid] = (uint8_t)(active != 0);
+    h->st_active[sid] = active;
     memcpy(h->arena + h->arena_len, ids, (size_t)n * sizeof(int32_t));
     h->arena_len += n;
-    h->st_coff[sid] = h->cut_len;
-    h->st_ncut[sid] = (int32_t)(ncut < 0 ? -1 : ncut);
-    if (stored) memcpy(h->cut_arena + h->cut_len, cuts, (size_t)stored * sizeof(int32_t));
-    h->cut_len += stored;
+    h->st_coff[sid] = coff;
+    h->st_ncut[sid] = (int32_t)ncut;
+    h->st_eoff[sid] = eoff;
+    h->st_next[sid] = (int32_t)next;
     h->n_states = k;
     if (2 * h->n_states > h->gcap) {
         if (group_rehash(h, h->gcap ? 2 * h->gcap : 4096)) return MC_NOMEM;
     } else {
         group_put(h, sid);
     }
-    return MC_OK;
+    return sid;
 }
 
-/* Add `count` states from sid `first` on: their ids back to back in `ids`, their lengths, masks and flags, and
- * their cuts back to back in `cuts` (ncuts[k] of them; -1 takes none). */
-int64_t mc_patok_add_states(patok_t *h, int64_t first, int64_t count, const int32_t *ids, const int64_t *lens,
-                            const uint64_t *masks, const uint8_t *active, const int32_t *cuts,
-                            const int64_t *ncuts) {
-    for (int64_t k = 0, at = 0, c = 0; k < count; at += lens[k], c += ncuts[k] > 0 ? ncuts[k] : 0, k++) {
-        int64_t code = mc_patok_add_state(h, first + k, ids + at, lens[k], masks[k], active[k], cuts + c, ncuts[k]);
-        if (code < 0) return code;
+/* Add the word groups ids[pairs[2k] ..][:pairs[2k+1]] (k < count; the groups mc_patok_unseen listed) as states,
+ * with their analyses: ncuts[k] morpheme cuts (-1: a group left alone) from `cuts` and nextents[k] affix extents
+ * (pairs) from `extents`, each group's after the one before. A group already known is skipped. */
+int64_t mc_patok_add_groups(patok_t *h, const int32_t *ids, const int64_t *pairs, int64_t count,
+                            const int32_t *cuts, const int64_t *ncuts, const int32_t *extents,
+                            const int64_t *nextents) {
+    for (int64_t k = 0; k < count; cuts += ncuts[k] > 0 ? ncuts[k] : 0, extents += 2 * nextents[k], k++) {
+        const int32_t *group = ids + pairs[2 * k];
+        int64_t n = pairs[2 * k + 1], ncut = ncuts[k], next = nextents[k];
+        if (n < 1 || next < 0 || (ncut >= 0 && n > MAX_WORD_TOKENS) || (ncut < 0 && next)) return MC_BAD;
+        if (pk_group_find(h, group, n) >= 0) continue;
+        for (int64_t i = 0; i < n; i++)
+            if (group[i] < 0 || group[i] >= h->size) return MC_BAD;
+        uint64_t mask = 0;
+        uint8_t active = 0;
+        if (ncut >= 0) state_flags(h, group, n, cuts, ncut, extents, next, &mask, &active);
+        int64_t stored = ncut > 0 ? ncut : 0;
+        if (GROW(h->cut_arena, h->cap_cut, h->cut_len + stored) ||
+            GROW(h->ext_arena, h->cap_ext, h->ext_len + 2 * next))
+            return MC_NOMEM;
+        memcpy(h->cut_arena + h->cut_len, cuts, (size_t)stored * sizeof(int32_t));
+        memcpy(h->ext_arena + h->ext_len, extents, (size_t)(2 * next) * sizeof(int32_t));
+        int64_t sid = add_state(h, group, n, mask, active, h->cut_len, ncut, h->ext_len, next);
+        if (sid < 0) return sid;
+        h->cut_len += stored;
+        h->ext_len += 2 * next;
     }
     return MC_OK;
 }
+
+/* The state `ids` (m of them) that a contraction step made from state `parent`: the same text, so the same
+ * analysis, shared; past MAX_WORD_TOKENS it is left alone. Returns its sid or MC_NOMEM. */
+static int64_t add_derived(patok_t *h, int64_t parent, const int32_t *ids, int64_t m) {
+    if (m > MAX_WORD_TOKENS) return add_state(h, ids, m, 0, 0, 0, -1, 0, 0);
+    int64_t coff = h->st_coff[parent], ncut = h->st_ncut[parent], eoff = h->st_eoff[parent],
+            next = h->st_next[parent];
+    uint64_t mask;
+    uint8_t active;
+    state_flags(h, ids, m, h->cut_arena + coff, ncut, h->ext_arena + eoff, next, &mask, &active);
+    return add_state(h, ids, m, mask, active, coff, ncut, eoff, next);
+}
+
+/* State `sid`: [length, affix mask (its bits), active, number of cuts (-1: no analysis)] into `info`; its ids and
+ * cuts at mc_patok_state_ids / mc_patok_state_cuts. Returns MC_OK, or MC_BAD for an unknown sid. */
+int64_t mc_patok_state(const patok_t *h, int64_t sid, int64_t *info) {
+    if (sid < 0 || sid >= h->n_states) return MC_BAD;
+    info[0] = h->st_len[sid];
+    info[1] = (int64_t)h->st_mask[sid];
+    info[2] = h->st_active[sid];
+    info[3] = h->st_ncut[sid];
+    return MC_OK;
+}
+
+const int32_t *mc_patok_state_ids(const patok_t *h, int64_t sid) { return h->arena + h->st_off[sid]; }
+
+const int32_t *mc_patok_state_cuts(const patok_t *h, int64_t sid) { return h->cut_arena + h->st_coff[sid]; }
 
 int64_t mc_patok_num_states(const patok_t *h) { return h->n_states; }
 
@@ -141,13 +205,11 @@ int pk_step_put(patok_t *h, int64_t key, int64_t value) {
 /* ---- the span cache ----------------------------------------------------------------------------------------
  * What a step does to span r..e of a state depends only on the span: its ids, and the morpheme cuts strictly
  * inside it (relative to its first character) when the step cuts (WordStates.span_step: the span's text is
- * re-encoded, cut there or whole, and kept when it is new and short enough). So a step computed for one state
- * serves every state with the same span, " kumain" and " kumain," alike: its result is either "no step" or the
- * ids that replace the span, and the new state is found by its ids. A state the kernel has not seen is still
- * Python's to intern (the callback); the callback's answer is checked against the cache. */
+ * re-encoded, cut there or whole, and kept when it is new and short enough). So the result, "no step" or the ids
+ * that replace the span, is cached by the span, and serves every state holding it, " kumain" and " kumain,"
+ * alike; only a span never seen asks Python for its encoding (h->encode), and the new state is made here, with
+ * the analysis of the state it came from. */
 
-/* Ints in an entry's key ([n, ncuts, ids.., cuts..]), and in the whole entry (the key, the result's length, the
- * result). */
 static int64_t span_entry_len(const int32_t *entry) { return 2 + (int64_t)entry[0] + entry[1]; }
 
 static int64_t span_entry_size(const int32_t *entry) {
@@ -218,53 +280,64 @@ static int span_put(patok_t *h, int64_t klen, const int32_t *result, int64_t rle
     return 0;
 }
 
-/* The step (sid, r..e, cut) -> *next (a sid, or -1: no step), from the span cache when it knows the span and
- * the kernel the resulting state, else from Python (h->step), whose answer then goes into the span cache.
+/* Whether `rlen` ids in h->enc, Python's encoding of the span in h->key, replace the span: not when they are
+ * the span's own ids, nor when they are longer than the span plus one token per morpheme boundary that the cut
+ * introduces (a cut inside a token; WordStates.span_step). Returns rlen or -1 (no step); MC_CALLBACK when an id
+ * is out of range, MC_DISAGREE when they do not spell as many characters as the span. */
+static int64_t span_verdict(const patok_t *h, int64_t rlen) {
+    const int32_t *key = h->key, *span = h->key + 2, *cuts = h->key + 2 + h->key[0];
+    int64_t n = key[0], inside = key[1], chars = 0, span_chars = 0;
+    for (int64_t i = 0; i < rlen; i++) {
+        if (h->enc[i] < 0 || h->enc[i] >= h->size) return MC_CALLBACK;
+        chars += h->char_len[h->enc[i]];
+    }
+    for (int64_t i = 0; i < n; i++) span_chars += h->char_len[span[i]];
+    if (rlen >= 0 && chars != span_chars) return MC_DISAGREE;
+    if (rlen < 0 || (rlen == n && memcmp(h->enc, span, (size_t)n * sizeof(int32_t)) == 0)) return -1;
+    int64_t introduced = 0;
+    for (int64_t c = 0; c < inside; c++) {
+        int64_t at = 0, i = 0;
+        while (i < n - 1 && at + h->char_len[span[i]] < cuts[c]) at += h->char_len[span[i++]];
+        introduced += i == n - 1 || at + h->char_len[span[i]] != cuts[c]; /* not between two of its tokens */
+    }
+    return rlen > n + introduced ? -1 : rlen;
+}
+
+/* The step (sid, r..e, cut) -> *next (a sid, or -1: no step), from the span cache when it knows the span, else
+ * from Python's encoding (h->encode), whose verdict then goes into the span cache. A new state is added here.
  * Returns MC_OK or a negative MC_ code. */
 int64_t pk_take_step(patok_t *h, int64_t sid, int64_t r, int64_t e, int cut, int64_t *next) {
+    *next = -1;
+    int64_t klen = span_key(h, sid, r, e, cut);
+    if (klen <= 0) return klen; /* 0: a state without an analysis, which never steps */
     h->counts[0]++;
-    int64_t klen = span_key(h, sid, r, e, cut), at = -1;
-    if (klen < 0) return klen;
-    int64_t len = h->st_len[sid], m = 0;
-    if (klen > 0 && (at = span_find(h, h->key, klen)) >= 0) {
-        int32_t rlen = h->sp_arena[at + klen];
-        if (rlen < 0) {
-            h->counts[1]++;
-            *next = -1;
-            return MC_OK;
-        }
-        /* The new state: the state with the span replaced. */
-        m = len - (e - r) + rlen;
-        if (GROW(h->nst, h->cap_nst, m)) return MC_NOMEM;
-        const int32_t *ids = h->arena + h->st_off[sid];
-        memcpy(h->nst, ids, (size_t)r * sizeof(int32_t));
-        memcpy(h->nst + r, h->sp_arena + at + klen + 1, (size_t)rlen * sizeof(int32_t));
-        memcpy(h->nst + r + rlen, ids + e, (size_t)(len - e) * sizeof(int32_t));
-        int64_t found = pk_group_find(h, h->nst, m);
-        if (found >= 0) {
-            h->counts[1]++;
-            *next = found;
-            return MC_OK;
-        }
+    int64_t at = span_find(h, h->key, klen);
+    if (at >= 0) {
+        h->counts[1]++;
+    } else {
+        h->counts[2]++;
+        int64_t cap = h->key[0] + h->key[1]; /* a longer encoding is never kept */
+        if (GROW(h->enc, h->cap_enc, cap)) return MC_NOMEM;
+        int64_t rlen = h->encode(h->key, klen, h->enc, cap);
+        if (rlen < -1 || rlen > cap) return MC_CALLBACK;
+        rlen = span_verdict(h, rlen);
+        if (rlen < -1) return rlen;
+        at = h->sp_len;
+        if (span_put(h, klen, h->enc, rlen)) return MC_NOMEM;
     }
-    h->counts[2]++;
-    int64_t got = h->step(sid, r, e, cut); /* Python; it may add states (the arena moves) */
-    if (got < -1 || got >= h->n_states) return MC_CALLBACK;
-    if (at >= 0) { /* a known span whose new state Python has just interned: it must be that state */
-        if (got < 0 || !same_ids(h, got, h->nst, m)) return MC_DISAGREE;
-    } else if (klen > 0) {
-        if (got < 0) {
-            if (span_put(h, klen, NULL, -1)) return MC_NOMEM;
-        } else {
-            const int32_t *old = h->arena + h->st_off[sid], *now = h->arena + h->st_off[got];
-            int64_t rlen = h->st_len[got] - len + (e - r);
-            if (rlen < 0 || memcmp(old, now, (size_t)r * sizeof(int32_t)) != 0 ||
-                memcmp(old + e, now + r + rlen, (size_t)(len - e) * sizeof(int32_t)) != 0)
-                return MC_DISAGREE; /* not the state with the span replaced */
-            if (span_put(h, klen, now + r, rlen)) return MC_NOMEM;
-        }
-    }
-    *next = got;
+    int32_t rlen = h->sp_arena[at + klen];
+    if (rlen < 0) return MC_OK;
+    /* The new state: the state with the span replaced. */
+    int64_t len = h->st_len[sid], m = len - (e - r) + rlen;
+    if (GROW(h->nst, h->cap_nst, m)) return MC_NOMEM;
+    const int32_t *ids = h->arena + h->st_off[sid];
+    memcpy(h->nst, ids, (size_t)r * sizeof(int32_t));
+    memcpy(h->nst + r, h->sp_arena + at + klen + 1, (size_t)rlen * sizeof(int32_t));
+    memcpy(h->nst + r + rlen, ids + e, (size_t)(len - e) * sizeof(int32_t));
+    int64_t found = pk_group_find(h, h->nst, m);
+    if (found < 0) found = add_derived(h, sid, h->nst, m);
+    if (found < 0) return found;
+    *next = found;
     return MC_OK;
 }
 
@@ -275,13 +348,14 @@ void mc_patok_counts(const patok_t *h, int64_t *out) {
 
 /* ---- life cycle ------------------------------------------------------------------------------------------ */
 
-patok_t *mc_patok_new(const uint8_t *opens, const uint8_t *closes, const int32_t *char_len, const int64_t *offsets,
-                      const int32_t *left, const int32_t *right, double contract_prop, double max_attempts_factor,
-                      double affix_awareness, double expand_prop, int64_t nsizes, const int64_t *sizes,
-                      const double *cdf, step_fn step) {
+patok_t *mc_patok_new(int64_t size, const uint8_t *opens, const uint8_t *closes, const int32_t *char_len,
+                      const int64_t *offsets, const int32_t *left, const int32_t *right, double contract_prop,
+                      double max_attempts_factor, double affix_awareness, double expand_prop, int64_t nsizes,
+                      const int64_t *sizes, const double *cdf, encode_fn encode) {
     if (nsizes < 1 || nsizes > MAX_SIZES) return NULL;
     patok_t *h = calloc(1, sizeof(patok_t));
     if (!h) return NULL;
+    h->size = size;
     h->opens = opens;
     h->closes = closes;
     h->char_len = char_len;
@@ -293,7 +367,7 @@ patok_t *mc_patok_new(const uint8_t *opens, const uint8_t *closes, const int32_t
     h->nsizes = nsizes;
     for (int64_t i = 0; i < nsizes; i++) h->sizes[i] = sizes[i];
     for (int64_t i = 0; i + 1 < nsizes; i++) h->cdf[i] = cdf[i];
-    h->step = step;
+    h->encode = encode;
     return h;
 }
 
@@ -303,6 +377,7 @@ void mc_patok_reset(patok_t *h) {
     h->n_states = 0;
     h->arena_len = 0;
     h->cut_len = 0;
+    h->ext_len = 0;
     h->scount = 0;
     h->sp_len = 0;
     h->sp_count = 0;
@@ -314,7 +389,8 @@ void mc_patok_reset(patok_t *h) {
 void mc_patok_free(patok_t *h) {
     if (!h) return;
     void *bufs[] = {h->st_off, h->st_len, h->st_mask, h->st_active, h->arena, h->st_coff, h->st_ncut,
-                    h->cut_arena, h->gtab, h->skey, h->sval, h->sp_arena, h->sp_tab, h->key, h->nst,
+                    h->cut_arena, h->st_eoff, h->st_next, h->ext_arena, h->gtab, h->skey, h->sval,
+                    h->sp_arena, h->sp_tab, h->key, h->nst, h->enc,
                     h->g_start, h->g_end, h->g_sid, h->g_cur, h->slot_g, h->slot_off, h->u, h->doc,
                     h->frozen, h->out, h->ew.tok, h->ew.nxt, h->un_pairs, h->un_tab, h->b_sid};
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) free(bufs[i]);

@@ -26,16 +26,16 @@ Speed. Only a group with a morpheme boundary strictly inside one of its canonica
 so draws landing elsewhere are spent without work (re-encoding an aligned span gives it back, up to the occasional
 non-canonical merge that patok does not need). Word groups are interned as small integer states with their analyses
 and contraction steps cached (`patok_words.WordStates`). Where the compiled kernels build (`tokenization.native`, the
-default), a batch runs through `native/patok.c`: groups, draws, splicing and expansion in C on int32 arrays, drawing
-from each document's generator in the order of the Python code below, and going back to Python only for what it has
-not seen: the word groups of a batch without a state, listed before the batch and interned in one call
-(`WordStates.intern_groups`), and contraction steps (`WordStates.span_step`, a callback), so the Python tables stay
-the one source of the analyses. A step depends only on its span (its ids and the morpheme cuts inside it), so the
-kernel answers a span it has seen in one state for every state holding it, " kumain" and " kumain," alike (its span
-cache, `native/patok_states.c`), and checks Python's answers against it. Without the kernels (`MORPHCPT_NATIVE=off`,
-or no C compiler), `transform_many` does the array work (groups, the draws' values) once for a batch and loops in
-Python: the same ids, which tests/test_native.py checks on every setting. `benchmarks/preprocess.py` measures both
-against vanilla.
+default), a batch runs through `native/patok.c`, which keeps the states and steps itself: groups, draws, splicing and
+expansion in C on int32 arrays, drawing from each document's generator in the order of the Python code below, and
+going back to Python only for what it has not seen, so that Python stays the one source of the analyses: the word
+groups of a batch without a state, listed before the batch and analysed in one call (`WordStates.intern_groups`),
+and the canonical encoding of a span (`WordStates.encode_span`, a callback). A step depends only on its span (its
+ids and the morpheme cuts inside it), so the kernel answers a span it has seen in one state for every state holding
+it, " kumain" and " kumain," alike (its span cache, `native/patok_states.c`). Without the kernels
+(`MORPHCPT_NATIVE=off`, or no C compiler), `transform_many` does the array work (groups, the draws' values) once for
+a batch and loops in Python: the same ids, which tests/test_native.py checks on every setting.
+`benchmarks/preprocess.py` measures both against vanilla.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ class PatokScheme:
                 sizes=self._sizes,
                 cdf=self._cdf,
                 intern_groups=self.words.intern_groups,
-                step=self.words.span_step,
+                encode_span=self.words.encode_span,
             )
             self.words.attach(self._kernel)
 

@@ -10,12 +10,12 @@ through their ids packed into one integer (exact: no hashing), longer ones (a fr
 tuple.
 
 Memory stays bounded: `reset_if_full` (called between documents) drops every table once `max_states` states are
-known; results never depend on what is cached. With patok's compiled kernel (`tokenization.native`), every state
-interned here is also handed to the kernel (`attach`), which looks groups and steps up in its own tables. Before
-each batch the kernel lists the groups it has no state for, which `intern_groups` interns and hands back in one
-call; during the batch it asks back here only for contraction steps it cannot answer from its step or span
-caches, which is why `span_step` must depend on nothing but the span's ids and the cuts inside it. A reset clears
-both sides.
+known; results never depend on what is cached. With patok's compiled kernel (`tokenization.native`, `attach`),
+the states and steps live in the kernel and the tables here stay empty: this class gives it the analyses. Before
+each batch the kernel lists the groups it has no state for, whose analyses `intern_groups` hands back in one call
+(the kernel derives their affix masks and activity as `_respelled` does); during the batch it asks back here
+only for the canonical encoding of a span it has not seen (`encode_span`, what `span_step` re-encodes), since a
+step depends on nothing but the span's ids and the cuts inside it. A reset clears the kernel too.
 """
 
 from __future__ import annotations
@@ -57,11 +57,6 @@ _NO_EXTENTS: frozenset[tuple[int, int]] = frozenset()
 TextAnalysis = tuple[tuple[int, ...], frozenset[tuple[int, int]]]
 
 
-def _cuts(info: WordInfo) -> tuple[int, ...] | None:
-    """A state's cuts as the kernel takes them: None for a state without an analysis (left alone)."""
-    return info.cuts if info.offsets else None
-
-
 def _left_alone(group: tuple[int, ...]) -> WordInfo:
     """The info of a group patok does not touch (specials, byte pieces, longer than MAX_WORD_TOKENS)."""
     return WordInfo("", (), (), _NO_EXTENTS, 0, False)
@@ -85,7 +80,7 @@ class WordStates:
         # Groups of up to `_pack` tokens are looked up by their ids packed into one int64 (with the length).
         self._bits = max(1, (vocab.size - 1).bit_length())
         self._pack = min(3, 60 // self._bits)
-        self.native = None  # a native.PatokKernel mirroring the states (`attach`), or None
+        self.native = None  # a native.PatokKernel holding the states (`attach`), or None
         self.reset()
 
     def reset(self) -> None:
@@ -106,14 +101,16 @@ class WordStates:
             self.native.reset()
 
     def attach(self, native) -> None:
-        """Mirror every state, from now on, into `native` (a `native.PatokKernel`), starting with those known."""
-        native.reset()
-        for sid, state in enumerate(self.states):
-            native.add_state(sid, state, self.masks[sid], self._active[sid], _cuts(self.infos[sid]))
+        """Keep the states in `native` (a `native.PatokKernel`) from now on, starting empty: the tables here are
+        only the Python path's."""
         self.native = native
+        self.reset()
+
+    def num_states(self) -> int:
+        return len(self.states) if self.native is None else self.native.num_states()
 
     def reset_if_full(self) -> None:
-        if len(self.states) >= self.max_states:
+        if self.num_states() >= self.max_states:
             self.reset()
 
     # -- analyses ------------------------------------------------------------------------------------------
@@ -220,12 +217,10 @@ class WordStates:
             if info is None:
                 info = self.word_info(state)
             sid = self._add(state, info)
-            if self.native is not None:
-                self.native.add_state(sid, state, info.affix_mask, info.active, _cuts(info))
         return sid
 
     def _add(self, state: tuple[int, ...], info: WordInfo) -> int:
-        """A new state's sid, its tables filled (not yet mirrored into `native`)."""
+        """A new state's sid, its tables filled."""
         sid = self._sid_of[state] = len(self.states)
         self.states.append(state)
         self.infos.append(info)
@@ -235,22 +230,33 @@ class WordStates:
         return sid
 
     def intern_groups(self, ids: np.ndarray, pairs: np.ndarray) -> None:
-        """Intern the groups `ids[s:s + n]` for the (s, n) pairs in `pairs` (flat; the kernel's list of a batch's
-        groups without a state, each once) and mirror them into `native` in one call."""
+        """Hand the kernel (`attach`) the analyses of the groups `ids[s:s + n]` for the (s, n) pairs in `pairs`
+        (flat; its list of a batch's groups without a state, each once), in one call."""
         flat = ids.tolist()
-        first = len(self.states)
+        cuts: list[int] = []
+        ncuts: list[int] = []
+        extents: list[int] = []
+        nextents: list[int] = []
+        not_plain, spell, analyse = self._not_plain, self.vocab.spell_plain, self._analyse_text
         for s, n in zip(pairs[0::2].tolist(), pairs[1::2].tolist(), strict=True):
-            state = tuple(flat[s : s + n])
-            if state not in self._sid_of:
-                self._add(state, self._word_info(state))  # new groups: `word_info`'s cache would only miss
-        if self.native is not None:
-            self.native.add_states(
-                first,
-                self.states[first:],
-                self.masks[first:],
-                self._active[first:],
-                [_cuts(info) for info in self.infos[first:]],
-            )
+            group = flat[s : s + n]
+            if n > MAX_WORD_TOKENS or not not_plain.isdisjoint(group):  # left alone (`_word_info`)
+                ncuts.append(-1)
+                nextents.append(0)
+                continue
+            group_cuts, group_extents = analyse(spell(group))
+            cuts += group_cuts
+            ncuts.append(len(group_cuts))
+            nextents.append(len(group_extents))
+            for extent in group_extents:
+                extents += extent
+        self.native.add_groups(ids, pairs, cuts, ncuts, extents, nextents)
+
+    def encode_span(self, ids: list[int], cuts: tuple[int, ...]) -> tuple[int, ...] | None:
+        """The canonical ids of the text of `ids` cut at `cuts` (character offsets in it), or None when they would
+        not spell it with plain pieces: what `span_step` re-encodes, asked by the kernel for a span it has not
+        seen."""
+        return self._fragments(self.vocab.spell_plain(ids), cuts)
 
     def group_sids(
         self, ids: list[int], tokens: np.ndarray, starts: np.ndarray, ends: np.ndarray
@@ -329,7 +335,8 @@ class WordStates:
         return new
 
     def span_step(self, sid: int, r: int, e: int, cut: bool) -> int:
-        """`add_step` without the cache (the compiled kernel keeps its own)."""
+        """`add_step` without the cache (the Python path's; the compiled kernel takes its steps itself, with
+        `encode_span`)."""
         state, info = self.states[sid], self.infos[sid]
         if not info.offsets:  # a state grown past MAX_WORD_TOKENS: left as it is
             return NO_STEP
