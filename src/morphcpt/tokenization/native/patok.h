@@ -34,9 +34,11 @@ typedef struct {
     int64_t *st_eoff;
     int32_t *st_next; /* extents: pairs of ints */
     int32_t *ext_arena;
-    /* groups: open addressing over the states' ids -> sid (-1: empty) */
+    /* groups: open addressing over the states' ids -> 31 bits of their hash << 32 | sid (-1: empty); one-token
+     * groups by their id in `single` (-1: none) */
     int64_t *gtab;
     int64_t gcap;
+    int32_t *single;
     /* steps: open addressing, key -> sid (key -1: empty) */
     int64_t *skey;
     int64_t *sval;

@@ -24,21 +24,28 @@ static int same_ids(const patok_t *h, int64_t sid, const int32_t *ids, int64_t n
 
 /* ---- word states ---------------------------------------------------------------------------------------- */
 
+/* A group table slot: the state's sid, with 31 bits of its ids' hash above it, so that a probe passing other
+ * states rarely reads their ids. */
+static int64_t group_slot(uint64_t hash, int64_t sid) { return (int64_t)(hash >> 33) << 32 | sid; }
+
 int64_t pk_group_find(const patok_t *h, const int32_t *ids, int64_t n) {
+    if (n == 1) return h->single[ids[0]];
     if (h->gcap == 0) return -1;
-    uint64_t m = (uint64_t)h->gcap - 1;
-    for (uint64_t i = pk_hash_ids(ids, n) & m;; i = (i + 1) & m) {
-        int64_t sid = h->gtab[i];
-        if (sid < 0) return -1;
-        if (same_ids(h, sid, ids, n)) return sid;
+    uint64_t m = (uint64_t)h->gcap - 1, hash = pk_hash_ids(ids, n);
+    int64_t mark = group_slot(hash, 0);
+    for (uint64_t i = hash & m;; i = (i + 1) & m) {
+        int64_t slot = h->gtab[i];
+        if (slot < 0) return -1;
+        int64_t sid = slot & 0xffffffffLL;
+        if ((slot & ~0xffffffffLL) == mark && same_ids(h, sid, ids, n)) return sid;
     }
 }
 
 static void group_put(patok_t *h, int64_t sid) {
     uint64_t m = (uint64_t)h->gcap - 1;
-    uint64_t i = pk_hash_ids(h->arena + h->st_off[sid], h->st_len[sid]) & m;
+    uint64_t hash = pk_hash_ids(h->arena + h->st_off[sid], h->st_len[sid]), i = hash & m;
     while (h->gtab[i] >= 0) i = (i + 1) & m;
-    h->gtab[i] = sid;
+    h->gtab[i] = group_slot(hash, sid);
 }
 
 static int group_rehash(patok_t *h, int64_t cap) {
@@ -77,6 +84,7 @@ static void state_flags(const patok_t *h, const int32_t *ids, int64_t n, const i
 static int64_t add_state(patok_t *h, const int32_t *ids, int64_t n, uint64_t mask, uint8_t active, int64_t coff,
                          int64_t ncut, int64_t eoff, int64_t next) {
     int64_t sid = h->n_states, k = sid + 1;
+    if (sid >= INT32_MAX) return MC_NOMEM; /* sids fit in 32 bits (group_slot) */
     if (GROW(h->st_off, h->cap_off, k) || GROW(h->st_len, h->cap_len, k) || GROW(h->st_mask, h->cap_mask, k) ||
         GROW(h->st_active, h->cap_act, k) || GROW(h->arena, h->cap_arena, h->arena_len + n) ||
         GROW(h->st_coff, h->cap_coff, k) || GROW(h->st_ncut, h->cap_ncut, k) ||
@@ -93,6 +101,7 @@ static int64_t add_state(patok_t *h, const int32_t *ids, int64_t n, uint64_t mas
     h->st_eoff[sid] = eoff;
     h->st_next[sid] = (int32_t)next;
     h->n_states = k;
+    if (n == 1 && h->single[ids[0]] < 0) h->single[ids[0]] = (int32_t)sid;
     if (2 * h->n_states > h->gcap) {
         if (group_rehash(h, h->gcap ? 2 * h->gcap : 4096)) return MC_NOMEM;
     } else {
@@ -355,6 +364,12 @@ patok_t *mc_patok_new(int64_t size, const uint8_t *opens, const uint8_t *closes,
     if (nsizes < 1 || nsizes > MAX_SIZES) return NULL;
     patok_t *h = calloc(1, sizeof(patok_t));
     if (!h) return NULL;
+    h->single = malloc((size_t)(size > 0 ? size : 1) * sizeof(int32_t));
+    if (!h->single) {
+        free(h);
+        return NULL;
+    }
+    for (int64_t i = 0; i < size; i++) h->single[i] = -1;
     h->size = size;
     h->opens = opens;
     h->closes = closes;
@@ -382,6 +397,7 @@ void mc_patok_reset(patok_t *h) {
     h->sp_len = 0;
     h->sp_count = 0;
     for (int64_t i = 0; i < h->gcap; i++) h->gtab[i] = -1;
+    for (int64_t i = 0; i < h->size; i++) h->single[i] = -1;
     for (int64_t i = 0; i < h->scap; i++) h->skey[i] = -1;
     for (int64_t i = 0; i < h->sp_cap; i++) h->sp_tab[i] = -1;
 }
@@ -389,7 +405,7 @@ void mc_patok_reset(patok_t *h) {
 void mc_patok_free(patok_t *h) {
     if (!h) return;
     void *bufs[] = {h->st_off, h->st_len, h->st_mask, h->st_active, h->arena, h->st_coff, h->st_ncut,
-                    h->cut_arena, h->st_eoff, h->st_next, h->ext_arena, h->gtab, h->skey, h->sval,
+                    h->cut_arena, h->st_eoff, h->st_next, h->ext_arena, h->gtab, h->single, h->skey, h->sval,
                     h->sp_arena, h->sp_tab, h->key, h->nst, h->enc,
                     h->g_start, h->g_end, h->g_sid, h->g_cur, h->slot_g, h->slot_off, h->u, h->doc,
                     h->frozen, h->out, h->ew.tok, h->ew.nxt, h->un_pairs, h->un_tab, h->b_sid};
