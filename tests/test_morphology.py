@@ -170,6 +170,31 @@ def test_spans_are_the_morphs_of_analyze():
     assert FIL.spans("naglalaro") == ((0, 3, "prefix"), (3, 5, "reduplicant"), (5, 9, "root"))
 
 
+def test_words_without_an_affix_pattern_skip_the_search(sample_corpus):
+    """`spans` answers a word with no affix pattern (`_bare`) as one root without searching: the same spans as
+    the search gives, on every headword of the shipped dictionary and every word of the sample corpus, in three
+    casings; the shortcut served a good part of them and the search the rest."""
+    import json
+    import re
+
+    from morphcpt.morphology.filipino import _bare
+
+    words = set((LEXICON_DIR / "tgl_words.txt").read_text(encoding="utf-8").split())
+    with open(sample_corpus, encoding="utf-8") as f:
+        for line in f:
+            words.update(re.findall(r"[^\W\d_]+(?:-[^\W\d_]+)*", json.loads(line)["text"]))
+    words = sorted(v for w in words for v in (w, w.capitalize(), w.upper()))
+    mismatched = [w for w in words if FIL.spans(w) != FIL._reading(w).spans]
+    assert not mismatched, mismatched[:10]
+    bare = sum(_bare(fold_letters(w)) for w in words)
+    assert len(words) // 5 < bare < len(words) - len(words) // 5, (bare, len(words))
+    assert (
+        not any(map(_bare, ("naglalaro", "kumain", "halo-halo", "bansang")))
+        and _bare("bahay")
+        and _bare("computer")
+    )
+
+
 def test_folded_first_syllable_cv_is_first_syllable_cv_of_a_folded_word():
     words = [fold_letters(w) for w in _lexicon_sample(3)] + [
         "",

@@ -254,7 +254,7 @@ def test_a_failing_contraction_step_raises_and_leaves_the_kernel_usable(vocab, d
     def broken(text, cuts):
         raise ValueError("step broke")
 
-    monkeypatch.setattr(scheme.words, "_fragments", broken)
+    monkeypatch.setattr(scheme.words, "_encode_fragments", broken)
     with pytest.raises(ValueError, match="step broke"):
         for i in range(20):
             scheme.transform(documents[i], document_rng(4, "patok", i))

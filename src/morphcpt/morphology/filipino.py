@@ -75,6 +75,30 @@ _PREFIX_LABELS = {
 }
 
 
+# Where an affix of the inventory shows in a folded word, if it has one (see `_bare`).
+_AFFIXED_ENDS = (*SUFFIXES, LINKER, LINKER_AFTER_N)
+_AFFIXED_STARTS = (*PREFIXES, "ni")  # ni-: -in- before l/y (ni|luto)
+
+
+def _bare(f: str) -> bool:
+    """Whether the folded word `f` can have no reading but one root: no hyphen (names after a prefix, full
+    reduplication), no suffix or linker at its end, no prefix (nor ni-) at its start, no -um-/-in- within its first
+    four letters (at the start, or after an onset of one or two letters) and no CV copy at its start (a vowel
+    followed by the word's first letter, or r after d, within three letters). Every reading with more than one
+    morph starts from one of those (`_readings`, `_prefixed`, `_body`), so `spans` skips the search for such words
+    (tests/test_morphology.py checks it against the search). Conservative: a word that fails it is searched."""
+    if "-" in f or f.endswith(_AFFIXED_ENDS) or f.startswith(_AFFIXED_STARTS):
+        return False
+    head = f[:4]
+    if any(infix in head for infix in INFIXES):
+        return False
+    first = f[:1]
+    for k in (1, 2, 3):
+        if len(f) > k and f[k - 1] in VOWELS and (f[k] == first or (first == "d" and f[k] == "r")):
+            return False
+    return True
+
+
 def _syllable_ok(root: str) -> bool:
     """Affixed readings need a root of two syllables or more: Tagalog content roots are, "an"/"bay" are not."""
     return sum(c in VOWELS for c in root) >= 2 and len(root) >= 3
@@ -184,8 +208,11 @@ class FilipinoPack(LanguagePack):
 
     def spans(self, word: str) -> tuple[tuple[int, int, str], ...]:
         """The spans of the reading `parse` would build its morphs from, without building them (patok asks this of
-        every word it meets)."""
-        return self._reading(word).spans
+        every word it meets): one root, without the search, for a word with no affix pattern (`_bare`)."""
+        f = fold(word)
+        if _bare(f):
+            return ((0, len(f), "root"),) if f else ()
+        return (self._proper_noun(word) or self._best(f)).spans
 
     def _boundaries(self, word: str) -> tuple[int, ...]:
         return tuple(m.start for m in self._parse(word).morphs[1:])
@@ -434,9 +461,10 @@ class FilipinoPack(LanguagePack):
         if found:
             out.append(_Reading(((pos, end, "root"),), found[0]))
         # CV reduplication: la|laro, a|alis; the copy keeps d where the base has r (da|rating <- dating). A copy
-        # ends in the vowel of the syllable it copies, so only a `red` ending in a vowel can be one.
+        # ends in the vowel of the syllable it copies, so only a `red` ending in a vowel can be one, and starts
+        # with the root's first letter (d for r), so the copied syllable is looked up only then.
         for k in (1, 2, 3):
-            if len(s) < k + 3 or s[k - 1] not in VOWELS:
+            if len(s) < k + 3 or s[k - 1] not in VOWELS or (s[k] != s[0] and (s[0], s[k]) != ("d", "r")):
                 continue
             red, root = s[:k], s[k:]
             copied = folded_first_syllable_cv(root)

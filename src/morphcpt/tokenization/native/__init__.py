@@ -31,7 +31,6 @@ import subprocess
 import sys
 import tempfile
 import weakref
-from array import array
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +47,6 @@ I32P = np.ctypeslib.ndpointer(np.int32, flags="C_CONTIGUOUS")
 I64P = np.ctypeslib.ndpointer(np.int64, flags="C_CONTIGUOUS")
 U8P = np.ctypeslib.ndpointer(np.uint8, flags="C_CONTIGUOUS")
 F64P = np.ctypeslib.ndpointer(np.float64, flags="C_CONTIGUOUS")
-I32_CODE = next(code for code in "il" if array(code).itemsize == 4)  # the `array` type code of int32
 # Patok's span encoding, called back: (span key, its length, where the ids go, how many fit) -> count (patok.h).
 ENCODE_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64)
 CALLBACK_FAILED = -2  # what a callback returns when the Python it calls raised (kernels.h: MC_CALLBACK)
@@ -269,6 +267,13 @@ def copied(pointer: int, count: int, dtype) -> np.ndarray:
     return out
 
 
+@functools.cache
+def int32_array(n: int) -> type:
+    """`ctypes.c_int32 * n`, made once per length: a ctypes array type made per call is garbage with reference
+    cycles, which only the cyclic collector frees (see `preprocess._encode_batch`)."""
+    return ctypes.c_int32 * n
+
+
 def checked(ids, bounds, rngs: list, size: int) -> tuple[np.ndarray, np.ndarray]:
     """`ids` as int32 and `bounds` as int64 arrays, after the checks the C code relies on: every id in
     [0, size), bounds from 0 to len(ids) and never decreasing, one generator per document."""
@@ -372,15 +377,13 @@ class PatokKernel:
 
     def _encode(self, key: int, klen: int, out: int, cap: int) -> int:
         """The callback: the span key [n, ncuts, ids.., cuts..] at `key` -> `encode_span`'s ids at `out`."""
-        flat = array(I32_CODE)
-        flat.frombytes(ctypes.string_at(key, 4 * klen))
+        flat = int32_array(klen).from_address(key)[:]
         n = flat[0]
-        new = self._encode_span(flat[2 : 2 + n].tolist(), tuple(flat[2 + n :]))
+        new = self._encode_span(flat[2 : 2 + n], tuple(flat[2 + n :]))
         if new is None or len(new) > cap:  # longer than the kernel would keep
             return -1
         if new:
-            buffer = array(I32_CODE, new)
-            ctypes.memmove(out, buffer.buffer_info()[0], 4 * len(new))
+            int32_array(len(new)).from_address(out)[:] = new
         return len(new)
 
     def add_groups(

@@ -255,8 +255,8 @@ class WordStates:
     def encode_span(self, ids: list[int], cuts: tuple[int, ...]) -> tuple[int, ...] | None:
         """The canonical ids of the text of `ids` cut at `cuts` (character offsets in it), or None when they would
         not spell it with plain pieces: what `span_step` re-encodes, asked by the kernel for a span it has not
-        seen."""
-        return self._fragments(self.vocab.spell_plain(ids), cuts)
+        seen (once: the kernel caches the answer, so `_fragments`'s cache would only miss)."""
+        return self._encode_fragments(self.vocab.spell_plain(ids), cuts)
 
     def group_sids(
         self, ids: list[int], tokens: np.ndarray, starts: np.ndarray, ends: np.ndarray
