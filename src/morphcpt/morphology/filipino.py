@@ -64,6 +64,7 @@ from morphcpt.morphology.syllabify import VOWELS, folded_first_syllable_cv
 _MAX_WORD = 40
 _MAX_PREFIXES = 3
 _PREFIX_SET = frozenset(PREFIXES)
+_VOWEL_LETTERS = "".join(sorted(VOWELS))
 _PREFIX_LENGTHS = sorted({len(p) for p in PREFIXES}, reverse=True)
 # prefix -> (its prefix labels, the reduplicant it contains): nakaka- is the prefix naka- plus ka
 _PREFIX_LABELS = {
@@ -101,7 +102,7 @@ def _bare(f: str) -> bool:
 
 def _syllable_ok(root: str) -> bool:
     """Affixed readings need a root of two syllables or more: Tagalog content roots are, "an"/"bay" are not."""
-    return sum(c in VOWELS for c in root) >= 2 and len(root) >= 3
+    return len(root) >= 3 and sum(map(root.count, _VOWEL_LETTERS)) >= 2
 
 
 def load_roots(lexicon_dir: Path | None = None, cache_dir: Path | None = None) -> frozenset[str]:
@@ -312,6 +313,8 @@ class FilipinoPack(LanguagePack):
     @staticmethod
     def _suffix_splits(g: str) -> list[tuple[int, str]]:
         splits = [(len(g), "")]
+        if not g.endswith(SUFFIXES):  # most words: one C-level test
+            return splits
         for sfx in SUFFIXES:
             if g.endswith(sfx) and len(g) - len(sfx) >= 2:
                 stem = g[: -len(sfx)]
@@ -351,7 +354,7 @@ class FilipinoPack(LanguagePack):
 
     def _prefixed(self, s: str, pos: int, depth: int, suffixed: str) -> list[_Reading]:
         out = self._body(s, pos, suffixed)
-        if depth == 0 or not s:
+        if depth == 0 or not s.startswith(PREFIXES):  # (one C-level test for the common case: no prefix)
             return out
         # The prefixes `s` starts with, longest first (one of each length at most): a slice and a set lookup per
         # length rather than a `startswith` per prefix.
