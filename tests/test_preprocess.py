@@ -415,6 +415,30 @@ def test_batches_leave_no_dead_reference_cycle_among_the_objects_they_freeze(sam
     assert found["dead"] == 0, found["kinds"]
 
 
+def test_a_batch_runs_with_the_collector_off_and_gives_it_back(vocab):
+    """The collector is off while a batch is encoded and transformed (it would only traverse what the batch's
+    freeze takes), and is left as it was found: on, or off."""
+    import gc
+
+    from morphcpt import preprocess as prep
+    from morphcpt.tokenization.schemes import SchemeConfig, build_scheme
+
+    scheme = build_scheme(SchemeConfig(name="stochastok"), vocab)
+    seen = []
+    transform = scheme.transform_flat
+    scheme.transform_flat = lambda *args: seen.append(gc.isenabled()) or transform(*args)
+    prep._init_worker(vocab, scheme, "stochastok", 0)
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            flat, lengths, *_ = prep._encode_batch([(0, ("Kumain ang bata ng mangga.",))])
+            assert gc.isenabled() is enabled and len(flat) == lengths.sum() > 2
+    finally:
+        gc.enable()
+        gc.unfreeze()
+    assert seen == [False, False]
+
+
 MAIN_THEN_COUNT = """
 import gc, sys
 from morphcpt import preprocess
