@@ -265,8 +265,8 @@ class FilipinoPack(LanguagePack):
         if not f or len(f) > _MAX_WORD or f in self.roots or (letters and not letters.isalpha()):
             return _Reading(((0, len(f), "root"),), f) if f else _Reading((), "")
         candidates = self._readings(f)
-        if not candidates:
-            return _Reading(((0, len(f), "root"),), f)
+        if len(candidates) < 2:  # most words: nothing to score
+            return candidates[0] if candidates else _Reading(((0, len(f), "root"),), f)
         return min(candidates, key=lambda r: self._score(f, r))
 
     def _readings(self, f: str) -> list[_Reading]:
