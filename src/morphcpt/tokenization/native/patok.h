@@ -39,9 +39,8 @@ typedef struct {
     int64_t *gtab;
     int64_t gcap;
     int32_t *single;
-    /* steps: open addressing, key -> sid (key -1: empty) */
-    int64_t *skey;
-    int64_t *sval;
+    /* steps: open addressing over (key, sid) pairs, side by side (key -1: empty) */
+    int64_t *steps;
     int64_t scap, scount;
     /* the span cache (pk_take_step): entries [n, ncuts, ids.., cuts.., result length or -1, result ids..] in
      * sp_arena, found by open addressing over their offsets (-1: empty) */

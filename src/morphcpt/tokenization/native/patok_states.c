@@ -175,39 +175,35 @@ int64_t pk_step_find(const patok_t *h, int64_t key) {
     if (h->scap == 0) return INT64_MIN;
     uint64_t m = (uint64_t)h->scap - 1;
     for (uint64_t i = mix64((uint64_t)key) & m;; i = (i + 1) & m) {
-        if (h->skey[i] == key) return h->sval[i];
-        if (h->skey[i] < 0) return INT64_MIN;
+        const int64_t *slot = h->steps + 2 * i;
+        if (slot[0] == key) return slot[1];
+        if (slot[0] < 0) return INT64_MIN;
     }
+}
+
+/* Put (key, value) in a table of `cap` pairs; returns whether the key is new there. */
+static int step_slot_put(int64_t *steps, int64_t cap, int64_t key, int64_t value) {
+    uint64_t m = (uint64_t)cap - 1, i = mix64((uint64_t)key) & m;
+    while (steps[2 * i] >= 0 && steps[2 * i] != key) i = (i + 1) & m;
+    int added = steps[2 * i] < 0;
+    steps[2 * i] = key;
+    steps[2 * i + 1] = value;
+    return added;
 }
 
 int pk_step_put(patok_t *h, int64_t key, int64_t value) {
     if (2 * (h->scount + 1) > h->scap) {
-        int64_t cap = h->scap ? 2 * h->scap : 1024, old = h->scap;
-        int64_t *k = malloc((size_t)cap * sizeof(int64_t)), *v = malloc((size_t)cap * sizeof(int64_t));
-        if (!k || !v) {
-            free(k);
-            free(v);
-            return -1;
-        }
-        for (int64_t i = 0; i < cap; i++) k[i] = -1;
-        for (int64_t i = 0; i < old; i++) {
-            if (h->skey[i] < 0) continue;
-            uint64_t j = mix64((uint64_t)h->skey[i]) & (uint64_t)(cap - 1);
-            while (k[j] >= 0) j = (j + 1) & (uint64_t)(cap - 1);
-            k[j] = h->skey[i];
-            v[j] = h->sval[i];
-        }
-        free(h->skey);
-        free(h->sval);
-        h->skey = k;
-        h->sval = v;
+        int64_t cap = h->scap ? 2 * h->scap : 1024;
+        int64_t *t = malloc((size_t)cap * 2 * sizeof(int64_t));
+        if (!t) return -1;
+        for (int64_t i = 0; i < cap; i++) t[2 * i] = -1;
+        for (int64_t i = 0; i < h->scap; i++)
+            if (h->steps[2 * i] >= 0) step_slot_put(t, cap, h->steps[2 * i], h->steps[2 * i + 1]);
+        free(h->steps);
+        h->steps = t;
         h->scap = cap;
     }
-    uint64_t m = (uint64_t)h->scap - 1, i = mix64((uint64_t)key) & m;
-    while (h->skey[i] >= 0 && h->skey[i] != key) i = (i + 1) & m;
-    if (h->skey[i] < 0) h->scount++;
-    h->skey[i] = key;
-    h->sval[i] = value;
+    h->scount += step_slot_put(h->steps, h->scap, key, value);
     return 0;
 }
 
@@ -398,14 +394,14 @@ void mc_patok_reset(patok_t *h) {
     h->sp_count = 0;
     for (int64_t i = 0; i < h->gcap; i++) h->gtab[i] = -1;
     for (int64_t i = 0; i < h->size; i++) h->single[i] = -1;
-    for (int64_t i = 0; i < h->scap; i++) h->skey[i] = -1;
+    for (int64_t i = 0; i < h->scap; i++) h->steps[2 * i] = -1;
     for (int64_t i = 0; i < h->sp_cap; i++) h->sp_tab[i] = -1;
 }
 
 void mc_patok_free(patok_t *h) {
     if (!h) return;
     void *bufs[] = {h->st_off, h->st_len, h->st_mask, h->st_active, h->arena, h->st_coff, h->st_ncut,
-                    h->cut_arena, h->st_eoff, h->st_next, h->ext_arena, h->gtab, h->single, h->skey, h->sval,
+                    h->cut_arena, h->st_eoff, h->st_next, h->ext_arena, h->gtab, h->single, h->steps,
                     h->sp_arena, h->sp_tab, h->key, h->nst, h->enc,
                     h->g_start, h->g_end, h->g_sid, h->g_cur, h->slot_g, h->slot_off, h->u, h->doc,
                     h->frozen, h->out, h->ew.tok, h->ew.nxt, h->un_pairs, h->un_tab, h->b_sid};

@@ -139,6 +139,12 @@ class WordStates:
             return self._word_morphs(text)[2]
         if text[:1] == " " and text[1:].isalpha():
             return self._word_morphs(text[1:])[3]
+        # One word at the start or after the space, the rest no word (" bahay,", "Juan:", " mag-aral"): its
+        # analysis is the word's, as there.
+        space = text[:1] == " "
+        match = WORD_PATTERN.match(text, space)
+        if match is not None and WORD_PATTERN.search(text, match.end()) is None:
+            return self._word_morphs(match.group())[3 if space else 2]
         words = []
         for match in WORD_PATTERN.finditer(text):
             cuts, affixes, _, _ = self._word_morphs(match.group())
