@@ -340,8 +340,10 @@ def test_headword_roots_are_derived_and_cached(tmp_path):
     lexicon.mkdir()
     # "tulog" is a curated root, so "natulog" is derived; "saka" has no affixed reading, so it is a root.
     (lexicon / "tgl_words.txt").write_text("natulog\nsaka\npagsasaka\n", encoding="utf-8")
+    cache.mkdir()
+    (cache / "tl_underived_0123456789abcdef0123.txt").write_text("stale\n", encoding="utf-8")  # older rules
     roots = load_roots(lexicon, cache)
-    assert "saka" in roots and "natulog" not in roots and "pagsasaka" not in roots
-    assert len(list(cache.iterdir())) == 1
+    assert "saka" in roots and "natulog" not in roots and "pagsasaka" not in roots and "stale" not in roots
+    assert len(list(cache.iterdir())) == 1  # the stale one is gone
     assert load_roots(lexicon, cache) == roots  # read back from the cache
     assert [m.text for m in FilipinoPack(roots=roots).analyze("pagsasaka")] == ["pag", "sa", "saka"]

@@ -109,7 +109,8 @@ def load_roots(lexicon_dir: Path | None = None, cache_dir: Path | None = None) -
     """Curated roots, `*root*` files and the underived headwords of `lexicon_dir` (see the module docstring).
 
     The underived headwords are cached in `cache_dir` under a hash of every input, including the analyser's own
-    source, so a change to the rules or the lists recomputes them; an unwritable cache is skipped.
+    source, so a change to the rules or the lists recomputes them, and the file written then replaces those of
+    earlier inputs; an unwritable cache is skipped.
     """
     roots = set(curated_roots(lexicon_dir))
     if lexicon_dir is None or not Path(lexicon_dir).is_dir():
@@ -135,6 +136,9 @@ def load_roots(lexicon_dir: Path | None = None, cache_dir: Path | None = None) -
             tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
             tmp.write_text("\n".join(underived) + "\n", encoding="utf-8")
             os.replace(tmp, cache)
+            for stale in cache.parent.glob("tl_underived_*.txt"):  # other rules or lists: never read again
+                if stale != cache:
+                    stale.unlink(missing_ok=True)
         except OSError:
             pass  # a read-only data folder: recompute next time
     return frozenset(roots | set(underived))
