@@ -93,11 +93,13 @@ def _bare(f: str) -> bool:
     head = f[:4]
     if any(infix in head for infix in INFIXES):
         return False
-    first = f[:1]
-    for k in (1, 2, 3):
-        if len(f) > k and f[k - 1] in VOWELS and (f[k] == first or (first == "d" and f[k] == "r")):
-            return False
-    return True
+    return not any(len(f) > k and _copy_may_end_at(f, k) for k in (1, 2, 3))
+
+
+def _copy_may_end_at(s: str, k: int) -> bool:
+    """Whether `s[:k]` can be a CV copy of the syllable after it (len(s) > k): a copy ends in a vowel and starts
+    with the letter its syllable starts with, d where that is r (da|rating <- dating)."""
+    return s[k - 1] in VOWELS and (s[k] == s[0] or (s[0], s[k]) == ("d", "r"))
 
 
 def _syllable_ok(root: str) -> bool:
@@ -467,11 +469,10 @@ class FilipinoPack(LanguagePack):
         found = self._lemma(s, suffixed)
         if found:
             out.append(_Reading(((pos, end, "root"),), found[0]))
-        # CV reduplication: la|laro, a|alis; the copy keeps d where the base has r (da|rating <- dating). A copy
-        # ends in the vowel of the syllable it copies, so only a `red` ending in a vowel can be one, and starts
-        # with the root's first letter (d for r), so the copied syllable is looked up only then.
+        # CV reduplication: la|laro, a|alis; the copy keeps d where the base has r (da|rating <- dating). The
+        # copied syllable is looked up only where a copy can end (`_copy_may_end_at`).
         for k in (1, 2, 3):
-            if len(s) < k + 3 or s[k - 1] not in VOWELS or (s[k] != s[0] and (s[0], s[k]) != ("d", "r")):
+            if len(s) < k + 3 or not _copy_may_end_at(s, k):
                 continue
             red, root = s[:k], s[k:]
             copied = folded_first_syllable_cv(root)

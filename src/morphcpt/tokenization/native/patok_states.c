@@ -59,24 +59,34 @@ static int group_rehash(patok_t *h, int64_t cap) {
     return 0;
 }
 
+/* The character offsets of the boundaries of `n` ids (n <= MAX_WORD_TOKENS) into off[0..n]: 0, after the
+ * first, ..., the text's length. */
+static void token_offsets(const patok_t *h, const int32_t *ids, int64_t n, int64_t *off) {
+    off[0] = 0;
+    for (int64_t i = 0; i < n; i++) off[i + 1] = off[i] + h->char_len[ids[i]];
+}
+
+/* Whether character offset `c` falls strictly inside one of the `n` tokens whose boundaries are off[0..n]: it is
+ * not a boundary between two of them. */
+static int inside_a_token(const int64_t *off, int64_t n, int64_t c) {
+    for (int64_t at = 1; at < n; at++)
+        if (off[at] == c) return 0;
+    return 1;
+}
+
 /* The affix mask (bit i: token i spans an affix extent exactly) and the active flag (a cut falls strictly inside
  * a token) of `n` ids (n <= MAX_WORD_TOKENS) with morpheme cuts `cuts` and affix extents `ext` (`next` pairs) in
  * their text: WordStates._respelled. */
 static void state_flags(const patok_t *h, const int32_t *ids, int64_t n, const int32_t *cuts, int64_t ncut,
                         const int32_t *ext, int64_t next, uint64_t *mask, uint8_t *active) {
     int64_t off[MAX_WORD_TOKENS + 1];
-    off[0] = 0;
-    for (int64_t i = 0; i < n; i++) off[i + 1] = off[i] + h->char_len[ids[i]];
+    token_offsets(h, ids, n, off);
     *mask = 0;
     for (int64_t j = 0; j < next; j++)
         for (int64_t i = 0; i < n; i++)
             if (ext[2 * j] == off[i] && ext[2 * j + 1] == off[i + 1]) *mask |= 1ULL << i;
     *active = 0;
-    for (int64_t c = 0; c < ncut && !*active; c++) {
-        int64_t at = 1;
-        while (at < n && off[at] != cuts[c]) at++;
-        *active = at == n; /* not a boundary between two tokens */
-    }
+    for (int64_t c = 0; c < ncut && !*active; c++) *active = (uint8_t)inside_a_token(off, n, cuts[c]);
 }
 
 /* Append a state with its ids, flags, and its analysis at `coff` in cut_arena (`ncut` cuts; -1: none) and at
@@ -291,20 +301,16 @@ static int span_put(patok_t *h, int64_t klen, const int32_t *result, int64_t rle
  * is out of range, MC_DISAGREE when they do not spell as many characters as the span. */
 static int64_t span_verdict(const patok_t *h, int64_t rlen) {
     const int32_t *key = h->key, *span = h->key + 2, *cuts = h->key + 2 + h->key[0];
-    int64_t n = key[0], inside = key[1], chars = 0, span_chars = 0;
+    int64_t n = key[0], inside = key[1], chars = 0, off[MAX_WORD_TOKENS + 1];
     for (int64_t i = 0; i < rlen; i++) {
         if (h->enc[i] < 0 || h->enc[i] >= h->size) return MC_CALLBACK;
         chars += h->char_len[h->enc[i]];
     }
-    for (int64_t i = 0; i < n; i++) span_chars += h->char_len[span[i]];
-    if (rlen >= 0 && chars != span_chars) return MC_DISAGREE;
+    token_offsets(h, span, n, off); /* a span of a state: n <= MAX_WORD_TOKENS */
+    if (rlen >= 0 && chars != off[n]) return MC_DISAGREE;
     if (rlen < 0 || (rlen == n && memcmp(h->enc, span, (size_t)n * sizeof(int32_t)) == 0)) return -1;
     int64_t introduced = 0;
-    for (int64_t c = 0; c < inside; c++) {
-        int64_t at = 0, i = 0;
-        while (i < n - 1 && at + h->char_len[span[i]] < cuts[c]) at += h->char_len[span[i++]];
-        introduced += i == n - 1 || at + h->char_len[span[i]] != cuts[c]; /* not between two of its tokens */
-    }
+    for (int64_t c = 0; c < inside; c++) introduced += inside_a_token(off, n, cuts[c]);
     return rlen > n + introduced ? -1 : rlen;
 }
 
