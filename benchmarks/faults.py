@@ -380,7 +380,7 @@ def evaluation_faults(work: Path) -> tuple[str, bool]:
     seen["negative size"] = _error(lambda: load_config(None, ["pacute.affixation=-1"]), "0 (skip) or more")
     (work / "manifest.json").write_text('{"complete": false}')
     (work / "pacute" / "affixation_mcq.jsonl").write_text(
-        (paths.REPO_ROOT / "tests/data/pacute_official/affixation_mcq.jsonl").read_text(encoding="utf-8")
+        (paths.REPO_ROOT / "tests/data/official/affixation_mcq.jsonl").read_text(encoding="utf-8")
     )
     seen["unfinished generation"] = _error(lambda: run_evaluation(cfg, lambda s, c: None), "did not finish")
     return ", ".join(f"{k}: {v}" for k, v in seen.items()), all(v == "refused" for v in seen.values())

@@ -112,19 +112,42 @@ def result_path(output_dir: Path, model: str, task: str, mode: str, language: st
 
 
 def load_tasks(cfg: EvalConfig) -> dict[tuple[str, str], list[Item]]:
-    """(task, mode) -> items, for every benchmark and mode asked for, cut to `limit`. A task without items is an
-    error (its result would hold n=0, and look done); so are files that differ from the generator's manifest."""
+    """(task, mode) -> items, for every benchmark and mode asked for, cut to `limit`. A benchmark with files in
+    only one of the modes asked for runs in that one, with a note (cute has no MCQ file); one with no file in any
+    of them is an error, as is a task without items (its result would hold n=0, and look done) and a file that
+    differs from the generator's manifest."""
     tasks: dict[tuple[str, str], list[Item]] = {}
+    absent: dict[str, list[tuple[str, FileNotFoundError]]] = defaultdict(list)
     for mode in cfg.modes:
         for name in cfg.benchmarks:
-            for task, items in load_benchmark(name, mode, cfg.benchmark_dir).items():
+            try:
+                loaded = load_benchmark(name, mode, cfg.benchmark_dir, language=cfg.language)
+            except FileNotFoundError as error:
+                absent[name].append((mode, error))
+                continue
+            for task, items in loaded.items():
                 if not items:
                     raise ValueError(
                         f"{task} ({mode}) has no items under {cfg.benchmark_dir}: its file is empty; "
                         "regenerate the benchmarks or leave that task out"
                     )
                 tasks[(task, mode)] = items[: cfg.limit] if cfg.limit else items
+    for name, failures in absent.items():
+        if len(failures) == len(cfg.modes):
+            raise failures[0][1]
+        for mode, _ in failures:
+            log.info(
+                "%s has no %s file under %s: scored in the other mode only",
+                name,
+                mode.upper(),
+                cfg.benchmark_dir,
+            )
     check_manifest(Path(cfg.benchmark_dir), tasks)
+    one_prompt = sorted({t for (t, _), items in tasks.items() if items[0].prompt_en == items[0].prompt_tl})
+    if cfg.language != "en" and one_prompt:
+        log.info(
+            "%s: one prompt per row (no %s version), asked as written", ", ".join(one_prompt), cfg.language
+        )
     return tasks
 
 
@@ -254,6 +277,7 @@ def evaluate_task(
     items: Sequence[Item],
     cfg: EvalConfig,
     missing: Sequence[str] = (),
+    not_generated: dict[str, str] | None = None,
 ) -> Path:
     """Score the items still missing, then write the complete result file and drop the partial log."""
     final = result_path(cfg.output_dir, spec.name, task, mode, cfg.language)
@@ -302,6 +326,7 @@ def evaluate_task(
             "benchmark_dir": str(Path(cfg.benchmark_dir).resolve()),
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
             "missing_subsets": list(missing),  # of this benchmark, not evaluated in this run
+            "not_generated": dict(not_generated or {}),  # of this benchmark, which the generator cannot make
             "scored_now": len(todo),
             "seconds": round(time.perf_counter() - started, 3),
             "summary": summarise(predictions, mode),
@@ -358,9 +383,13 @@ def run_evaluation(cfg: EvalConfig, model_factory: ModelFactory = load_hf_model)
             log.info("%s: every task already done", spec.name)
             continue
         model = model_factory(spec, cfg)
+        skipped = catalogue.not_generated(cfg.benchmark_dir)
         for task, mode in pending:
-            missing = catalogue.missing_subsets(task, [t for t, m in tasks if m == mode])
-            outputs.append(evaluate_task(model, spec, task, mode, tasks[(task, mode)], cfg, missing))
+            benchmark = task.partition("-")[0]
+            absent = catalogue.missing_subsets(task, [t for t, m in tasks if m == mode])
+            missing = [s for s in absent if f"{benchmark}/{s}" not in skipped]
+            unmade = {s: skipped[f"{benchmark}/{s}"] for s in absent if f"{benchmark}/{s}" in skipped}
+            outputs.append(evaluate_task(model, spec, task, mode, tasks[(task, mode)], cfg, missing, unmade))
         del model
         gc.collect()
     return outputs
