@@ -260,7 +260,7 @@ def evaluate_all(cfg: DemoConfig, runs: dict[str, dict], bench_dir: Path) -> Pat
 def analyse(cfg: DemoConfig, results: Path) -> Path:
     from morphcpt.analysis.report import build_report
 
-    report = build_report(results, cfg.output_dir / "report", n_boot=2000)
+    report = build_report(results, cfg.output_dir / "report")
     return Path(report)
 
 

@@ -59,6 +59,7 @@ class TaskResult:
     predictions: tuple[dict, ...]
     path: Path
     missing_subsets: tuple[str, ...] = ()  # of its benchmark, not in the run: pooled scores leave them out
+    not_generated: tuple[str, ...] = ()  # of its benchmark, which the generated set can never hold (stress)
 
     def scores(self, metric: str) -> dict[str, tuple[str, float]]:
         """item id -> (fingerprint, 1.0 right / 0.0 wrong)."""
@@ -90,6 +91,7 @@ def load_results(results_dir: Path | str) -> list[TaskResult]:
                 predictions=tuple(data["predictions"]),
                 path=path,
                 missing_subsets=tuple(data.get("missing_subsets", ())),
+                not_generated=tuple(data.get("not_generated", ())),
             )
         )
     if not found:
@@ -104,6 +106,15 @@ def incomplete_benchmarks(results: list[TaskResult]) -> dict[tuple[str, str], li
         if result.missing_subsets:
             missing.setdefault((result.benchmark, result.mode), set()).update(result.missing_subsets)
     return {key: sorted(subsets) for key, subsets in sorted(missing.items())}
+
+
+def not_generated_subsets(results: list[TaskResult]) -> dict[str, list[str]]:
+    """benchmark -> subsets its results lack because the benchmark generator cannot make them."""
+    found: dict[str, set[str]] = {}
+    for result in results:
+        if result.not_generated:
+            found.setdefault(result.benchmark, set()).update(result.not_generated)
+    return {benchmark: sorted(subsets) for benchmark, subsets in sorted(found.items())}
 
 
 def role_of(model: ModelInfo) -> str | None:
