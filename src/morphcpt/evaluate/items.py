@@ -262,24 +262,12 @@ def not_generated(root: Path | str) -> dict[str, str]:
     return {str(k): str(v) for k, v in skipped.items()} if isinstance(skipped, dict) else {}
 
 
-_NOTED: set[tuple[str, str]] = (
-    set()
-)  # (folder, benchmark/subset) already said not generated, once per process
-
-
-def _note_not_generated(root: Path, benchmark: str, subset: str) -> None:
-    if (str(root), f"{benchmark}/{subset}") in _NOTED:
-        return
-    _NOTED.add((str(root), f"{benchmark}/{subset}"))
-    log.info(
-        "%s-%s is not part of the generated set under %s (the generator cannot make it; manifest.json says "
-        "why). To score it, copy the official %s_mcq.jsonl and %s_gen.jsonl into %s",
-        benchmark,
-        subset,
-        root,
-        subset,
-        subset,
-        root / benchmark,
+def not_generated_note(root: Path | str, benchmark: str, subset: str) -> str:
+    """One calm sentence: the subset is not in the generated set, and how to add the official files."""
+    return (
+        f"{task_of(benchmark, subset)} is not part of the generated set under {root} (the generator cannot make "
+        f"it; manifest.json says why). To score it, copy the official {subset}_mcq.jsonl and {subset}_gen.jsonl "
+        f"into {Path(root) / benchmark}"
     )
 
 
@@ -287,8 +275,8 @@ def load_benchmark(
     name: str, mode: str, benchmark_dir: Path | str | None = None, *, language: str = "en"
 ) -> dict[str, list[Item]]:
     """Items of a benchmark by task (`pacute-affixation`, ...). A whole benchmark takes the subsets it finds;
-    a subset the generator's manifest says it does not make is noted once, calmly, with how to add it, and
-    any other missing subset is warned about loudly (`missing_subsets` names them). A named subset that is
+    a subset the generator's manifest says it does not make is left out quietly (the runner says so once, with
+    how to add it), any other missing subset is warned about loudly (`missing_subsets` names them). A named subset that is
     missing, or a benchmark with no file at all, is an error. `language` picks per-language answers."""
     root = Path(benchmark_dir) if benchmark_dir is not None else BENCHMARK_DIR
     benchmark, subsets = expand_benchmark(name)
@@ -304,12 +292,7 @@ def load_benchmark(
         hint = " (--eval-mode selects the modes to run)" if mode == "gen" else ""
         raise FileNotFoundError(f"no {mode.upper()} files for benchmark {benchmark!r} under {root}{hint}")
     skipped = not_generated(root)
-    missing = []
-    for subset in (s for s in subsets if task_of(benchmark, s) not in tasks):
-        if f"{benchmark}/{subset}" in skipped:
-            _note_not_generated(root, benchmark, subset)
-        else:
-            missing.append(subset)
+    missing = [s for s in subsets if task_of(benchmark, s) not in tasks and f"{benchmark}/{s}" not in skipped]
     if missing:
         log.warning(
             "!!! %s %s is INCOMPLETE under %s: no items for %s; its pooled score covers only %s",

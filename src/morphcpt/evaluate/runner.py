@@ -143,6 +143,12 @@ def load_tasks(cfg: EvalConfig) -> dict[tuple[str, str], list[Item]]:
                 cfg.benchmark_dir,
             )
     check_manifest(Path(cfg.benchmark_dir), tasks)
+    skipped = catalogue.not_generated(cfg.benchmark_dir)
+    for name in cfg.benchmarks:
+        benchmark, subsets = catalogue.expand_benchmark(name)
+        for subset in subsets:
+            if f"{benchmark}/{subset}" in skipped and len(subsets) > 1:
+                log.info(catalogue.not_generated_note(cfg.benchmark_dir, benchmark, subset))
     one_prompt = sorted({t for (t, _), items in tasks.items() if items[0].prompt_en == items[0].prompt_tl})
     if cfg.language != "en" and one_prompt:
         log.info(
