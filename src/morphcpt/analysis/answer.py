@@ -195,7 +195,7 @@ def answer_sentences(scores, primary: list[Finding], roles, language) -> list[st
     main = by_pair.get(("patok", "baseline"))
     if levels and len(at_chance(levels)) == len(levels):
         first = (
-            f"**Answer: not shown** — on {group_title(group)} ({metric}) every model's interval includes guessing "
+            f"**Answer: not shown** — on {group_title(group)}, {metric}, every model's interval includes guessing "
             f"({percent(levels[0][1].chance)}%), so this run cannot tell the schemes apart."
         )
     elif main is not None:
