@@ -48,9 +48,7 @@ def run_lm_eval(model_dir: Path, task_dir: Path, names: list[str], max_new_token
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", type=Path, help="HF model folder (default: a tiny random Gemma 3)")
-    parser.add_argument(
-        "--benchmark-dir", type=Path, default=paths.REPO_ROOT / "tests" / "data" / "official"
-    )
+    parser.add_argument("--benchmark-dir", type=Path, default=paths.REPO_ROOT / "tests" / "data" / "official")
     parser.add_argument(
         "--benchmarks",
         nargs="+",
