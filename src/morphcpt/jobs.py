@@ -48,7 +48,7 @@ SETTINGS: dict[str, str] = {
     # Megatron-Bridge 0.4.0 + megatron-core 0.17.0 ship in 26.04 (morphcpt.train.bridge_compat: supported releases).
     "CONTAINER_IMAGE": "nvcr.io#nvidia/nemo:26.04",
     "CONTAINER_SQSH": "",  # default: $PROJECT_DIR/containers/nemo.sqsh
-    "CONTAINER_NAME": "morphcpt-nemo",
+    "CONTAINER_NAME": "nemo_framework",  # the name the training plan checks: enroot list | grep nemo_framework
     "TOKENIZER": "google/gemma-3-1b-pt",  # a Hub id or a local folder (offline compute nodes)
     "BASE_MODEL": "google/gemma-3-1b-pt",  # the weights CPT starts from: a Hub id or a local HF folder
     "SEED": "1234",
