@@ -121,11 +121,8 @@ def bridge_available() -> bool:
 
 def _env_settings() -> dict[str, str]:
     """The checkout's .env settings (empty without one; a malformed one is reported by the commands using it)."""
-    from morphcpt.jobs import read_env
-
-    env_file = paths.REPO_ROOT / ".env"
     try:
-        return read_env(env_file) if env_file.is_file() else {}
+        return paths.read_env(paths.ENV_FILE) if paths.ENV_FILE.is_file() else {}
     except ValueError:
         return {}
 
