@@ -7,6 +7,7 @@ they are. (Step 6, evaluation of run folders: tests/test_eval_runs.py; Step 1: t
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -192,3 +193,16 @@ def test_a_preprocessing_job_says_where_the_plans_chunks_are(tmp_path, monkeypat
     assert f"set DATA_ROOT={project}/data in .env and rerun bash job_templates/setup_jobs.sh" in log
     log = (tmp_path / "runlogs" / "preprocess_data_vanilla_2.log").read_text()
     assert "chunk_02.jsonl not found: split the corpus first" in log
+
+
+def test_the_docs_table_lists_every_flag_with_its_key():
+    from morphcpt.train.flags import FLAGS
+
+    doc = (paths.REPO_ROOT / "docs" / "training-plan-commands.md").read_text(encoding="utf-8")
+    listed = {}
+    for flags, keys in re.findall(r"^\| (`--.*?) \| (`.*?) \|", doc, flags=re.MULTILINE):
+        for flag, key in zip(
+            re.findall(r"`(--[\w-]+)", flags), re.findall(r"`([\w.]+)`", keys), strict=False
+        ):
+            listed[flag] = key
+    assert listed == FLAGS
