@@ -30,6 +30,7 @@ from pathlib import Path
 
 from morphcpt import paths
 from morphcpt.export import MEGATRON_TRACKER, METADATA_FILE, default_output
+from morphcpt.train.plan import CPTPlan, plan_from_yaml
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ class RunCheckpoint:
 
     given: str
     run_dir: Path
-    plan: object  # morphcpt.train.plan.CPTPlan (imported on use: it pulls in Hydra)
+    plan: CPTPlan
     checkpoint: Path
     step: int
 
@@ -164,9 +165,7 @@ def _run_of(folder: Path) -> tuple[Path, Path | None] | None:
     return None
 
 
-def _read_plan(run_dir: Path, given: str):
-    from morphcpt.train.plan import plan_from_yaml
-
+def _read_plan(run_dir: Path, given: str) -> CPTPlan:
     try:
         plan = plan_from_yaml(run_dir / RUN_CONFIG)
     except Exception as error:  # YAML, schema or validation: the run's plan is unusable either way
