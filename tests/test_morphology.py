@@ -347,3 +347,45 @@ def test_headword_roots_are_derived_and_cached(tmp_path):
     assert len(list(cache.iterdir())) == 1  # the stale one is gone
     assert load_roots(lexicon, cache) == roots  # read back from the cache
     assert [m.text for m in FilipinoPack(roots=roots).analyze("pagsasaka")] == ["pag", "sa", "saka"]
+
+
+# ---------------------------------------------------------------- issue #25: each failure class, fixed by a rule
+@pytest.mark.parametrize(
+    ("failure_class", "word", "cut", "root"),
+    [
+        ("missing root (dictionary headwords)", "inakusahan", "in|akusa|han", "akusa"),
+        ("missing -ng root read as root + linker", "magsumbong", "mag|sumbong", "sumbong"),
+        ("missing -ng root read as root + linker", "sulong", "sulong", "sulong"),
+        ("syncope before a suffix", "takpan", "takp|an", "takip"),
+        ("syncope before a suffix", "datnan", "datn|an", "dating"),
+        ("final d -> r before a suffix", "lakarin", "lakar|in", "lakad"),
+        ("final d -> r before a suffix", "bayaran", "bayar|an", "bayad"),
+        ("CV copy after an infix, d -> r", "dumarating", "d|um|a|rating", "dating"),
+        ("CV copy after an infix, d -> r", "dinaragdagan", "d|in|a|ragdag|an", "dagdag"),
+        ("nasal prefix on a vowel-initial root", "nang-aakusa", "nang-|a|akusa", "akusa"),
+        ("stacked prefixes", "nakikisama", "naki|ki|sama", "sama"),
+        ("stacked prefixes", "nakikipaglaro", "naki|ki|pag|laro", "laro"),
+        ("ni- before r", "nirenta", "ni|renta", "renta"),
+        ("pa-initial root not read as the pa- prefix", "pinapansin", "p|in|a|pansin", "pansin"),
+        ("over-segmentation guard", "bansa", "bansa", "bansa"),
+        ("over-segmentation guard", "kabayo", "kabayo", "kabayo"),
+        ("linker after a known word", "magandang", "ma|ganda|ng", "ganda"),
+    ],
+)
+def test_issue_25_failure_classes(failure_class, word, cut, root):
+    analysis = FILIPINO.parse(word)
+    assert ("|".join(m.text for m in analysis.morphs), analysis.root) == (cut, root), failure_class
+
+
+def test_syncope_and_d_to_r_are_undone_by_rule_not_by_a_table():
+    pack = FilipinoPack(roots={"tikim", "lipad", "kaway"})  # none of them in affixes.SYNCOPE
+    assert [m.text for m in pack.analyze("tikman")] == ["tikm", "an"] and pack.parse("tikman").root == "tikim"
+    assert pack.parse("liparin").root == "lipad" and pack.parse("kawyan").root == "kaway"
+    assert [m.text for m in pack.analyze("tikmang")] != ["tikman", "g"]  # no root "tikman": no -g linker reading
+
+
+def test_a_linker_reading_needs_the_unlinked_word_to_be_known():
+    pack = FilipinoPack(roots={"sulo", "ganda"})
+    pack._known = frozenset({"sulo", "ganda", "maganda"})
+    assert pack.analyze("sulong")[-1].text != "ng"
+    assert [m.text for m in pack.analyze("magandang")] == ["ma", "ganda", "ng"]

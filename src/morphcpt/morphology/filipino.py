@@ -28,57 +28,40 @@ import os
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
 
 from morphcpt.morphology.affixes import (
     CIRCUMFIXES,
-    CORONAL,
-    DELETED_BY_ENDING,
-    DELETING,
+    COPY_LIKE_PREFIXES,
     INFIXES,
-    LABIAL,
     LINKER,
     LINKER_AFTER_N,
-    NASAL_BARE,
-    NASAL_OF,
-    PREFIX_PARTS,
     PREFIXES,
-    SUBSTITUTED,
     SUFFIXES,
     SYLLABLE_PREFIXES,
-    SYNCOPE,
     fold,
     is_vowel,
-    onset_len,
 )
 from morphcpt.morphology.base import Analysis, LanguagePack, Morph
 from morphcpt.morphology.lexicon import (
     FREQUENCY_FILE,
     HEADWORD_FILES,
     curated_roots,
+    known_words,
     read_words,
     word_frequencies,
 )
-from morphcpt.morphology.syllabify import VOWELS, folded_first_syllable_cv
-
-_MAX_WORD = 40
-_MAX_PREFIXES = 3
-_PREFIX_SET = frozenset(PREFIXES)
-_VOWEL_LETTERS = "".join(sorted(VOWELS))
-_PREFIX_LENGTHS = sorted({len(p) for p in PREFIXES}, reverse=True)
-# prefix -> (its prefix labels, the reduplicant it contains): nakaka- is the prefix naka- plus ka
-_PREFIX_LABELS = {
-    p: (
-        tuple(t for t, k in PREFIX_PARTS.get(p, ((p, "prefix"),)) if k == "prefix"),
-        "".join(t for t, k in PREFIX_PARTS.get(p, ()) if k == "reduplicant"),
-    )
-    for p in PREFIXES
-}
-
+from morphcpt.morphology.stems import (
+    _MAX_PREFIXES,
+    _MAX_WORD,
+    SYNCOPATED,
+    StemReadings,
+    _copy_may_end_at,
+    _Reading,
+)
 
 # Where an affix of the inventory shows in a folded word, if it has one (see `_bare`).
 _AFFIXED_ENDS = (*SUFFIXES, LINKER, LINKER_AFTER_N)
-_AFFIXED_STARTS = (*PREFIXES, "ni")  # ni-: -in- before l/y (ni|luto)
+_AFFIXED_STARTS = (*PREFIXES, "ni")  # ni-: -in- before l/r/y (ni|luto, ni|renta)
 
 
 def _bare(f: str) -> bool:
@@ -94,17 +77,6 @@ def _bare(f: str) -> bool:
     if any(infix in head for infix in INFIXES):
         return False
     return not any(len(f) > k and _copy_may_end_at(f, k) for k in (1, 2, 3))
-
-
-def _copy_may_end_at(s: str, k: int) -> bool:
-    """Whether `s[:k]` can be a CV copy of the syllable after it (len(s) > k): a copy ends in a vowel and starts
-    with the letter its syllable starts with, d where that is r (da|rating <- dating)."""
-    return s[k - 1] in VOWELS and (s[k] == s[0] or (s[0], s[k]) == ("d", "r"))
-
-
-def _syllable_ok(root: str) -> bool:
-    """Affixed readings need a root of two syllables or more: Tagalog content roots are, "an"/"bay" are not."""
-    return len(root) >= 3 and sum(map(root.count, _VOWEL_LETTERS)) >= 2
 
 
 def load_roots(lexicon_dir: Path | None = None, cache_dir: Path | None = None) -> frozenset[str]:
@@ -123,7 +95,10 @@ def load_roots(lexicon_dir: Path | None = None, cache_dir: Path | None = None) -
     digest = hashlib.sha256("\n".join(sorted(roots)).encode())
     for path in [
         *headword_files,
-        *(Path(__file__).with_name(n) for n in ("filipino.py", "affixes.py", "syllabify.py", "lexicon.py")),
+        *(
+            Path(__file__).with_name(n)
+            for n in ("filipino.py", "stems.py", "affixes.py", "syllabify.py", "lexicon.py")
+        ),
     ]:
         digest.update(path.read_bytes())
     cache = Path(cache_dir) / f"tl_underived_{digest.hexdigest()[:20]}.txt" if cache_dir else None
@@ -131,6 +106,8 @@ def load_roots(lexicon_dir: Path | None = None, cache_dir: Path | None = None) -
         return frozenset(roots | set(cache.read_text(encoding="utf-8").split()))
     headwords = {w for path in headword_files for w in read_words(path)}
     everything = FilipinoPack(roots=roots | headwords, cache_size=0)
+    everything._zipf = word_frequencies(Path(lexicon_dir) / FREQUENCY_FILE)
+    everything._known = known_words(Path(lexicon_dir))
     underived = sorted(w for w in headwords - roots if not everything.has_affixed_reading(w))
     if cache is not None:
         try:
@@ -146,21 +123,7 @@ def load_roots(lexicon_dir: Path | None = None, cache_dir: Path | None = None) -
     return frozenset(roots | set(underived))
 
 
-class _Reading(NamedTuple):
-    """One candidate reading of a folded word: spans (start, end, kind) and the linguistic labels (a named tuple:
-    the analyser builds several per word, and a tuple builds in a third of a frozen dataclass's time)."""
-
-    spans: tuple[tuple[int, int, str], ...]
-    root: str
-    prefixes: tuple[str, ...] = ()
-    infix: str = ""
-    suffix: str = ""
-    reduplicant: str = ""
-    linker: str = ""
-    restored: bool = False
-
-
-class FilipinoPack(LanguagePack):
+class FilipinoPack(StemReadings, LanguagePack):
     """Tagalog/Filipino morphology. `roots` overrides the lexicon (tests); by default it loads lazily."""
 
     code = "fil"
@@ -170,9 +133,11 @@ class FilipinoPack(LanguagePack):
     circumfixes = CIRCUMFIXES
 
     def __init__(self, roots: Iterable[str] | None = None, cache_size: int = 1 << 18):
+        self._rare: frozenset[str] = frozenset()  # roots only a dictionary lists: no frequency, no other list
         self._roots = frozenset(fold(r) for r in roots) if roots is not None else None
         self._trusted = self._roots
         self._zipf: dict[str, float] = {}
+        self._known: frozenset[str] = frozenset()  # every word of the shipped lists (empty: no such check)
         self._best = lru_cache(maxsize=cache_size)(self._best_reading)
         self._parse = lru_cache(maxsize=cache_size)(self._analysis)
         self._bounds = lru_cache(maxsize=cache_size)(self._boundaries)
@@ -185,26 +150,30 @@ class FilipinoPack(LanguagePack):
             self._roots = load_roots(LEXICON_DIR, DATA_DIR / "cache" / "morphology")
             self._trusted = curated_roots(LEXICON_DIR)
             self._zipf = word_frequencies(LEXICON_DIR / FREQUENCY_FILE)
+            self._known = known_words(LEXICON_DIR)
+            common = set(self._trusted) | set(read_words(LEXICON_DIR / HEADWORD_FILES[0]))
+            self._rare = frozenset(r for r in self._roots if r not in common and not self._zipf.get(r))
         return self._roots
 
-    def _score(self, f: str, r: _Reading) -> tuple[int, int, int]:
-        """Longest root first; then the least marked reading (a root only known from the headword list, a
+    def _score(self, f: str, r: _Reading) -> tuple[int, int, int, int]:
+        """A root that some frequency or curated list knows before one only a dictionary lists (in|alis, not
+        i|nalis); then the longest root; then the least marked reading (a root only known from the headword list, a
         restored nasal-deleted consonant, bare -an/-in after a vowel, which needs an unwritten glottal stop);
         then the fewest morphs. kinain is k|in|ain (root kain), not kina|in."""
         root_chars = sum(e - s for s, e, k in r.spans if k == "root")
-        marked = int(r.restored) + int(r.root not in self._trusted)
+        marked = int(bool(r.restored)) + int(r.root not in self._trusted)
         for (s, e, kind), (_, _, after) in zip(r.spans, r.spans[1:], strict=False):
             if (
                 kind == "prefix"
-                and f[s:e] in SYLLABLE_PREFIXES
+                and (f[s:e] in SYLLABLE_PREFIXES or f[s:e] in COPY_LIKE_PREFIXES)
                 and after == "root"
                 and f[e : e + 2] == f[e - 2 : e]
             ):
-                marked += 1  # na|ki|kita, not naki|kita
+                marked += 1  # na|ki|kita, not naki|kita; p|in|a|pansin, not pina|pansin
         if r.suffix in ("an", "in"):
             start = next(s for s, _, k in reversed(r.spans) if k == "suffix" and f[s : s + 2] == r.suffix)
             marked += is_vowel(f[start - 1])
-        return (-root_chars, marked, len(r.spans))
+        return (int(r.root in self._rare), -root_chars, marked, len(r.spans))
 
     # ---------------------------------------------------------------- analysis
     def parse(self, word: str) -> Analysis:
@@ -261,9 +230,21 @@ class FilipinoPack(LanguagePack):
         return fold(word) in self.roots
 
     def has_affixed_reading(self, word: str) -> bool:
-        """Whether some reading other than "the whole word is a root" leaves a lexicon root."""
+        """Whether some reading other than "the whole word is a root" leaves a lexicon root. Two readings do not
+        count when their root is rarer than the word: a linker alone (sulong is no sulo + -ng, but taong is tao|ng)
+        and an undone syncope (pansin is no pans|in <- panas, but kamtan is kamt|an <- kamit)."""
         self.roots  # noqa: B018 - load the lexicon (and the frequencies `_readings` reads) first
-        return any(len(r.spans) > 1 for r in self._readings(fold(word)))
+        f = fold(word)
+        zipf = self._zipf.get(f, 0.0)
+        return any(
+            len(r.spans) > 1
+            and (
+                (r.restored != SYNCOPATED and (r.prefixes or r.infix or r.suffix or r.reduplicant))
+                or r.linker == LINKER_AFTER_N  # atin|g: -g never ends a root
+                or self._zipf.get(r.root, 0.0) >= zipf
+            )
+            for r in self._readings(f)
+        )
 
     def _best_reading(self, f: str) -> _Reading:
         # The word must be letters and hyphens: one C-level test rather than one per character.
@@ -281,11 +262,14 @@ class FilipinoPack(LanguagePack):
         out: list[_Reading] = []
         ends = [(len(f), "")]
         if f.endswith(LINKER) and len(f) > 4 and is_vowel(f[-3]):
-            # -ng after a vowel or -g after n: where both stems are words, the more frequent one (noon|g, una|ng)
+            # -ng after a vowel or -g after n: where both stems are words, the more frequent one (noon|g, una|ng).
+            # The linker follows a word: a stem no word list holds is no word (sulong is not sulo|ng, nor
+            # magsumbong magsumbo|ng), so the -ng stays with the root.
             after_vowel, after_n = (self._zipf.get(f[:-k], 0.0) for k in (2, 1))
-            if not after_n or after_vowel >= after_n:
+            known = self._known
+            if (not after_n or after_vowel >= after_n) and (not known or f[:-2] in known):
                 ends.append((len(f) - 2, LINKER))
-            if not after_vowel or after_n > after_vowel:
+            if (not after_vowel or after_n > after_vowel) and (not known or f[:-1] in known):
                 ends.append((len(f) - 1, LINKER_AFTER_N))
         for end, linker in ends:
             tail = ((end, len(f), "suffix"),) if linker else ()
@@ -312,229 +296,6 @@ class FilipinoPack(LanguagePack):
                             r.reduplicant,
                             linker,
                             r.restored,
-                        )
-                    )
-        return out
-
-    @staticmethod
-    def _suffix_splits(g: str) -> list[tuple[int, str]]:
-        splits = [(len(g), "")]
-        if not g.endswith(SUFFIXES):  # most words: one C-level test
-            return splits
-        for sfx in SUFFIXES:
-            if g.endswith(sfx) and len(g) - len(sfx) >= 2:
-                stem = g[: -len(sfx)]
-                if sfx[0] in "hn" and not is_vowel(stem[-1]) and not any(map(stem.endswith, SYNCOPE)):
-                    continue  # -han/-hin/-nan/-nin follow a vowel, or a syncopated root (dal|hin)
-                splits.append((len(stem), sfx))
-        return splits
-
-    def _lemma(
-        self, surface: str, suffixed: str, restore: tuple[str, ...] = ("",)
-    ) -> tuple[str, bool] | None:
-        """Dictionary root for a surface root, undoing raising/syncope/-ado's lost vowel (`suffixed`: the suffix),
-        nasal deletion (`restore`) or d -> r between vowels (maramdaman <- damdam). Prefixes are no roots unless
-        curated (pag|kain, not pagka|in)."""
-        roots = self._roots
-        for c in restore:
-            t = c + surface
-            if not suffixed and t[:1] != "r":  # nearly every call: the surface root itself is the only option
-                if t in roots and _syllable_ok(t) and (t not in _PREFIX_SET or t in self._trusted):
-                    return t, bool(c)
-                continue
-            options = [(t, bool(c))]
-            if suffixed == "ado":  # the root's last vowel gave way: sigur|ado <- siguro
-                options = [(t + v, bool(c)) for v in "aoe"]
-            elif suffixed:
-                if t in SYNCOPE:
-                    options.append((SYNCOPE[t], bool(c)))
-                last_u = t.rfind("u")
-                if last_u >= 0 and not any(is_vowel(ch) for ch in t[last_u + 1 :]):
-                    options.append((t[:last_u] + "o" + t[last_u + 1 :], bool(c)))
-            if t.startswith("r"):
-                options += [("d" + o[1:], True) for o, _ in list(options)]
-            for o, restored in options:
-                if o in roots and _syllable_ok(o) and (o not in _PREFIX_SET or o in self._trusted):
-                    return o, restored
-        return None
-
-    def _prefixed(self, s: str, pos: int, depth: int, suffixed: str) -> list[_Reading]:
-        out = self._body(s, pos, suffixed)
-        if depth == 0 or not s.startswith(PREFIXES):  # (one C-level test for the common case: no prefix)
-            return out
-        # The prefixes `s` starts with, longest first (one of each length at most): a slice and a set lookup per
-        # length rather than a `startswith` per prefix.
-        for p in [s[:k] for k in _PREFIX_LENGTHS if k <= len(s) and s[:k] in _PREFIX_SET]:
-            n = len(p) + (1 if s[len(p) : len(p) + 1] == "-" else 0)
-            rest = s[n:]
-            if len(rest) < 2 or rest[0] == "-":
-                continue
-            head = self._prefix_spans(p, pos, n) if p in PREFIX_PARTS else ((pos, pos + n, "prefix"),)
-            labels, redup = _PREFIX_LABELS[p]
-            if p in NASAL_OF:
-                for r in self._nasal_root(p, rest, pos + n, suffixed):
-                    out.append(
-                        _Reading(
-                            head + r.spans, r.root, labels, reduplicant=r.reduplicant, restored=r.restored
-                        )
-                    )
-                continue
-            if p in NASAL_BARE and n == len(p):
-                for r in self._substituted(rest, pos + n, suffixed):
-                    out.append(
-                        _Reading(
-                            head + r.spans, r.root, (NASAL_BARE[p],), reduplicant=r.reduplicant, restored=True
-                        )
-                    )
-            for r in self._prefixed(rest, pos + n, depth - 1, suffixed):
-                if redup and r.reduplicant:
-                    continue
-                out.append(
-                    _Reading(
-                        head + r.spans,
-                        r.root,
-                        labels + r.prefixes,
-                        r.infix,
-                        r.suffix,
-                        r.reduplicant or redup,
-                        restored=r.restored,
-                    )
-                )
-        return out
-
-    @staticmethod
-    def _prefix_spans(p: str, pos: int, n: int) -> tuple[tuple[int, int, str], ...]:
-        parts = PREFIX_PARTS.get(p)
-        if not parts:
-            return ((pos, pos + n, "prefix"),)
-        spans, at = [], pos
-        for text, kind in parts:
-            spans.append((at, at + len(text), kind))
-            at += len(text)
-        spans[-1] = (spans[-1][0], pos + n, spans[-1][2])
-        return tuple(spans)
-
-    def _nasal_root(self, p: str, rest: str, pos: int, suffixed: str) -> list[_Reading]:
-        """The root after a nasal prefix, its first consonant possibly swallowed (mam|ili), possibly after a CV
-        reduplicant (nang|ya|yari)."""
-        out: list[_Reading] = []
-        ending = "ng" if p.endswith("ng") else p[-1]
-        restore = ("",) + (DELETED_BY_ENDING[ending] if p in DELETING else ())
-        bases = [("", rest)] + [
-            (rest[:k], rest[k:])
-            for k in (1, 2)
-            if len(rest) > k + 2 and rest[k - 1] in VOWELS and folded_first_syllable_cv(rest[k:]) == rest[:k]
-        ]
-        for red, base in bases:
-            for c in restore:
-                found = self._lemma(base, suffixed, (c,))
-                if found is None:
-                    continue
-                lemma = found[0]
-                initial = lemma[0]
-                agrees = (
-                    (ending == "m" and initial in LABIAL)
-                    or (ending == "n" and initial in CORONAL)
-                    or (ending == "ng" and initial not in LABIAL | CORONAL)
-                )
-                if agrees:
-                    spans = (((pos, pos + len(red), "reduplicant"),) if red else ()) + (
-                        (pos + len(red), pos + len(rest), "root"),
-                    )
-                    out.append(_Reading(spans, lemma, reduplicant=red, restored=bool(c) or found[1]))
-        return out
-
-    def _substituted(self, rest: str, pos: int, suffixed: str) -> list[_Reading]:
-        """CV reduplicant + a base whose first consonant is the prefix's nasal in place of the root's:
-        (na)|mi|mili <- bili, (pa)|nga|ngailangan <- kailangan."""
-        out: list[_Reading] = []
-        nasal = "ng" if rest.startswith("ng") else rest[:1]
-        if nasal not in SUBSTITUTED:
-            return out
-        red = rest[: len(nasal) + 1]
-        base = rest[len(red) :]
-        if len(red) <= len(nasal) or not is_vowel(red[-1]) or not base.startswith(red) or len(base) < 4:
-            return out
-        for c in SUBSTITUTED[nasal]:
-            found = self._lemma(base[len(nasal) :], suffixed, (c,))
-            if found is not None:
-                spans = ((pos, pos + len(red), "reduplicant"), (pos + len(red), pos + len(rest), "root"))
-                out.append(_Reading(spans, found[0], reduplicant=red))
-        return out
-
-    def _body(self, s: str, pos: int, suffixed: str) -> list[_Reading]:
-        """Readings of `s` as [reduplicant] [infix] root, with the infix inside the first syllable."""
-        out: list[_Reading] = []
-        end = pos + len(s)
-        found = self._lemma(s, suffixed)
-        if found:
-            out.append(_Reading(((pos, end, "root"),), found[0]))
-        # CV reduplication: la|laro, a|alis; the copy keeps d where the base has r (da|rating <- dating). The
-        # copied syllable is looked up only where a copy can end (`_copy_may_end_at`).
-        for k in (1, 2, 3):
-            if len(s) < k + 3 or not _copy_may_end_at(s, k):
-                continue
-            red, root = s[:k], s[k:]
-            copied = folded_first_syllable_cv(root)
-            if copied == red or (copied[:1] == "r" and red == "d" + copied[1:]):
-                found = self._lemma(root, suffixed)
-                if found:
-                    out.append(
-                        _Reading(
-                            ((pos, pos + k, "reduplicant"), (pos + k, end, "root")), found[0], reduplicant=red
-                        )
-                    )
-        c = onset_len(s)
-        for inf in INFIXES:
-            # vowel-initial root: um|alis, in|alis, um|a|alis
-            if s.startswith(inf) and len(s) > 3 and is_vowel(s[2]):
-                rest = s[2:]
-                found = self._lemma(rest, suffixed)
-                if found:
-                    out.append(
-                        _Reading(((pos, pos + 2, "infix"), (pos + 2, end, "root")), found[0], infix=inf)
-                    )
-                v = rest[0]
-                if rest[1:2] == v and (found := self._lemma(rest[1:], suffixed)):
-                    spans = (
-                        (pos, pos + 2, "infix"),
-                        (pos + 2, pos + 3, "reduplicant"),
-                        (pos + 3, end, "root"),
-                    )
-                    out.append(_Reading(spans, found[0], infix=inf, reduplicant=v))
-            # consonant-initial root: k|um|ain, s|um|u|sulat
-            if c and s[c : c + 2] == inf and len(s) > c + 3:
-                onset, after = s[:c], s[c + 2 :]
-                found = self._lemma(onset + after, suffixed)
-                if found:
-                    spans = (
-                        (pos, pos + c, "root"),
-                        (pos + c, pos + c + 2, "infix"),
-                        (pos + c + 2, end, "root"),
-                    )
-                    out.append(_Reading(spans, found[0], infix=inf))
-                if is_vowel(after[:1]) and len(after) > 3:
-                    root = after[1:]
-                    if folded_first_syllable_cv(root) == onset + after[0] and (
-                        found := self._lemma(root, suffixed)
-                    ):
-                        spans = (
-                            (pos, pos + c, "reduplicant"),
-                            (pos + c, pos + c + 2, "infix"),
-                            (pos + c + 2, pos + c + 3, "reduplicant"),
-                            (pos + c + 3, end, "root"),
-                        )
-                        out.append(_Reading(spans, found[0], infix=inf, reduplicant=onset + after[0]))
-        # -in- before l/y surfaces as ni-: ni|luto, ni|lu|luto
-        if s.startswith("ni") and s[2:3] in ("l", "y"):
-            for r in self._body(s[2:], pos + 2, suffixed):
-                if not r.infix:
-                    out.append(
-                        _Reading(
-                            ((pos, pos + 2, "infix"),) + r.spans,
-                            r.root,
-                            infix="in",
-                            reduplicant=r.reduplicant,
                         )
                     )
         return out

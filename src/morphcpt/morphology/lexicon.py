@@ -16,7 +16,7 @@ from pathlib import Path
 from morphcpt.morphology.affixes import fold
 
 CURATED_ROOTS = Path(__file__).resolve().parent / "data" / "tl_roots.txt"
-HEADWORD_FILES = ("tgl_words.txt",)
+HEADWORD_FILES = ("tgl_words.txt", "tl_wiktionary_headwords.txt")
 FREQUENCY_FILE = "fil_wordfreq.tsv"  # word<TAB>zipf, to choose between the linkers -ng and -g
 
 
@@ -42,6 +42,19 @@ def word_frequencies(path: Path) -> dict[str, float]:
         except ValueError:
             continue
     return frequencies
+
+
+def known_words(lexicon_dir: Path) -> frozenset[str]:
+    """Every word of every word list of `lexicon_dir` (not the affix lists): what counts as a word of the language
+    (the linker follows a word)."""
+    words: set[str] = set()
+    if Path(lexicon_dir).is_dir():
+        for path in sorted(Path(lexicon_dir).iterdir()):
+            if path.is_file() and path.suffix in (".txt", ".tsv") and not path.name.endswith("fixes.txt"):
+                words.update(
+                    w for line in path.read_text(encoding="utf-8").splitlines() if (w := line.split("\t")[0])
+                )
+    return frozenset(fold(w) for w in words)
 
 
 def curated_roots(lexicon_dir: Path | None = None) -> frozenset[str]:
