@@ -232,7 +232,10 @@ def paradigm(r: str) -> list[Form]:
     if r[-1] in VOWELS:  # (the builder never counts these as evidence that r is a root: sulo|ng vs sulong)
         add((r, "ng"), "L", "linker")
         add(("ma", r, "ng"), "PL", "linker")
-    elif r.endswith("n"):
+    elif r.endswith(
+        "n"
+    ):  # (both cuts are made: maalon|g of alon must meet ma|alo|ng of alo, see the builder)
         add((r, "g"), "L", "linker")
+        add(("ma", r, "g"), "PL", "linker")
     add((r + "-", r), "F", "full-redup")
     return out
