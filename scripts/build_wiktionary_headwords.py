@@ -4,7 +4,7 @@
 
 Build-time only. simplemma (MIT code) ships a Tagalog form -> lemma table derived from English Wiktionary
 (CC BY-SA); its lemmas are dictionary headwords: roots (akusa, kamit, sulong), and derived words that the
-analyser sorts out as it does tglstemmer's list (`filipino.load_roots`: a headword with an affixed reading is
+analyser sorts out as it does tglstemmer's list (`morphology.rootlexicon`: a headword with an affixed reading is
 no root). Kept: lowercase lemmas of letters (and inner hyphens), three letters or more, diacritics removed.
 Provenance and licence: data/NOTICE.
 """

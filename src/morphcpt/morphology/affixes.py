@@ -48,12 +48,15 @@ CIRCUMFIXES: tuple[tuple[str, str], ...] = (
 LINKER = "ng"  # after a vowel (magandang); after n only -g is added (noon -> noong, atin -> ating)
 LINKER_AFTER_N = "g"
 # Prefixes ending in the syllable a CV reduplicant would copy: when the root starts with that syllable, the
-# reading with a plain prefix plus reduplication wins (nakikita = na|ki|kita, nagsisimula = nag|si|simula).
-SYLLABLE_PREFIXES = frozenset({"naki", "maki", "paki", "mala", "pala", "magsi", "nagsi"})
-# Prefixes whose last syllable may instead be a CV copy of a pa-/ka-initial root after a shorter affix: pina|pansin
-# is p|in|a|pansin, ipa|palit is i|pa|palit, ika|kabit is i|ka|kabit, napa|pala is na|pa|pala. A reading with
-# such a prefix before a root starting with that syllable is marked, so the copy reading wins where it exists.
-COPY_LIKE_PREFIXES = frozenset({"pina", "ipina", "ipa", "ika", "napa", "mapa", "ikina"})
+# reading with a shorter affix plus the copy wins where it exists (nakikita = na|ki|kita, nagsisimula =
+# nag|si|simula, nakakawili = naka|ka|wili, nagkakamay = nag|ka|kamay), and so for the prefixes whose last syllable
+# may be a pa-/ka-initial root's copy after -in- or i- (pina|pansin is p|in|a|pansin, ipa|plantsa is i|pa|plantsa,
+# ikina|kabit is i|k|in|a|kabit). Prefix -> the syllable it ends in, as a copy would spell it (-in- left out).
+COPY_LIKE_PREFIXES: dict[str, str] = {
+    **{p: p[-2:] for p in ("naki", "maki", "paki", "mala", "pala", "magsi", "nagsi", "naka", "maka", "nagka", "magka")},
+    **{p: p[-2:] for p in ("ipa", "ika", "napa", "mapa")},
+    "pina": "pa", "ipina": "pa", "ikina": "ka",
+}  # fmt: skip
 
 # Nasal-final prefix families. The allomorph agrees with the root's first sound; mang-/nang-/pang- (and the
 # i-/pin- forms) may also swallow that sound, which the analyser restores.

@@ -11,24 +11,18 @@ undoes: h-/n-insertion before -an/-in (basahin, tawanan), o -> u raising (inumin
 (gawin <- gawa), nasal assimilation of mang-/pang- with deletion of the root's first consonant (mamili <- bili),
 the linker -ng (magandang). `apply_affix` runs the same rules forwards for the benchmark generators.
 
-Root lexicon, built lazily on first use from the word lists `lexicon.py` reads (about 3 s with the shipped ones,
-then cached in `data/cache/morphology/`, keyed by the inputs and this analyser's source):
-- the curated roots in `morphology/data/tl_roots.txt`, plus any `*root*` file in `data/lexicon/` (one root per
-  line, first whitespace-separated field, "#" comments);
-- the dictionary headwords of `data/lexicon/tgl_words.txt` (tglstemmer's list, which mixes roots and derived
-  words such as "kumain") that have no affixed reading even when every headword may serve as a root: those are
-  roots ("bansa", "saka"); the rest are derived ("kumain" = k|um|ain). Curated roots always stay roots, which is
-  how look-alikes such as "kabayo" (not ka+bayo) are protected.
+The root lexicon (`rootlexicon`: curated roots, underived dictionary headwords, and the words the shipped lists
+show inflecting) is built lazily on first use and cached in `data/cache/morphology/`. Curated roots always stay
+roots, which is how look-alikes such as "kabayo" (not ka+bayo) are protected.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
+from morphcpt.morphology import rootlexicon
 from morphcpt.morphology.affixes import (
     CIRCUMFIXES,
     COPY_LIKE_PREFIXES,
@@ -37,7 +31,6 @@ from morphcpt.morphology.affixes import (
     LINKER_AFTER_N,
     PREFIXES,
     SUFFIXES,
-    SYLLABLE_PREFIXES,
     fold,
     is_vowel,
 )
@@ -53,15 +46,32 @@ from morphcpt.morphology.lexicon import (
 from morphcpt.morphology.stems import (
     _MAX_PREFIXES,
     _MAX_WORD,
+    COMMON_ZIPF,
     SYNCOPATED,
     StemReadings,
     _copy_may_end_at,
     _Reading,
 )
+from morphcpt.morphology.syllabify import folded_first_syllable_cv
 
 # Where an affix of the inventory shows in a folded word, if it has one (see `_bare`).
 _AFFIXED_ENDS = (*SUFFIXES, LINKER, LINKER_AFTER_N)
 _AFFIXED_STARTS = (*PREFIXES, "ni")  # ni-: -in- before l/r/y (ni|luto, ni|renta)
+# prefixes whose forms show a root in its full spelling (`FilipinoPack._inflects`)
+_FULL_FORM_PREFIXES = (
+    "mag",
+    "nag",
+    "pag",
+    "ma",
+    "na",
+    "i",
+    "maka",
+    "naka",
+    "taga",
+    "pinag",
+    "magpa",
+    "nagpa",
+)
 
 
 def _bare(f: str) -> bool:
@@ -80,47 +90,22 @@ def _bare(f: str) -> bool:
 
 
 def load_roots(lexicon_dir: Path | None = None, cache_dir: Path | None = None) -> frozenset[str]:
-    """Curated roots, `*root*` files and the underived headwords of `lexicon_dir` (see the module docstring).
+    """Every root of the lexicon of `lexicon_dir` (see `rootlexicon`)."""
+    return load_root_tiers(lexicon_dir, cache_dir)[0]
 
-    The underived headwords are cached in `cache_dir` under a hash of every input, including the analyser's own
-    source, so a change to the rules or the lists recomputes them, and the file written then replaces those of
-    earlier inputs; an unwritable cache is skipped.
-    """
-    roots = set(curated_roots(lexicon_dir))
-    if lexicon_dir is None or not Path(lexicon_dir).is_dir():
-        return frozenset(roots)
-    headword_files = [Path(lexicon_dir) / n for n in HEADWORD_FILES if (Path(lexicon_dir) / n).is_file()]
-    if not headword_files:
-        return frozenset(roots)
-    digest = hashlib.sha256("\n".join(sorted(roots)).encode())
-    for path in [
-        *headword_files,
-        *(
-            Path(__file__).with_name(n)
-            for n in ("filipino.py", "stems.py", "affixes.py", "syllabify.py", "lexicon.py")
-        ),
-    ]:
-        digest.update(path.read_bytes())
-    cache = Path(cache_dir) / f"tl_underived_{digest.hexdigest()[:20]}.txt" if cache_dir else None
-    if cache is not None and cache.is_file():
-        return frozenset(roots | set(cache.read_text(encoding="utf-8").split()))
-    headwords = {w for path in headword_files for w in read_words(path)}
-    everything = FilipinoPack(roots=roots | headwords, cache_size=0)
-    everything._zipf = word_frequencies(Path(lexicon_dir) / FREQUENCY_FILE)
-    everything._known = known_words(Path(lexicon_dir))
-    underived = sorted(w for w in headwords - roots if not everything.has_affixed_reading(w))
-    if cache is not None:
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-            tmp.write_text("\n".join(underived) + "\n", encoding="utf-8")
-            os.replace(tmp, cache)
-            for stale in cache.parent.glob("tl_underived_*.txt"):  # other rules or lists: never read again
-                if stale != cache:
-                    stale.unlink(missing_ok=True)
-        except OSError:
-            pass  # a read-only data folder: recompute next time
-    return frozenset(roots | set(underived))
+
+def load_root_tiers(
+    lexicon_dir: Path | None = None, cache_dir: Path | None = None
+) -> tuple[frozenset[str], frozenset[str]]:
+    """(every root, the roots only the lists' inflected forms show) of `lexicon_dir` (see `rootlexicon`)."""
+    return rootlexicon.load_root_tiers(lexicon_dir, cache_dir, _lexicon_pack)
+
+
+def _lexicon_pack(roots: Iterable[str], zipf: dict[str, float], known: frozenset[str]) -> FilipinoPack:
+    """A pack over exactly `roots` that trusts every one of them, for sorting the word lists."""
+    pack = FilipinoPack(roots=roots, cache_size=0)
+    pack._zipf, pack._known = zipf, known
+    return pack
 
 
 class FilipinoPack(StemReadings, LanguagePack):
@@ -133,7 +118,9 @@ class FilipinoPack(StemReadings, LanguagePack):
     circumfixes = CIRCUMFIXES
 
     def __init__(self, roots: Iterable[str] | None = None, cache_size: int = 1 << 18):
-        self._rare: frozenset[str] = frozenset()  # roots only a dictionary lists: no frequency, no other list
+        self._rare: frozenset[str] = (
+            frozenset()
+        )  # weakest roots: only a dictionary or the paradigms of the lists
         self._roots = frozenset(fold(r) for r in roots) if roots is not None else None
         self._trusted = self._roots
         self._zipf: dict[str, float] = {}
@@ -147,12 +134,14 @@ class FilipinoPack(StemReadings, LanguagePack):
         if self._roots is None:
             from morphcpt.paths import DATA_DIR, LEXICON_DIR
 
-            self._roots = load_roots(LEXICON_DIR, DATA_DIR / "cache" / "morphology")
+            self._roots, induced = load_root_tiers(LEXICON_DIR, DATA_DIR / "cache" / "morphology")
             self._trusted = curated_roots(LEXICON_DIR)
             self._zipf = word_frequencies(LEXICON_DIR / FREQUENCY_FILE)
             self._known = known_words(LEXICON_DIR)
-            common = set(self._trusted) | set(read_words(LEXICON_DIR / HEADWORD_FILES[0]))
-            self._rare = frozenset(r for r in self._roots if r not in common and not self._zipf.get(r))
+            common = (set(self._trusted) | set(read_words(LEXICON_DIR / HEADWORD_FILES[0]))) - induced
+            self._rare = (
+                frozenset(r for r in self._roots if r not in common and not self._zipf.get(r)) | induced
+            )
         return self._roots
 
     def _score(self, f: str, r: _Reading) -> tuple[int, int, int, int]:
@@ -165,15 +154,16 @@ class FilipinoPack(StemReadings, LanguagePack):
         for (s, e, kind), (_, _, after) in zip(r.spans, r.spans[1:], strict=False):
             if (
                 kind == "prefix"
-                and (f[s:e] in SYLLABLE_PREFIXES or f[s:e] in COPY_LIKE_PREFIXES)
                 and after == "root"
-                and f[e : e + 2] == f[e - 2 : e]
+                and (tail := COPY_LIKE_PREFIXES.get(f[s:e]))
+                and folded_first_syllable_cv(f[e:]) == tail
             ):
                 marked += 1  # na|ki|kita, not naki|kita; p|in|a|pansin, not pina|pansin
         if r.suffix in ("an", "in"):
             start = next(s for s, _, k in reversed(r.spans) if k == "suffix" and f[s : s + 2] == r.suffix)
             marked += is_vowel(f[start - 1])
-        return (int(r.root in self._rare), -root_chars, marked, len(r.spans))
+        stacked = max(len(r.prefixes) - 1, 0)  # na|gi|gipit, not nag|i|gipit
+        return (int(r.root in self._rare), -root_chars, marked, len(r.spans), stacked)
 
     # ---------------------------------------------------------------- analysis
     def parse(self, word: str) -> Analysis:
@@ -231,8 +221,10 @@ class FilipinoPack(StemReadings, LanguagePack):
 
     def has_affixed_reading(self, word: str) -> bool:
         """Whether some reading other than "the whole word is a root" leaves a lexicon root. Two readings do not
-        count when their root is rarer than the word: a linker alone (sulong is no sulo + -ng, but taong is tao|ng)
-        and an undone syncope (pansin is no pans|in <- panas, but kamtan is kamt|an <- kamit)."""
+        count when their root is rarer than the word and no common word (`COMMON_ZIPF`): a linker alone (sulong is
+        no sulo + -ng, but taong is tao|ng, kanyang kanya|ng) and an undone syncope (pansin is no pans|in <- panas,
+        but kamtan is kamt|an <- kamit), unless the lists show the root inflecting in its full spelling (masdan is
+        masd|an <- masid: `_inflects`)."""
         self.roots  # noqa: B018 - load the lexicon (and the frequencies `_readings` reads) first
         f = fold(word)
         zipf = self._zipf.get(f, 0.0)
@@ -241,10 +233,21 @@ class FilipinoPack(StemReadings, LanguagePack):
             and (
                 (r.restored != SYNCOPATED and (r.prefixes or r.infix or r.suffix or r.reduplicant))
                 or r.linker == LINKER_AFTER_N  # atin|g: -g never ends a root
-                or self._zipf.get(r.root, 0.0) >= zipf
+                or self._zipf.get(r.root, 0.0) >= min(zipf, COMMON_ZIPF)
+                or (r.restored == SYNCOPATED and self._inflects(r.root))
             )
             for r in self._readings(f)
         )
+
+    def _inflects(self, root: str) -> bool:
+        """Whether the word lists hold at least two forms of `root` unshortened, with a prefix (and a CV copy) or
+        an infix: the root lives in its full spelling, so a shortened headword is its syncope (masdan <- masid:
+        nagmamasid, pagmamasid), unlike pansin (no such forms of panas)."""
+        copy = folded_first_syllable_cv(root)
+        forms = {p + c + root for p in _FULL_FORM_PREFIXES for c in ("", copy)}
+        if root[:1] not in "aeiou":
+            forms |= {root[0] + infix + root[1:] for infix in INFIXES}
+        return len(forms & self._known) >= 2
 
     def _best_reading(self, f: str) -> _Reading:
         # The word must be letters and hyphens: one C-level test rather than one per character.
@@ -254,7 +257,13 @@ class FilipinoPack(StemReadings, LanguagePack):
         candidates = self._readings(f)
         if len(candidates) < 2:  # most words: nothing to score
             return candidates[0] if candidates else _Reading(((0, len(f), "root"),), f)
-        return min(candidates, key=lambda r: self._score(f, r))
+        best = min(candidates, key=lambda r: self._score(f, r))
+        # The same cut with another root (nang|uha: kuha or uha; man|ita: sita or nita): the more frequent root.
+        same_cut = [best, *(r for r in candidates if r.spans == best.spans and r.root != best.root)]
+        return min(same_cut, key=self._root_frequency) if len(same_cut) > 1 else best
+
+    def _root_frequency(self, r: _Reading) -> float:
+        return self._frequency(r.root)
 
     def _readings(self, f: str) -> list[_Reading]:
         """Every candidate reading of the folded word `f`, in a fixed order (`min` keeps the first of equal

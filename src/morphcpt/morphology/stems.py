@@ -30,6 +30,10 @@ from morphcpt.morphology.affixes import (
 from morphcpt.morphology.syllabify import VOWELS, folded_first_syllable_cv
 
 _MAX_WORD = 40
+COMMON_ZIPF = (
+    4.5  # a word this frequent (Zipf) is a common word (`_unshortened`, `filipino.has_affixed_reading`)
+)
+CLUSTER_SECOND = frozenset("lrwy")  # the second consonant of the onsets borrowings bring: pr, pl, ty, kw
 SYNCOPATED = (
     2  # `_Reading.restored` of a root whose lost vowel was put back (1: a swallowed consonant, d <- r)
 )
@@ -79,7 +83,21 @@ class _Reading(NamedTuple):
 
 
 class StemReadings:
-    """The reading search; the pack supplies `_roots` (the lexicon) and `_trusted` (the curated roots)."""
+    """The reading search; the pack supplies `_roots` (the lexicon), `_trusted` (the curated roots), `_zipf`
+    (word frequencies) and `_known` (every word of the lists)."""
+
+    def _frequency(self, word: str) -> float:
+        """A sort key: the more frequent word first."""
+        return -self._zipf.get(word, 0.0)
+
+    def _unshortened(self, root: str) -> tuple[bool, float]:
+        """A sort key for the roots a syncope may have shortened: the more frequent first (ka|ibg|an <- ibig), but
+        a root of no common frequency that the lists show unshortened before a suffix last (kamt|an is kamit's:
+        kamot makes kamutin; sakit, common, keeps sakt|an although sakitin is a word)."""
+        last = root.rfind("o")
+        full = {root, root[:last] + "u" + root[last + 1 :]} if last >= len(root) - 2 else {root}
+        unshortened = any(f + sfx in self._known for f in full for sfx in ("an", "in"))
+        return (unshortened and self._zipf.get(root, 0.0) < COMMON_ZIPF, self._frequency(root))
 
     @staticmethod
     def _suffix_splits(g: str) -> list[tuple[int, str]]:
@@ -123,7 +141,10 @@ class StemReadings:
                 # bigy|an <- bigay), an n for its final ng (datn|an <- dating); marked as a restoration
                 if len(t) >= 3 and not is_vowel(t[-1]) and not is_vowel(t[-2]) and is_vowel(t[-3]):
                     ends = (t[-1], "ng") if t[-1] == "n" else (t[-1],)
-                    options += [(t[:-1] + v + e, SYNCOPATED) for e in ends for v in _VOWEL_LETTERS]
+                    lost = sorted(
+                        (t[:-1] + v + e for e in ends for v in _VOWEL_LETTERS), key=self._unshortened
+                    )
+                    options += [(o, SYNCOPATED) for o in lost]
             if t.startswith("r"):
                 options += [("d" + o[1:], True) for o, _ in list(options)]
             for o, restored in options:
@@ -193,10 +214,13 @@ class StemReadings:
         out: list[_Reading] = []
         ending = "ng" if p.endswith("ng") else p[-1]
         restore = ("",) + (DELETED_BY_ENDING[ending] if p in DELETING else ())
+        # the copy keeps d where the base turned it r (man|da|ragat <- dagat)
         bases = [("", rest)] + [
             (rest[:k], rest[k:])
             for k in (1, 2)
-            if len(rest) > k + 2 and rest[k - 1] in VOWELS and folded_first_syllable_cv(rest[k:]) == rest[:k]
+            if len(rest) > k + 2
+            and rest[k - 1] in VOWELS
+            and folded_first_syllable_cv(rest[k:]) in (rest[:k], "r" + rest[1:k] if rest[0] == "d" else "")
         ]
         for red, base in bases:
             for c in restore:
@@ -228,7 +252,8 @@ class StemReadings:
         base = rest[len(red) :]
         if len(red) <= len(nasal) or not is_vowel(red[-1]) or not base.startswith(red) or len(base) < 4:
             return out
-        for c in SUBSTITUTED[nasal]:
+        # ng also stands before a vowel-initial root (na|nga|ngaral <- aral, ma|ngi|ngisda <- isda)
+        for c in SUBSTITUTED[nasal] + (("",) if nasal == "ng" else ()):
             found = self._lemma(base[len(nasal) :], suffixed, (c,))
             if found is not None:
                 spans = ((pos, pos + len(red), "reduplicant"), (pos + len(red), pos + len(rest), "root"))
@@ -249,7 +274,13 @@ class StemReadings:
                 continue
             red, root = s[:k], s[k:]
             copied = folded_first_syllable_cv(root)
-            if copied == red or (copied[:1] == "r" and red == "d" + copied[1:]):
+            # the copy is the base's first consonant and vowel, d where the base has r, or a whole cluster and its
+            # vowel (pri|prito, tya|tyaga; pi|prito is the first kind)
+            if (
+                copied == red
+                or (copied[:1] == "r" and red == "d" + copied[1:])
+                or (k == 3 and red == root[:3] and root[0] not in VOWELS and root[1] in CLUSTER_SECOND)
+            ):
                 found = (red[:1] == "d" and self._lemma("d" + root[1:], suffixed)) or self._lemma(
                     root, suffixed
                 )
