@@ -457,6 +457,26 @@ def test_enclitics_in_running_text_stay_whole_and_the_linker_is_cut():
     assert [m.text for m in FILIPINO.analyze("pang")] == ["pang"]
 
 
+@pytest.mark.parametrize(
+    ("word", "cut"),
+    [
+        ("mag-cast", "mag-|cast"),
+        ("naka-block", "naka-|block"),
+        ("mai-update", "ma|i-|update"),
+        ("madi-disable", "ma|di-|disable"),  # prefix and the copy of the borrowed root
+        ("nag-nanavigate", "nag-|na|navigate"),  # the copy after the hyphen
+        ("sine-save", "s|in|e-|save"),  # -in- inside the copy, whose vowel follows the sound
+        ("in-import", "in-|import"),
+        ("pop-up", "pop-up"),  # English compounds: no affix before the hyphen
+        ("third-party", "third-party"),
+        ("e-mail", "e-mail"),
+    ],
+)
+def test_taglish_affixes_before_a_hyphen_on_a_borrowed_root(word, cut):
+    pack = FilipinoPack(roots={"aral"})  # none of the borrowed roots is in the lexicon
+    assert "|".join(m.text for m in pack.analyze(word)) == cut
+
+
 def test_same_cut_takes_the_more_frequent_root_and_syncope_the_likelier_vowel():
     pack = FilipinoPack(roots={"kuha", "uha", "ibig", "ibag", "kamit", "kamot"})
     pack._zipf = {"kuha": 4.6, "ibig": 5.8, "kamot": 3.2}

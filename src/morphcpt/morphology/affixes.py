@@ -49,9 +49,10 @@ LINKER = "ng"  # after a vowel (magandang); after n only -g is added (noon -> no
 LINKER_AFTER_N = "g"
 # Prefixes ending in the syllable a CV reduplicant would copy: when the root starts with that syllable, the
 # reading with a shorter affix plus the copy wins where it exists (nakikita = na|ki|kita, nagsisimula =
-# nag|si|simula, nakakawili = naka|ka|wili, nagkakamay = nag|ka|kamay), and so for the prefixes whose last syllable
-# may be a pa-/ka-initial root's copy after -in- or i- (pina|pansin is p|in|a|pansin, ipa|plantsa is i|pa|plantsa,
-# ikina|kabit is i|k|in|a|kabit). Prefix -> the syllable it ends in, as a copy would spell it (-in- left out).
+# nag|si|simula, nakakawili = naka|ka|wili, nagkakamay = nag|ka|kamay), and so for the
+# prefixes whose last syllable may be a pa-/ka-initial root's copy after -in- or i- (pina|pansin is p|in|a|pansin,
+# ipa|plantsa is i|pa|plantsa, ikina|kabit is i|k|in|a|kabit). Prefix -> the syllable it ends in, as a copy would
+# spell it (-in- left out).
 COPY_LIKE_PREFIXES: dict[str, str] = {
     **{p: p[-2:] for p in ("naki", "maki", "paki", "mala", "pala", "magsi", "nagsi", "naka", "maka", "nagka", "magka")},
     **{p: p[-2:] for p in ("ipa", "ika", "napa", "mapa")},
