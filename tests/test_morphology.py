@@ -470,6 +470,8 @@ def test_enclitics_in_running_text_stay_whole_and_the_linker_is_cut():
         ("pop-up", "pop-up"),  # English compounds: no affix before the hyphen
         ("third-party", "third-party"),
         ("e-mail", "e-mail"),
+        ("-ako", "-ako"),  # a stray hyphen at either end: no reading, no error
+        ("mag-", "mag-"),
     ],
 )
 def test_taglish_affixes_before_a_hyphen_on_a_borrowed_root(word, cut):

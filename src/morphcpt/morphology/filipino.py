@@ -118,7 +118,7 @@ def _hyphenated(f: str) -> _Reading | None:
     may start with the copy (nag-|na|navigate). A hyphen stays with the morph before it."""
     head, _, root = f.rpartition("-")
     if not root.isalpha() or len(root) < 2 or not head.replace("-", "").isalpha():
-        return None
+        return None  # (also a word that starts or ends with a hyphen: "" is no letters)
     h = head.replace("-", "")
     onset = len(root) - len(root.lstrip("bcdfghjklmnpqrstvwxyz"))
     tails: list[tuple[tuple[int, str], ...]] = [()]  # (length, kind) of the morphs after the prefixes
@@ -130,6 +130,8 @@ def _hyphenated(f: str) -> _Reading | None:
         tails += [((1, "reduplicant"),), ((2, "infix"),), ((2, "infix"), (1, "reduplicant"))]
     for tail in tails:
         n_tail = sum(n for n, _ in tail)
+        if n_tail > len(h):
+            continue
         copy = h[len(h) - n_tail :] if n_tail else ""
         if n_tail and not _copy_shaped(copy, tail, root[:onset]):
             continue
