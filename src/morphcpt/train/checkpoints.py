@@ -34,6 +34,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from morphcpt.errors import UserError
 from morphcpt.indexed import file_digest
 from morphcpt.train import state as layouts
 
@@ -53,7 +54,7 @@ def step_dir(root: Path, step: int) -> Path:
     return root / f"step_{step:08d}"
 
 
-class CheckpointError(RuntimeError):
+class CheckpointError(UserError, RuntimeError):
     """A checkpoint is incomplete, corrupt or unloadable; the message names it."""
 
 

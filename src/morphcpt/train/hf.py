@@ -38,6 +38,7 @@ import torch.nn.functional as F
 from transformers.utils import logging as transformers_logging
 
 from morphcpt.train import checkpoints, sharding
+from morphcpt.train import inputs as run_inputs
 from morphcpt.train.data import FINGERPRINT_SAMPLES, TrainData, build_datasets, collate, fingerprint
 from morphcpt.train.metrics import Metrics, peak_memory_mb, truncate_metrics
 from morphcpt.train.models import build_model, config_from_plan, load_pretrained, load_strict
@@ -217,7 +218,7 @@ def _write_run_folder(plan: CPTPlan, data: TrainData, resumed_from: Path | None,
         recorded = json.loads(fp_path.read_text())["first_samples_sha256"]
         current = fingerprint(data, FINGERPRINT_SAMPLES)["first_samples_sha256"]
         if recorded != current:
-            raise RuntimeError(
+            raise run_inputs.InputsChanged(
                 f"{run_dir} was trained on other data (first samples hash {recorded[:12]} != {current[:12]}); "
                 "use a new run_name for a different dataset"
             )
@@ -322,10 +323,14 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
 
     resume = checkpoints.latest_checkpoint(ckpt_root)
     if resume is not None and checkpoints.read_meta(resume)["config_hash"] != plan.config_hash():
-        raise RuntimeError(f"{resume} was written by another plan (config hash differs); use a new run_name")
+        raise checkpoints.CheckpointError(
+            f"{resume} was written by another plan (config hash differs); use a new run_name"
+        )
 
     vocab = Vocabulary.load(plan.model.tokenizer or plan.model.pretrained)
     data = build_datasets(plan.data, loop, vocab, cache_dir=run_dir / "data_cache")
+    # the tokenizer, base model and data by content: a resume on inputs changed in place is refused
+    run_inputs.check_resume(plan, run_dir, resume, ranks.main)
     if ranks.main:
         _write_run_folder(plan, data, resume, ranks)
     model = _build_model(plan, vocab, resume, ranks.device)

@@ -13,6 +13,7 @@ import torch
 from transformers import Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedModel
 
 from morphcpt import paths
+from morphcpt.errors import UserError
 from morphcpt.train.parity import compare_logits, prompt_batch
 from morphcpt.train.plan import ModelPlan
 
@@ -32,7 +33,7 @@ GEMMA3_1B_SHAPE = dict(
 GEMMA3_1B_VOCAB = 262_144
 
 
-class WeightLoadError(RuntimeError):
+class WeightLoadError(UserError, RuntimeError):
     """Pretrained weights did not load completely or do not reproduce their own logits."""
 
 
