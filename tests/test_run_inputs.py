@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from morphcpt import completion
 from morphcpt.preprocess import compose_config, run
 from morphcpt.train import eeve, exit_status, inputs, load_plan
 from morphcpt.train.hf import train
@@ -148,6 +149,7 @@ def eeve_run(tmp_path, sample_corpus, sample_tokenizer_dir, tiny_gemma3):
     plan = eeve_plan(tmp_path, tiny_gemma3)
     result = eeve.run(plan)
     assert result.stages_run == [1, 2] and result.export is not None
+    assert completion.export(result.export) is None  # the export lists its files, and they are there
     return tmp_path, plan, lines
 
 
@@ -194,6 +196,9 @@ def test_eeve_data_preprocessed_again_keeps_the_resized_model_but_not_the_stages
 @pytest.mark.slow
 def test_a_finished_stage_whose_checkpoint_is_gone_runs_again(eeve_run, capsys):
     root, plan, _ = eeve_run
+    export = root / "out" / "exports" / plan.run_name
+    (export / "model.safetensors").unlink()
+    assert completion.export(export) == f"{export / 'model.safetensors'} is missing"
     shutil.rmtree(root / "out" / "exports")
     stage2 = json.loads((eeve.stage_dir(plan, 2) / eeve.STAGE_DONE).read_text())
     shutil.rmtree(stage2["checkpoint"])
@@ -230,3 +235,25 @@ def test_sigterm_during_an_eeve_stage_exits_143_after_the_checkpoint_and_resumes
     resumed = eeve.run(plan)
     assert resumed.stages_run == [1, 6] and exit_status(resumed) == 0 and resumed.export is not None
     assert len(calls) == 3  # stage 6's second step only: the first was not done again
+
+
+def test_a_megatron_job_refuses_to_resume_on_changed_inputs(data, monkeypatch, tiny_gemma3):
+    """The cluster engine's prepare stage (every job) checks the same record before any import or training."""
+    from morphcpt.train import megatron
+
+    tmp, tokenizer, root = data
+    plan = load_plan(
+        ["recipe=cpt_patok", f"output_root={tmp / 'out'}", f"data.root={root}", "data.scheme=vanilla"]
+        + ["data.num_chunks=1", f"model.tokenizer={tokenizer}", f"model.pretrained={tiny_gemma3}"]
+    )
+    monkeypatch.setattr(megatron, "import_weights", lambda plan: None)
+    monkeypatch.setattr(megatron, "verify_import", lambda plan: {"ok": True})
+    monkeypatch.setattr(megatron.bridge_compat, "installed_version", lambda: "0.4.0")
+    megatron.prepare(plan)
+    plan.checkpoint_dir.mkdir(parents=True)
+    (plan.checkpoint_dir / "latest_checkpointed_iteration.txt").write_text("100\n")
+    megatron.prepare(plan)  # the next job: same inputs
+    config = tokenizer / "tokenizer_config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "model_max_length": 77}))
+    with pytest.raises(inputs.InputsChanged, match="tokenizer_config.json changed"):
+        megatron.prepare(plan)

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import torch
 
+from morphcpt import completion
 from morphcpt.jsonio import JSONFileError, read_json, write_json
 from morphcpt.tokenization.eeve import Expansion
 from morphcpt.train.plan import CPTPlan
@@ -354,11 +355,9 @@ def finished_stages(plan: CPTPlan) -> dict[int, dict]:
     it names: a stage whose final checkpoint is gone is finished only when nothing needs that checkpoint any more
     (the next stage is finished, or it is the last stage and the export exists); otherwise it runs again and
     continues from its newest intact checkpoint (and the stages after it run again too)."""
-    from morphcpt.export import METADATA_FILE
-
     records = _stage_records(plan)
     stages = list(plan.eeve.stages)
-    exported = (Path(plan.output_root) / "exports" / plan.run_name / METADATA_FILE).exists()
+    exported = completion.export(Path(plan.output_root) / "exports" / plan.run_name) is None
     finished: dict[int, dict] = {}
     for position in range(len(stages) - 1, -1, -1):
         stage = stages[position]
@@ -437,7 +436,7 @@ def export_final(plan: CPTPlan, stages: list[int], facts: dict) -> Path:
     last = stage_dir(plan, stages[-1])
     marker = read_json(last / STAGE_DONE, keys=("checkpoint",))
     existing = output / METADATA_FILE
-    if existing.exists():
+    if existing.exists() and completion.export(output) is None:  # the metadata and the files it lists
         meta = read_json(existing, default={})
         if meta.get("checkpoint") == marker["checkpoint"] and meta.get("eeve", {}).get("stages") == stages:
             return output
