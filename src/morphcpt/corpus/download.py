@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from morphcpt.jsonio import read_json
+
 log = logging.getLogger(__name__)
 
 REPO_ID = "aisingapore/SEA-PILE-v2"
@@ -199,7 +201,10 @@ def check_source(output: Path, source: str, done: int) -> None:
     it would silently append the wrong rows after the right ones."""
     record = source_record(output)
     if record.exists() and done:
-        recorded = json.loads(record.read_text(encoding="utf-8"))["source"]
+        fix = f"delete {record.name} and {output.name} to start the download over"
+        recorded = read_json(record, keys=("source",), what="where the download's lines come from", fix=fix)[
+            "source"
+        ]
         if recorded != source:
             raise ValueError(
                 f"{output} holds {done} lines from {recorded}; resuming from {source} would append another "

@@ -33,6 +33,7 @@ from morphcpt.evaluate import items as catalogue
 from morphcpt.evaluate.gen import GEN_METRICS, score_gen
 from morphcpt.evaluate.items import BENCHMARK_DIR, LANGUAGES, Item, find_subset, load_benchmark
 from morphcpt.evaluate.mcq import MCQ_METRICS, score_mcq
+from morphcpt.jsonio import read_json
 
 log = logging.getLogger(__name__)
 RESULTS_DIR = paths.REPO_ROOT / "results"
@@ -93,7 +94,7 @@ def model_specs(models: Sequence[str], names: Sequence[str] | None = None) -> li
         folder = Path(model)
         is_dir = folder.is_dir()
         metadata_file = folder / METADATA_FILE
-        metadata = json.loads(metadata_file.read_text()) if is_dir and metadata_file.is_file() else {}
+        metadata = read_json(metadata_file) if is_dir and metadata_file.is_file() else {}
         default = folder.resolve().name if is_dir else model.replace("/", "__")
         path = str(folder.resolve()) if is_dir else model
         specs.append(ModelSpec(name=names[i] if names else default, path=path, metadata=metadata))
@@ -135,10 +136,9 @@ def check_manifest(benchmark_dir: Path, tasks: dict[tuple[str, str], list[Item]]
     manifest_path = benchmark_dir / "manifest.json"
     if not manifest_path.is_file():
         return
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except ValueError as error:
-        raise ValueError(f"{manifest_path} is unreadable ({error}); regenerate the benchmarks") from None
+    manifest = read_json(
+        manifest_path, what="the generated benchmarks' manifest", fix="regenerate the benchmarks"
+    )
     if manifest.get("complete") is False:
         raise ValueError(
             f"{manifest_path}: the generation of these benchmarks did not finish (the set may mix old and new "

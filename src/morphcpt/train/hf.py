@@ -37,6 +37,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from transformers.utils import logging as transformers_logging
 
+from morphcpt.jsonio import read_json
 from morphcpt.train import checkpoints, sharding
 from morphcpt.train import inputs as run_inputs
 from morphcpt.train.data import FINGERPRINT_SAMPLES, TrainData, build_datasets, collate, fingerprint
@@ -213,9 +214,10 @@ def _write_run_folder(plan: CPTPlan, data: TrainData, resumed_from: Path | None,
         }
         fp_path.write_text(json.dumps(fingerprint(data, FINGERPRINT_SAMPLES), indent=2))
     else:
-        meta = json.loads(meta_path.read_text())
+        meta = read_json(meta_path, keys=("resumes",), fix="delete it: the run writes it again")
         meta["resumes"].append({"at": now, "from": resumed_from.name, "world_size": ranks.world})
-        recorded = json.loads(fp_path.read_text())["first_samples_sha256"]
+        fix = "delete it: the run records its data again (inputs.json still checks the data)"
+        recorded = read_json(fp_path, keys=("first_samples_sha256",), fix=fix)["first_samples_sha256"]
         current = fingerprint(data, FINGERPRINT_SAMPLES)["first_samples_sha256"]
         if recorded != current:
             raise run_inputs.InputsChanged(

@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from morphcpt.jsonio import read_json
 from morphcpt.train import bridge_compat
 from morphcpt.train.plan import CPTPlan, plan_to_yaml, save_dry_run
 from morphcpt.train.progress import write_progress as write_progress_file
@@ -231,7 +232,7 @@ def _write_run_folder(plan: CPTPlan, extra: dict) -> None:
     meta_path = run_dir / "metadata.json"
     now = datetime.now(UTC).isoformat(timespec="seconds")
     if meta_path.exists():
-        meta = json.loads(meta_path.read_text())
+        meta = read_json(meta_path, keys=("jobs",), fix="delete it: the next job writes it again")
     else:
         meta = {
             "run_name": plan.run_name,
@@ -325,7 +326,9 @@ def verify_import(plan: CPTPlan) -> dict:
     target = Path(plan.cluster.import_dir)
     marker = target / VERIFIED_MARKER
     if marker.exists():
-        return json.loads(marker.read_text())
+        return read_json(
+            marker, fix="delete it and rerun cluster.stage=prepare (the import is verified again)"
+        )
     parity = megatron_hf_parity(
         plan.model.pretrained, target, plan.model.pretrained, plan.model.tokenizer or plan.model.pretrained
     )
@@ -342,6 +345,7 @@ def verify_import(plan: CPTPlan) -> dict:
 def prepare(plan: CPTPlan) -> dict:
     """Stage 1 (one process, one GPU): import once, verify once, fingerprint the data once, record the job."""
     from morphcpt.tokenization.vocabulary import Vocabulary
+    from morphcpt.train import inputs as run_inputs
     from morphcpt.train.data import (
         FINGERPRINT_SAMPLES,
         build_datasets,
@@ -353,6 +357,9 @@ def prepare(plan: CPTPlan) -> dict:
     check_ready(plan.data)
     vocab = Vocabulary.load(plan.model.tokenizer or plan.model.pretrained)
     check_tokenizer([*plan.data.chunk_prefixes(), plan.data.validation_prefix()], vocab)
+    # a resubmitted job must not resume the run's checkpoints on a tokenizer, base model or data changed in place
+    resuming = (plan.checkpoint_dir / "latest_checkpointed_iteration.txt").exists()
+    run_inputs.check_resume(plan, plan.run_dir, plan.checkpoint_dir if resuming else None, main=True)
     import_weights(plan)
     verification = verify_import(plan)
     run_dir = Path(plan.run_dir)
