@@ -257,3 +257,33 @@ def test_a_megatron_job_refuses_to_resume_on_changed_inputs(data, monkeypatch, t
     config.write_text(json.dumps({**json.loads(config.read_text()), "model_max_length": 77}))
     with pytest.raises(inputs.InputsChanged, match="tokenizer_config.json changed"):
         megatron.prepare(plan)
+
+
+def test_a_megatron_import_of_a_base_model_replaced_in_place_is_not_reused(
+    tmp_path, monkeypatch, tiny_gemma3
+):
+    """The import is shared by every run and made once: reused after the base model changed, it would start new
+    runs from the old weights."""
+    import sys
+    from types import SimpleNamespace
+
+    from morphcpt.train import megatron
+
+    class AutoBridge:
+        @staticmethod
+        def import_ckpt(hf_model_id, megatron_path, torch_dtype):
+            (Path(megatron_path) / "iter_0000000").mkdir(parents=True)
+
+    monkeypatch.setitem(sys.modules, "megatron.bridge", SimpleNamespace(AutoBridge=AutoBridge))
+    base = tmp_path / "base"
+    shutil.copytree(tiny_gemma3, base)
+    plan = load_plan(["recipe=cpt_patok", f"output_root={tmp_path / 'out'}", f"model.pretrained={base}"])
+    target = megatron.import_weights(plan)
+    assert megatron.import_weights(plan) == target  # unchanged: reused
+    config = base / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "rms_norm_eps": 1e-5}))
+    with pytest.raises(megatron.WeightVerificationError, match="config.json changed.*delete .*and rerun"):
+        megatron.import_weights(plan)
+    shutil.rmtree(target / "iter_0000000")
+    with pytest.raises(megatron.WeightVerificationError, match="holds no iter_"):
+        megatron.import_weights(plan)

@@ -79,7 +79,9 @@ def _hub_folder(repo_id: str) -> Path | None:
         return None
 
 
-def _source_record(name_or_path: str, previous: dict | None, names: tuple[str, ...] | None = None) -> dict:
+def source_record(name_or_path: str, previous: dict | None, names: tuple[str, ...] | None = None) -> dict:
+    """A tokenizer or model folder (or a Hub id's local snapshot) by content; a Hub id not downloaded here is
+    recorded by its name alone."""
     folder = Path(name_or_path).expanduser()
     if not folder.is_dir():
         folder = _hub_folder(name_or_path)
@@ -117,9 +119,9 @@ def snapshot(plan, previous: dict | None = None) -> dict:
     tokenizer = plan.model.tokenizer or plan.model.pretrained
     if tokenizer:
         names = (*TOKENIZER_FILES, EXPANSION_FILE)
-        inputs["tokenizer"] = _source_record(str(tokenizer), before.get("tokenizer"), names)
+        inputs["tokenizer"] = source_record(str(tokenizer), before.get("tokenizer"), names)
     if plan.model.pretrained:
-        inputs["base_model"] = _source_record(str(plan.model.pretrained), before.get("base_model"))
+        inputs["base_model"] = source_record(str(plan.model.pretrained), before.get("base_model"))
     data = plan.data
     inputs["data"] = data_record(
         [*data.chunk_prefixes(), data.validation_prefix()], f"{data.root} (scheme {data.scheme})"
