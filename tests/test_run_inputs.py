@@ -205,6 +205,14 @@ def test_a_finished_stage_whose_checkpoint_is_gone_runs_again(eeve_run, capsys):
     result = eeve.run(plan)
     assert "stage 2: marked done, but its checkpoint" in capsys.readouterr().out
     assert result.stages_run == [1, 2] and (Path(stage2["checkpoint"]) / "model" / "config.json").exists()
+    # a cut-off stage marker and a resized model without its weights: made again, not a traceback
+    marker = eeve.stage_dir(plan, 1) / eeve.STAGE_DONE
+    marker.write_text(marker.read_text()[:40])
+    next(Path(plan.run_dir, "resized").glob("*.safetensors")).unlink()
+    shutil.rmtree(root / "out" / "exports")
+    assert eeve.run(plan).stages_run == [1, 2]
+    out = capsys.readouterr().out
+    assert "resizing again" in out and f"EEVE stage 1: {marker} " in out and "ends early" in out
 
 
 @pytest.mark.slow

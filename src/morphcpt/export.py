@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from morphcpt.errors import reported
 from morphcpt.indexed import file_digest
 from morphcpt.jsonio import read_json
 from morphcpt.train.plan import CPTPlan, plan_from_yaml
@@ -169,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         "--output", default=None, help="output folder (default: <output_root>/exports/<run_name>)"
     )
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    result = export_run(args.run_dir, args.step, args.output)
+    with reported("morphcpt export"):
+        result = export_run(args.run_dir, args.step, args.output)
     print(f"exported step {result.step} to {result.output} (parity: {result.parity})")
     return 0
 

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from morphcpt.errors import reported
 from morphcpt.jsonio import read_json
 
 log = logging.getLogger(__name__)
@@ -225,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         "--from-parquet", default=None, help="read a local folder of the dataset's parquet shards"
     )
     args = parser.parse_args(argv)
-    added = download_seapile(args.output, args.language, args.limit, args.token, args.from_parquet)
+    with reported("download"):
+        added = download_seapile(args.output, args.language, args.limit, args.token, args.from_parquet)
     print(f"{args.output}: {added} lines added, {complete_lines(Path(args.output))} in total")
     return 0
 

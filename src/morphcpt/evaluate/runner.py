@@ -29,6 +29,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from morphcpt import paths
+from morphcpt.errors import reported
 from morphcpt.evaluate import items as catalogue
 from morphcpt.evaluate.gen import GEN_METRICS, score_gen
 from morphcpt.evaluate.items import BENCHMARK_DIR, LANGUAGES, Item, find_subset, load_benchmark
@@ -409,7 +410,8 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
 
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    written = run_evaluation(config_from_args(build_parser().parse_args(argv)))
+    with reported("run_evaluation"):
+        written = run_evaluation(config_from_args(build_parser().parse_args(argv)))
     for path in written:
         print(path)
     return 0

@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass, fields
 from itertools import pairwise
 from pathlib import Path
 
-from morphcpt.errors import UserError
+from morphcpt.errors import UserError, reported
 from morphcpt.jsonio import read_json, write_json
 from morphcpt.tokenization.vocabulary import WORD_START, Vocabulary
 
@@ -439,15 +439,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-documents", type=int, default=None)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO)
-    expansion = expand(
-        args.corpus,
-        args.base,
-        args.out_dir,
-        num_new=args.num_new,
-        candidates=args.candidates,
-        min_frequency=args.min_frequency,
-        max_documents=args.max_documents,
-    )
+    with reported("morphcpt eeve-tokenizer"):
+        expansion = expand(
+            args.corpus,
+            args.base,
+            args.out_dir,
+            num_new=args.num_new,
+            candidates=args.candidates,
+            min_frequency=args.min_frequency,
+            max_documents=args.max_documents,
+        )
     print(
         f"{args.out_dir}: {expansion.num_new} new pieces (ids {expansion.first_new_id}.."
         f"{expansion.new_ids[-1]}), tokens/byte {expansion.base_tokens / expansion.corpus_bytes:.4f} -> "

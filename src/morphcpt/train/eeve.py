@@ -267,7 +267,9 @@ def run(plan: CPTPlan) -> EEVEResult:
     Expansion.load(plan.model.tokenizer)
     check_ready(plan.data)
     check_inputs(plan, main)
-    if main and not (resized / RESIZE_FILE).exists():
+    if main and (problem := _resized_problem(resized)):
+        if problem != "missing":
+            print(f"EEVE: the resized model {resized} is not whole ({problem}); resizing again")
         resize(plan.model.pretrained, plan.model.tokenizer, resized)
     _barrier()
     facts = read_json(resized / RESIZE_FILE, keys=("first_new_id", "rows"), fix=f"remove {resized} and rerun")
@@ -331,6 +333,20 @@ def run(plan: CPTPlan) -> EEVEResult:
     )
 
 
+def _resized_problem(resized: Path) -> str | None:
+    """None when the resized model is whole: its record and the model files. The resize is a function of the
+    run's inputs, which `check_inputs` has just compared, so one that is not whole is simply made again."""
+    if not (resized / RESIZE_FILE).exists():
+        return "missing"
+    try:
+        read_json(resized / RESIZE_FILE, keys=("first_new_id", "rows"))
+    except JSONFileError as error:
+        return str(error)
+    if not (resized / "config.json").is_file() or not any(resized.glob("*.safetensors")):
+        return "its config.json or weights are missing"
+    return None
+
+
 def _stage_records(plan: CPTPlan) -> dict[int, dict]:
     """{stage: its `stage_done.json`} for the plan's stages whose marker was written for this plan's settings,
     starting from what the stage before it ended with (a stage after one that is not done is not done either)."""
@@ -338,7 +354,11 @@ def _stage_records(plan: CPTPlan) -> dict[int, dict]:
     start: Path | None = Path(plan.run_dir) / "resized"
     for stage in plan.eeve.stages:
         marker = stage_dir(plan, stage) / STAGE_DONE
-        record = read_json(marker, default=None, fix="delete it: the stage is then redone (or resumed)")
+        try:
+            record = read_json(marker, default=None, fix="the stage runs again, from its newest checkpoint")
+        except JSONFileError as error:  # cut off or garbled: not known to be done
+            print(f"EEVE stage {stage}: {error}")
+            record = None
         if start is None or record is None or not {"checkpoint", "steps", "val_bpb"} <= set(record):
             start = None
             continue
