@@ -184,3 +184,13 @@ def test_a_cut_off_marker_in_training_data_names_the_marker(tmp_path, sample_cor
     cut(marker)
     with pytest.raises(UserError, match=f"{marker} .*ends early"):
         check_ready(DataPlan(root=str(tmp_path / "data"), num_chunks=1))
+
+
+def test_a_cut_off_model_config_is_named(tmp_path, tiny_gemma3):
+    from morphcpt.train.models import load_strict
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_gemma3, model)
+    cut(model / "config.json")
+    with pytest.raises(JSONFileError, match="config.json .the model's configuration. ends early"):
+        load_strict(model)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from morphcpt.errors import UserError
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = PACKAGE_DIR.parents[1]
 CONF_DIR = PACKAGE_DIR / "conf"
@@ -17,6 +19,10 @@ SAMPLE_CORPUS = DATA_DIR / "sample" / "tl_sample.jsonl"
 SAMPLE_TOKENIZER_DIR = DATA_DIR / "tokenizer"
 LEXICON_DIR = DATA_DIR / "lexicon"
 OUTPUTS_DIR = REPO_ROOT / "outputs"
+
+
+class FolderNotFound(UserError, FileNotFoundError):
+    """A model (or tokenizer) path that is not a folder here."""
 
 
 def model_source(name_or_path: str | Path, what: str = "model") -> str:
@@ -32,7 +38,7 @@ def model_source(name_or_path: str | Path, what: str = "model") -> str:
     if looks_like_path or Path(text).expanduser().exists():
         folder = Path(text).expanduser()
         if not folder.is_dir():
-            raise FileNotFoundError(
+            raise FolderNotFound(
                 f"{what} folder not found: {text} (give a folder holding config.json, or a Hub id such as "
                 "google/gemma-3-1b-pt)"
             )

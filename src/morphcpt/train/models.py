@@ -14,6 +14,7 @@ from transformers import Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedModel
 
 from morphcpt import paths
 from morphcpt.errors import UserError
+from morphcpt.jsonio import check_json_files
 from morphcpt.train.parity import compare_logits, prompt_batch
 from morphcpt.train.plan import ModelPlan
 
@@ -127,6 +128,8 @@ def load_strict(name_or_path: str | Path) -> PreTrainedModel:
             source, dtype=torch.float32, output_loading_info=True
         )
     except Exception as error:  # a truncated safetensors file, a broken config: say which folder
+        if Path(source).is_dir():
+            check_json_files(source)  # a cut-off config.json: named by itself
         raise WeightLoadError(f"{name_or_path}: cannot load the model: {error}") from None
     problems = {k: sorted(v) for k, v in info.items() if k != "error_msgs" and v} | (
         {"error_msgs": info["error_msgs"]} if info.get("error_msgs") else {}
