@@ -498,7 +498,7 @@ def register(fault, env: dict, sample_lines) -> None:
             and not submissions(work)
         )
         return (
-            f"status exit {code1} (warning shown); submissions exit {code2}/{code3}, with the way on; nothing submitted: {not submissions(work)}",
+            f"status exit {code1} ({'warning shown' if 'warning' in out1 else 'no warning'}); submissions exit {code2}/{code3}, with the way on; nothing submitted: {not submissions(work)}",
             ok,
         )
 

@@ -44,7 +44,7 @@ import torch
 from morphcpt import completion
 from morphcpt.jsonio import JSONFileError, read_json, write_json
 from morphcpt.tokenization.eeve import Expansion
-from morphcpt.train.plan import CPTPlan
+from morphcpt.train.plan import CPTPlan, PlanError
 
 STAGE_NAMES = {
     1: "new input rows",
@@ -250,11 +250,11 @@ def run(plan: CPTPlan) -> EEVEResult:
     from morphcpt.train.data import check_ready
 
     if plan.engine != "hf":
-        raise ValueError(
+        raise PlanError(
             "EEVE stages run with the hf engine (engine=hf); for Megatron see the README's EEVE section"
         )
     if not plan.model.pretrained or not plan.model.tokenizer:
-        raise ValueError(
+        raise PlanError(
             "EEVE needs model.pretrained (the model to expand) and model.tokenizer (the expanded one)"
         )
     plan.eeve.check()

@@ -43,7 +43,7 @@ from morphcpt.train import inputs as run_inputs
 from morphcpt.train.data import FINGERPRINT_SAMPLES, TrainData, build_datasets, collate, fingerprint
 from morphcpt.train.metrics import Metrics, peak_memory_mb, truncate_metrics
 from morphcpt.train.models import build_model, config_from_plan, load_pretrained, load_strict
-from morphcpt.train.plan import CPTPlan, OptimPlan, plan_to_yaml, save_dry_run
+from morphcpt.train.plan import CPTPlan, OptimPlan, PlanError, plan_to_yaml, save_dry_run
 
 
 @dataclass
@@ -318,7 +318,7 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
     loop = plan.loop
     per_step = loop.micro_batch_size * ranks.world
     if loop.global_batch_size % per_step:
-        raise ValueError(
+        raise PlanError(
             f"global batch {loop.global_batch_size} is not a multiple of micro {loop.micro_batch_size} x {ranks.world} ranks"
         )
     bf16 = loop.precision == "bf16-mixed" and ranks.device.type == "cuda"
@@ -338,7 +338,7 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
     model = _build_model(plan, vocab, resume, ranks.device)
     rows = model.get_input_embeddings().weight.shape[0]
     if rows < vocab.size:
-        raise ValueError(f"model has {rows} embedding rows but the tokenizer has {vocab.size} ids")
+        raise PlanError(f"model has {rows} embedding rows but the tokenizer has {vocab.size} ids")
     own_group = loop.sharding == "fsdp" and sharding.ensure_process_group(ranks.device)
     wrapped = sharding.shard(model, loop, ranks.device, bf16, ranks.world)  # before the optimiser sees params
 
