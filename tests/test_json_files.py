@@ -48,7 +48,7 @@ def test_the_reader_names_the_file_what_is_wrong_and_the_fix(tmp_path, content, 
 def test_missing_files_and_defaults_and_atomic_writes(tmp_path):
     with pytest.raises(JSONFileMissing, match="is missing") as error:
         read_json(tmp_path / "nope.json")
-    assert isinstance(error.value, FileNotFoundError)
+    assert isinstance(error.value, FileNotFoundError) and error.value.filename == str(tmp_path / "nope.json")
     assert read_json(tmp_path / "nope.json", default={}) == {}
     write_json(tmp_path / "x.json", {"b": "ü"})
     assert read_json(tmp_path / "x.json") == {"b": "ü"}
@@ -194,3 +194,15 @@ def test_a_cut_off_model_config_is_named(tmp_path, tiny_gemma3):
     cut(model / "config.json")
     with pytest.raises(JSONFileError, match="config.json .the model's configuration. ends early"):
         load_strict(model)
+
+
+@pytest.mark.parametrize("meta", [None, b"", b"{"])
+def test_a_checkpoint_whose_meta_json_is_missing_or_cut_is_not_usable(tmp_path, meta):
+    """What a missing file looked like to the checkpoint check changed with the reader: it must still say so."""
+    from morphcpt.train.checkpoints import verify
+
+    (tmp_path / "step_00000002").mkdir()
+    if meta is not None:
+        (tmp_path / "step_00000002" / "meta.json").write_bytes(meta)
+    problem = verify(tmp_path / "step_00000002")
+    assert problem == "meta.json is missing" if meta is None else problem.startswith("unreadable: ")

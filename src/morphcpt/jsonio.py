@@ -45,7 +45,10 @@ class JSONFileError(UserError, ValueError):
 
 
 class JSONFileMissing(JSONFileError, FileNotFoundError):
-    """A JSON file the suite needs is not there."""
+    """A JSON file the suite needs is not there (`filename` names it, as for any FileNotFoundError)."""
+
+    def __str__(self) -> str:  # the message, not OSError's "[Errno None] None: 'file'"
+        return str(self.args[0])
 
 
 def _describe(path: Path, what: str | None, fix: str | None) -> tuple[str, str]:
@@ -100,7 +103,9 @@ def read_json(
     except FileNotFoundError:
         if default is not _NOTHING:
             return default
-        raise JSONFileMissing(f"{path}{label} is missing; {how}") from None
+        missing = JSONFileMissing(f"{path}{label} is missing; {how}")
+        missing.filename = str(path)  # as a FileNotFoundError from open() would say
+        raise missing from None
     except OSError as error:
         raise JSONFileError(f"{path}{label} cannot be read ({error.strerror}); {how}") from None
     try:
