@@ -345,6 +345,8 @@ def train_sentencepiece_tokenizer(
             byte_fallback=byte_fallback,
         )
     except TokenizerTrainingError as error:
+        if any(str(error).startswith(f"{path}:") for path in paths):
+            raise  # it names its file already
         names = ", ".join(map(str, paths))
         read = f" ({counts.lines} lines, {counts.skipped} empty or unreadable; each needs a non-empty `text`)"
         detail = f"{error}{read}" if str(error).startswith("holds no text") else str(error)
