@@ -167,7 +167,10 @@ def _cpu_stages(settings: dict[str, str]) -> list[dict[str, str]]:
         else f'{enroot} python scripts/download_seapile.py --output "{s["CORPUS"]}" --language "{s["CORPUS_LANGUAGE"]}"'
     )
     stages = [
-        ("download", f'mkdir -p "$(dirname "{s["CORPUS"]}")"\n{download}\ntouch "{s["CORPUS"]}.done"'),
+        (
+            "download",
+            f'mkdir -p "$(dirname "{s["CORPUS"]}")"\n{download}\nwc -c < "{s["CORPUS"]}" > "{s["CORPUS"]}.done"',
+        ),
         (
             "split",
             f'{enroot} python training/nemo/data/split_jsonl.py --input "{s["CORPUS"]}" '

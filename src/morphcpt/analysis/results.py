@@ -11,7 +11,6 @@ Models are given a role in the research question — base, baseline (vanilla CPT
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 from morphcpt.evaluate.gen import GEN_METRICS
 from morphcpt.evaluate.mcq import MCQ_METRICS
 from morphcpt.evaluate.runner import RESULT_FORMAT
+from morphcpt.jsonio import read_json
 
 METRICS = {"mcq": MCQ_METRICS, "gen": GEN_METRICS}
 PRIMARY_METRIC = {"mcq": "acc_norm", "gen": "exact"}  # acc_norm does not depend on how options are tokenized
@@ -72,7 +72,9 @@ def load_results(results_dir: Path | str) -> list[TaskResult]:
         raise FileNotFoundError(f"results folder {results_dir} does not exist")
     found = []
     for path in sorted(results_dir.glob("*/*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(
+            path, what="an evaluation result", fix="delete it and rerun the evaluation (it redoes that task)"
+        )
         if data.get("format") != RESULT_FORMAT:
             continue  # another tool's JSON in the same folder
         model = data["model"]
