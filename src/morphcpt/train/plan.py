@@ -32,7 +32,7 @@ SHARDINGS = ("ddp", "fsdp")
 PEFT_METHODS = ("none", "lora")
 # Loop keys that change how a step is laid out over ranks and memory, never what it computes: left out of the
 # config hash, so a run may resume under another sharding (e.g. after moving to more GPUs).
-LAYOUT_KEYS = ("max_steps_per_run", "sharding", "activation_checkpointing", "cpu_offload")
+LAYOUT_KEYS = ("max_steps_per_run", "sharding", "fsdp_shard_size", "activation_checkpointing", "cpu_offload")
 
 
 class PlanError(UserError, ValueError):
@@ -112,6 +112,10 @@ class LoopPlan:
     # optimiser state on every rank; "fsdp" shards all three over the ranks (FSDP2 fully_shard; bf16 parameters
     # with fp32 gradient reductions on GPU under bf16-mixed).
     sharding: str = "ddp"
+    # fsdp: how many ranks one copy of the model is sharded over. null: the ranks of one node, so on several nodes
+    # each node holds a whole sharded copy and nodes only all-reduce gradients (HSDP; the all-gathers stay on the
+    # node's fast links). The world size: one copy over every rank of every node, for models one node cannot hold.
+    fsdp_shard_size: int | None = None
     activation_checkpointing: bool = False  # recompute each decoder layer in backward (non-reentrant)
     cpu_offload: bool = False  # fsdp only: parameters, gradients and optimiser state live in host memory
 
@@ -176,7 +180,8 @@ class LoggingPlan:
 
 @dataclass
 class ClusterPlan:
-    """Megatron-Bridge engine only: parallelism, the PBS walltime and where the imported weights live."""
+    """The job's shape (nodes x GPUs, both engines' check stages read it) and, for the Megatron-Bridge engine,
+    parallelism, the PBS walltime and where the imported weights live."""
 
     # "check": build and validate everything Bridge would, without a GPU; "prepare": import the HF weights once
     # and verify them; "train": pretrain()
@@ -272,6 +277,11 @@ def validate(plan: CPTPlan) -> CPTPlan:
         raise PlanError(f"loop.precision must be one of {PRECISIONS}, got {loop.precision!r}")
     if loop.sharding not in SHARDINGS:
         raise PlanError(f"loop.sharding must be one of {SHARDINGS}, got {loop.sharding!r}")
+    if loop.fsdp_shard_size is not None and (loop.sharding != "fsdp" or loop.fsdp_shard_size < 1):
+        raise PlanError(
+            f"loop.fsdp_shard_size={loop.fsdp_shard_size} needs loop.sharding=fsdp and a number of ranks >= 1 "
+            "(null: the ranks of one node)"
+        )
     if loop.cpu_offload and loop.sharding != "fsdp":
         raise PlanError("loop.cpu_offload=true needs loop.sharding=fsdp (FSDP2 offloads the shards)")
     if plan.peft.method not in PEFT_METHODS:

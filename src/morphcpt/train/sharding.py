@@ -6,7 +6,9 @@ CPU offload, and the collectives a training step needs whatever the layout.
     norm = clip_grad_norm(model, 1.0)
 
 FSDP2 shards every decoder layer on its own (each is all-gathered just before it runs and freed after) and the
-rest (embeddings, final norm, the tied output layer) as the root group. Under bf16-mixed on a GPU the policy is
+rest (embeddings, final norm, the tied output layer) as the root group. On several nodes the shards stay within a
+node and each node holds one whole sharded copy (HSDP, a 2-D device mesh: `fsdp_mesh`), unless
+`loop.fsdp_shard_size` spreads one copy further. Under bf16-mixed on a GPU the policy is
 bf16 parameters with fp32 gradient reductions; on CPU everything stays fp32, so an fsdp run computes what a
 single process does. Decoder layers are found from the model's own `_no_split_modules` (what transformers uses
 for device maps), so any causal LM that `AutoModelForCausalLM` loads can be sharded.
@@ -90,6 +92,25 @@ def ensure_process_group(device: torch.device) -> bool:
     return True
 
 
+def fsdp_mesh(loop: LoopPlan, device: torch.device):
+    """FSDP2's device mesh for this job: None (plain FSDP over every rank) when one copy of the model spans the
+    whole world, else replicas x shard ranks, `loop.fsdp_shard_size` ranks a copy (default: one node's ranks,
+    torchrun's LOCAL_WORLD_SIZE). With one copy per node, the all-gathers and reduce-scatters of every layer stay
+    on the node's fast links and the nodes exchange only one all-reduce of the gradient shards a step."""
+    world = dist.get_world_size() if dist.is_initialized() else 1
+    size = loop.fsdp_shard_size or int(os.environ.get("LOCAL_WORLD_SIZE", world))
+    if size >= world:
+        return None
+    if world % size:
+        raise ShardingError(
+            f"loop.fsdp_shard_size={size} does not divide the {world} ranks into whole copies of the model; "
+            f"use a divisor of {world} (null: the ranks of one node)"
+        )
+    from torch.distributed.device_mesh import init_device_mesh
+
+    return init_device_mesh(device.type, (world // size, size), mesh_dim_names=("replicate", "shard"))
+
+
 def shard(model: torch.nn.Module, loop: LoopPlan, device: torch.device, bf16: bool, world: int):
     """Apply the plan's layout to `model` (already on `device`); returns the module to call in training (the
     DDP wrapper, or the model itself, which fully_shard converts in place)."""
@@ -107,9 +128,10 @@ def shard(model: torch.nn.Module, loop: LoopPlan, device: torch.device, bf16: bo
             else MixedPrecisionPolicy()
         )
         offload = CPUOffloadPolicy() if loop.cpu_offload and device.type == "cuda" else OffloadPolicy()
+        mesh = fsdp_mesh(loop, device)
         for layer in layers:
-            fully_shard(layer, mp_policy=mp, offload_policy=offload)
-        fully_shard(model, mp_policy=mp, offload_policy=offload)
+            fully_shard(layer, mesh=mesh, mp_policy=mp, offload_policy=offload)
+        fully_shard(model, mesh=mesh, mp_policy=mp, offload_policy=offload)
         return model
     if world > 1:
         device_ids = [device.index] if device.type == "cuda" else None
