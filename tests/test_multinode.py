@@ -352,10 +352,19 @@ def training_settings(
     )  # fmt: skip
 
 
-def assert_same_losses(got: list[tuple], want: list[tuple]) -> None:
+def assert_same_losses(got: list[tuple], want: list[tuple], label: str) -> None:
     assert [g[:2] for g in got] == [w[:2] for w in want]
     for g, w in zip(got, want, strict=True):
         assert g[2] == pytest.approx(w[2], rel=1e-5), (g, w)
+    worst = max(abs(g[2] - w[2]) / abs(w[2]) for g, w in zip(got, want, strict=True))
+    train = [(g[1], w[2], g[2]) for g, w in zip(got, want, strict=True) if g[0] == "train"]
+    shown = ", ".join(
+        f"step {s}: {one:.6f} / {two:.6f}" for s, one, two in (train[0], train[len(train) // 2], train[-1])
+    )
+    print(
+        f"{label}: {len(got)} losses (train + validation), max relative difference {worst:.2e}; one process / "
+        f"two nodes: {shown}"
+    )
 
 
 @pytest.mark.slow
@@ -388,7 +397,7 @@ def test_two_pbs_nodes_train_as_one_a_lost_node_ends_the_job_and_it_resumes(
     status, output = job.run("run_cpt_baseline")  # submitted again: resumes from the newest checkpoint
     assert status == 0, output
     assert "training complete" in output
-    assert_same_losses(numbers(run_dir), want)
+    assert_same_losses(numbers(run_dir), want, "pbs, ddp, lost node + resumed")
     meta = json.loads((run_dir / "metadata.json").read_text())
     assert meta["world_size"] == 2 and [r["world_size"] for r in meta["resumes"]] == [2]
     print(f"lost node: job ended {lost_after:.1f} s after node 1 was killed at step {max(done)}")
@@ -405,6 +414,6 @@ def test_two_slurm_nodes_with_fsdp_train_as_one(data_root, tiny_gemma3, tmp_path
     status, output = job.run("run_cpt_baseline")
     assert status == 0, output
     run_dir = tmp_path / "out" / "runs" / "gemma3-1b-baseline"
-    assert_same_losses(numbers(run_dir), want)
+    assert_same_losses(numbers(run_dir), want, "slurm, fsdp (hsdp)")
     latest = json.loads((run_dir / "progress.json").read_text())
     assert latest["complete"] and latest["iteration"] == steps

@@ -98,7 +98,7 @@ if [[ "${CONTAINER_RUNTIME:-enroot}" == pyxis ]]; then
     mount_list=$(IFS=,; echo "${mounted[*]/%/:}" | sed 's/\([^,]*\):/\1:\1/g')
     export PYTHONPATH="$PROJECT_DIR/src" HF_HOME="${HF_HOME:-$PROJECT_DIR/.cache/huggingface}"
     export MORPHCPT_IN_CONTAINER=1
-    read -r -a step <<< "${MORPHCPT_SRUN_ARGS:---ntasks=1}"
+    read -r -a step <<< "${MORPHCPT_SRUN_ARGS:---nodes=1 --ntasks=1}"  # one task on this node
     # Slurm 22.05+ no longer hands the job's --cpus-per-task to srun: without it the step gets one core
     if [[ -n "${SLURM_CPUS_PER_TASK:-}" && "${MORPHCPT_SRUN_ARGS:-}" != *--cpus-per-task* ]]; then
         step+=(--cpus-per-task="$SLURM_CPUS_PER_TASK")
