@@ -109,6 +109,18 @@ def test_bad_input_is_a_clear_error(cluster, capsys, monkeypatch):
     assert "sbatch not found" in capsys.readouterr().err
 
 
+def test_the_chain_submits_multi_node_runs_and_the_local_runner_refuses_them(cluster, capsys):
+    with open(cluster / ".env", "a") as env:
+        env.write("TRAIN_NODES=2\n")
+    assert pipeline.main(["--env", ".env", "--schemes", "patok", "--to", "cpt"]) == 0
+    assert "each CPT run trains on 2 nodes of 8 GPUs" in capsys.readouterr().out
+    [line] = [line for line in submitted(cluster) if line.endswith("/run_cpt_patok.pbs")]
+    script = (cluster / "jobs" / "run_cpt_patok.pbs").read_text()
+    assert "#PBS -l select=2:" in script and "#PBS -l place=scatter" in script and '"cluster.nodes=2"' in script
+    assert pipeline.main(["--local", "--env", ".env", "--schemes", "patok"]) == 1
+    assert "TRAIN_NODES=2 (.env) trains each run across that many nodes" in capsys.readouterr().err
+
+
 def test_slurm_scripts_are_valid_bash_with_slurm_variables(tmp_path):
     env = {"SCHEDULER": "slurm", "LOG_DIR": str(tmp_path / "logs"), "NUM_CHUNKS": "3"}
     scripts = jobs.render_jobs(paths.REPO_ROOT / "job_templates", tmp_path / "jobs", env)

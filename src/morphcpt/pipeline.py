@@ -338,6 +338,13 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
             return 0
         # one submission (or local run) of the chain at a time: two would submit every job twice
         what = "running the chain here (--local)" if args.local else "submitting the chain"
+        training = any(stage.group == "cpt" for stage in stages)
+        if args.local and training and settings["TRAIN_NODES"] != "1":
+            raise PipelineError(
+                f"TRAIN_NODES={settings['TRAIN_NODES']} (.env) trains each run across that many nodes of a "
+                "scheduler's job, and --local runs the chain on this one machine: set TRAIN_NODES=1 for --local, "
+                "or submit the chain (without --local)"
+            )
         with lockfile.claim(chain_lock(settings), what):
             jobs.render_jobs(paths.REPO_ROOT / "job_templates", jobs_dir, env)
             if args.local:
@@ -357,9 +364,14 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
                 if report.exists():
                     print(f"report: {report}")
                 return 0
-            if settings["AUTO_RESUBMIT"] != "1" and any(stage.group == "cpt" for stage in stages):
+            if settings["AUTO_RESUBMIT"] != "1" and training:
                 print(
                     "note: AUTO_RESUBMIT is not 1: resubmit unfinished CPT runs by hand; the chain waits for them"
+                )
+            if settings["TRAIN_NODES"] != "1" and training:
+                print(
+                    f"note: each CPT run trains on {settings['TRAIN_NODES']} nodes of {settings['TRAIN_NGPUS']} "
+                    "GPUs (TRAIN_NODES, docs/multi-node.md)"
                 )
             chain.submit(stages, everything, args.dry_run)
     except UserError as error:  # a refused submission, a bad setting, a broken file, another submission
