@@ -116,7 +116,9 @@ def test_the_chain_submits_multi_node_runs_and_the_local_runner_refuses_them(clu
     assert "each CPT run trains on 2 nodes of 8 GPUs" in capsys.readouterr().out
     [line] = [line for line in submitted(cluster) if line.endswith("/run_cpt_patok.pbs")]
     script = (cluster / "jobs" / "run_cpt_patok.pbs").read_text()
-    assert "#PBS -l select=2:" in script and "#PBS -l place=scatter" in script and '"cluster.nodes=2"' in script
+    assert (
+        "#PBS -l select=2:" in script and "#PBS -l place=scatter" in script and '"cluster.nodes=2"' in script
+    )
     assert pipeline.main(["--local", "--env", ".env", "--schemes", "patok"]) == 1
     assert "TRAIN_NODES=2 (.env) trains each run across that many nodes" in capsys.readouterr().err
 
