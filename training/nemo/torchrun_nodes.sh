@@ -64,10 +64,12 @@ node_main() {
     [[ "$rank" == 0 ]] && is_host=1
     # c10d ranks the nodes by address (sorted), so --node-rank would be ignored; is_host names the node whose
     # agent serves the rendezvous store (the endpoint's), and --local-addr is the name the other nodes reach.
-    bash "$HERE/run_in_enroot.sh" torchrun --nnodes "$NNODES" --nproc-per-node "$GPUS" \
-        --rdzv-backend c10d --rdzv-endpoint "$ENDPOINT" --rdzv-id "$RDZV_ID" \
-        --rdzv-conf "is_host=$is_host,join_timeout=$JOIN_TIMEOUT" --local-addr "${HOSTS[rank]}" \
-        --max-restarts 0 "${ARGS[@]}" &
+    local torchrun=(torchrun --nnodes "$NNODES" --nproc-per-node "$GPUS"
+        --rdzv-backend c10d --rdzv-endpoint "$ENDPOINT" --rdzv-id "$RDZV_ID"
+        --rdzv-conf "is_host=$is_host,join_timeout=$JOIN_TIMEOUT" --local-addr "${HOSTS[rank]}"
+        --max-restarts 0 "${ARGS[@]}")
+    echo "[$(date -Is)] node $rank: ${torchrun[*]}"
+    bash "$HERE/run_in_enroot.sh" "${torchrun[@]}" &
     child=$!
     trap 'kill -TERM "$child" 2>/dev/null' TERM INT HUP
     while true; do
