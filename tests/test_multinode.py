@@ -388,7 +388,7 @@ def test_two_pbs_nodes_train_as_one_a_lost_node_ends_the_job_and_it_resumes(
         os.kill(pid, signal.SIGKILL)
     status = proc.wait(timeout=120)
     lost_after = time.monotonic() - tic
-    output = job.output.read_text()
+    output = lost_output = job.output.read_text()
     assert status != 0 and lost_after < 60, output
     assert "training FAILED because node" in output
     done = [r[1] for r in numbers(run_dir) if r[0] == "train"]
@@ -400,7 +400,8 @@ def test_two_pbs_nodes_train_as_one_a_lost_node_ends_the_job_and_it_resumes(
     assert_same_losses(numbers(run_dir), want, "pbs, ddp, lost node + resumed")
     meta = json.loads((run_dir / "metadata.json").read_text())
     assert meta["world_size"] == 2 and [r["world_size"] for r in meta["resumes"]] == [2]
-    print(f"lost node: job ended {lost_after:.1f} s after node 1 was killed at step {max(done)}")
+    print(f"lost node: job ended {lost_after:.1f} s after node 1 was killed at step {max(done)}; it said:")
+    print("\n".join(line for line in lost_output.splitlines() if line.startswith(("torchrun_nodes", "  "))))
 
 
 @pytest.mark.slow
