@@ -37,7 +37,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from transformers.utils import logging as transformers_logging
 
-from morphcpt.train import checkpoints, sharding
+from morphcpt.train import checkpoints, memory, sharding
 from morphcpt.train.data import FINGERPRINT_SAMPLES, TrainData, build_datasets, collate, fingerprint
 from morphcpt.train.metrics import Metrics, peak_memory_mb, truncate_metrics
 from morphcpt.train.models import build_model, config_from_plan, load_pretrained, load_strict
@@ -277,6 +277,7 @@ def _optimizer_step(wrapped, model, optimizer, data: TrainData, plan: CPTPlan, r
 def describe(plan: CPTPlan) -> dict:
     """Dry run: what `train(plan)` would do on this machine (ranks from torchrun's environment), without data."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
+    memory.resolve_micro_batch(plan, "hf", world)
     loop = plan.loop
     per_step = loop.micro_batch_size * world
     cuda = torch.cuda.is_available()
@@ -306,6 +307,12 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
     from morphcpt.tokenization.vocabulary import Vocabulary
 
     ranks = _setup_ranks()
+    # Before any GPU memory is allocated: `auto` becomes a number, and a plan that does not fit its card stops here
+    # with the layouts that would (the job's check stage said so already, unless the plan changed since).
+    memory.resolve_micro_batch(plan, "hf", ranks.world)
+    if ranks.device.type == "cuda":
+        memory.check_device(plan, ranks.device)
+        memory.check_fits(plan, "hf", ranks.world)
     if not plan.logging.progress_bar:
         transformers_logging.disable_progress_bar()  # no per-save/load bars either (the demo's console)
     run_dir = Path(plan.run_dir)

@@ -23,6 +23,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
 from morphcpt import paths
+from morphcpt.train.gpus import parse_bytes
 
 ENGINES = ("megatron", "hf")
 STAGES = ("check", "prepare", "train")
@@ -31,7 +32,9 @@ SHARDINGS = ("ddp", "fsdp")
 PEFT_METHODS = ("none", "lora")
 # Loop keys that change how a step is laid out over ranks and memory, never what it computes: left out of the
 # config hash, so a run may resume under another sharding (e.g. after moving to more GPUs).
-LAYOUT_KEYS = ("max_steps_per_run", "sharding", "activation_checkpointing", "cpu_offload")
+# The micro batch is one of them: samples are addressed by index, so a step reads the same global batch at any
+# micro batch size ("auto" may pick another one on another card).
+LAYOUT_KEYS = ("max_steps_per_run", "micro_batch_size", "sharding", "activation_checkpointing", "cpu_offload")
 
 
 @dataclass
@@ -96,7 +99,9 @@ class LoopPlan:
     steps: int = 10_000
     seq_length: int = 2048
     global_batch_size: int = 256
-    micro_batch_size: int = 2
+    # Samples per rank per forward pass, or "auto": the largest that fits `cluster.gpu_memory` with the planner's
+    # margin and divides the global batch (`python -m morphcpt.train.memory` shows the choice).
+    micro_batch_size: int | str = 2
     precision: str = "bf16-mixed"  # hf engine: bf16 autocast on GPU; CPU always runs fp32
     seed: int = 1234
     # hf engine: stop after this many optimiser steps in one invocation (a checkpoint is written); null: no limit.
@@ -171,8 +176,14 @@ class LoggingPlan:
 
 @dataclass
 class ClusterPlan:
-    """Megatron-Bridge engine only: parallelism, the PBS walltime and where the imported weights live."""
+    """Where the job runs: the GPUs (both engines plan their memory for `gpu_memory`), and for the Megatron-Bridge
+    engine its parallelism, the PBS walltime and where the imported weights live."""
 
+    # Memory of one GPU ("40GB": the user's A100-SXM4-40GB; GB and GiB both mean 2**30 bytes, as cards are
+    # quoted) and its type (A100, H100, H200, L40S, ...): the memory planner, `loop.micro_batch_size=auto` and the
+    # check stage plan for this card; .env's GPU_MEMORY / GPU_TYPE set them for the rendered jobs.
+    gpu_memory: str = "40GB"
+    gpu_type: str = "A100"
     # "check": build and validate everything Bridge would, without a GPU; "prepare": import the HF weights once
     # and verify them; "train": pretrain()
     stage: str = "train"
@@ -275,10 +286,16 @@ def validate(plan: CPTPlan) -> CPTPlan:
         raise ValueError("peft.method=lora needs peft.rank >= 1 and at least one peft.target_modules entry")
     if plan.peft.method == "lora" and loop.sharding == "fsdp":
         raise ValueError("peft.method=lora runs under loop.sharding=ddp (the frozen base is not sharded yet)")
-    if loop.global_batch_size % loop.micro_batch_size:
-        raise ValueError(
-            f"global batch {loop.global_batch_size} is not a multiple of micro batch {loop.micro_batch_size}"
-        )
+    if isinstance(loop.micro_batch_size, str) and loop.micro_batch_size != "auto":
+        raise ValueError(f"loop.micro_batch_size must be a number or auto, got {loop.micro_batch_size!r}")
+    if loop.micro_batch_size != "auto":
+        if loop.micro_batch_size < 1:
+            raise ValueError(f"loop.micro_batch_size must be >= 1, got {loop.micro_batch_size}")
+        if loop.global_batch_size % loop.micro_batch_size:
+            raise ValueError(
+                f"global batch {loop.global_batch_size} is not a multiple of micro batch {loop.micro_batch_size}"
+            )
+    parse_bytes(plan.cluster.gpu_memory, "cluster.gpu_memory")
     if not 0 <= plan.optim.min_lr <= plan.optim.lr:
         raise ValueError(f"need 0 <= min_lr <= lr, got {plan.optim.min_lr} and {plan.optim.lr}")
     if plan.optim.warmup_steps >= loop.steps:
