@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from morphcpt.train import memory_hf, memory_megatron
+import torch
+
+from morphcpt.train import memory_hf, memory_megatron, precision
+from morphcpt.train import sharding as sharding_mod
 from morphcpt.train.gpus import MARGIN, Card, Estimate, fitting_micro_batch, gib, parse_bytes
 from morphcpt.train.plan import CPTPlan
 
@@ -117,12 +120,30 @@ def hf_rows(plan: CPTPlan, world: int, card: Card, shape: memory_hf.Shape | None
     own = (loop.sharding, loop.activation_checkpointing, loop.cpu_offload, plan.peft.method == "lora")
     per_rank = _per_rank(plan, "hf", world)
     bf16 = loop.precision == "bf16-mixed"
+    gpu = torch.device("cuda")  # the engine's choices on the card planned for
+    compiled = sharding_mod.compile_mode(loop, gpu) != "none"
     out = []
     for layout in dict.fromkeys([own, *HF_LAYOUTS]):
         sharding, ckpt, offload, lora = layout
         layout_shape = memory_hf.with_lora(plan, shape) if lora else shape
+        variant = replace(loop, sharding=sharding, activation_checkpointing=ckpt, cpu_offload=offload)
+        peft = replace(plan.peft, method="lora" if lora else "none")
+        if (
+            lora or sharding == "fsdp"
+        ):  # an explicit loop.param_dtype=bf16 is ddp's; these layouts choose their own
+            variant = replace(variant, param_dtype="auto")
         est = memory_hf.estimate(
-            layout_shape, loop.seq_length, world, sharding, ckpt, offload=offload, lora=lora, bf16=bf16
+            layout_shape,
+            loop.seq_length,
+            world,
+            sharding,
+            ckpt,
+            offload=offload,
+            lora=lora,
+            bf16=bf16,
+            bf16_params=precision.param_dtype(variant, peft, gpu) == "bf16",
+            compiled=compiled,
+            chunk=loop.loss_chunk_tokens,
         )
         out.append(_row("hf", est, card, loop.micro_batch_size, per_rank, _hf_change(plan, *layout)))
     return out
@@ -134,7 +155,10 @@ def hf_validation_bytes(plan: CPTPlan, row: Row, shape: memory_hf.Shape) -> tupl
     micro = plan.validation.micro_batch_size or row.micro_batch
     est = row.estimate
     resident = est.params + est.optimizer + est.working
-    return micro, resident + micro * memory_hf.validation_bytes_per_sample(shape, plan.loop.seq_length)
+    compute = 2 if plan.loop.precision == "bf16-mixed" else 4
+    return micro, resident + micro * memory_hf.validation_bytes_per_sample(
+        shape, plan.loop.seq_length, compute
+    )
 
 
 # --- megatron engine ---------------------------------------------------------------------------------------------
@@ -143,8 +167,6 @@ def hf_validation_bytes(plan: CPTPlan, row: Row, shape: memory_hf.Shape) -> tupl
 def megatron_rows(plan: CPTPlan, card: Card, shape: memory_megatron.MegatronShape | None = None) -> list[Row]:
     """The plan's layout (from Bridge's built config when the check stage passes it), then recomputation and
     tensor parallelism."""
-    from dataclasses import replace
-
     micro = plan.loop.micro_batch_size
     shape = shape or memory_megatron.MegatronShape.from_plan(
         plan, micro_batch=1 if micro == "auto" else micro
@@ -249,10 +271,9 @@ def check_fits(plan: CPTPlan, engine: str, world: int | None = None, megatron_sh
         micro, peak = hf_validation_bytes(plan, own, shape)
         summary["validation"] = {"micro_batch": micro, "estimate_gib": round(peak / 2**30, 2)}
         if peak > card.usable:
-            resident = peak - micro * memory_hf.validation_bytes_per_sample(shape, plan.loop.seq_length)
-            room = (card.usable - resident) // memory_hf.validation_bytes_per_sample(
-                shape, plan.loop.seq_length
-            )
+            compute = 2 if plan.loop.precision == "bf16-mixed" else 4
+            sample = memory_hf.validation_bytes_per_sample(shape, plan.loop.seq_length, compute)
+            room = (card.usable - (peak - micro * sample)) // sample
             raise DoesNotFit(
                 f"validation.micro_batch_size={micro} does not fit one {card.describe()}: validation needs "
                 f"{gib(peak)} per GPU; set validation.micro_batch_size={max(int(room), 1)} or less."

@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 
 from morphcpt.train.gpus import Estimate
+from morphcpt.train.loss import default_chunk
 from morphcpt.train.plan import CPTPlan
 
 EEVE_DEFAULT_NEW = (
@@ -132,17 +133,26 @@ def model_shape(plan: CPTPlan, vocab_size: int | None = None) -> Shape:
 # memory-efficient kernels keep only q, k, v, the output and a log-sum-exp (the constant), as CPU SDPA does without
 # a mask. Numerics: "fp32" everything fp32 (CPU); "autocast" fp32 weights under bf16 autocast (the residual stream
 # and the norms stay fp32); "bf16" weights and activations in bf16 (FSDP's bf16 mixed precision).
+# "-compiled": the layer under torch.compile (the engine's default on a GPU), which keeps only what backward needs
+# (norms and activations recomputed inside the compiled backward): 2 x (5h + 3q + 3kv + 3ffn) in bf16, Gemma 3's
+# layer exactly as Megatron's count for it (memory_megatron.py).
 LAYER_BYTES = {
     "fp32": (40, 16, 16, 16, 16),
     "autocast": (42, 12, 12, 8, 16),
     "bf16": (36, 12, 12, 8, 16),
+    "autocast-compiled": (12, 6, 6, 6, 16),
+    "bf16-compiled": (10, 6, 6, 6, 16),
 }
 RESIDUAL_BYTES = {"fp32": 4, "autocast": 4, "bf16": 2}  # a layer's input, what activation checkpointing keeps
 
 
-def numerics(precision_bf16: bool) -> str:
-    """The numerics of a ddp step on a GPU under the plan's precision (see LAYER_BYTES)."""
-    return "autocast" if precision_bf16 else "fp32"
+def numerics(precision_bf16: bool, bf16_params: bool = False, compiled: bool = False) -> str:
+    """The numerics of a step (see LAYER_BYTES): fp32 on CPU; on a GPU under bf16-mixed, bf16 parameters (or
+    fsdp's bf16 compute) or fp32 parameters under autocast, each eager or compiled."""
+    if not precision_bf16:
+        return "fp32"
+    mode = "bf16" if bf16_params else "autocast"
+    return mode + ("-compiled" if compiled else "")
 
 
 def layer_bytes(shape: Shape, mode: str) -> int:
@@ -152,35 +162,46 @@ def layer_bytes(shape: Shape, mode: str) -> int:
     return per_h * shape.hidden + per_q * q + per_kv * kv + per_ffn * shape.intermediate + constant
 
 
-def outside_layers_bytes(shape: Shape, mode: str) -> int:
-    """Bytes per token kept outside the layers: the embedding's output and its scaled copy, the final hidden
-    states, and the rotary tables (measured: 13,316 B at gemma-3-1b in fp32, 11,268 B in bf16; this gives 13,312
-    and 11,008)."""
-    return 3 * RESIDUAL_BYTES[mode] * shape.hidden + 16 * shape.head_dim
-
-
 def activation_bytes(shape: Shape, seq: int, mode: str, checkpointing: bool, flash: bool = True) -> int:
     """Bytes of activations one sample keeps for backward at the peak of a step.
 
-    Per layer and token `layer_bytes` (the measured table above), plus `outside_layers_bytes`. Without a flash
-    kernel (`flash=False`: CPU SDPA with a mask) each layer also keeps its attention probabilities
-    (heads x seq x seq). With checkpointing only each layer's input is kept (`RESIDUAL_BYTES`), plus one layer
-    recomputed at a time. The loss: the logits are cast to fp32 for the cross entropy; they, their log-softmax and
-    its gradient make 3 x 4 bytes x vocab per token at the start of backward, whatever the precision."""
+    Per layer and token `layer_bytes` (the measured table above), plus what the model keeps outside its layers per
+    token: the embedding's output and its scaled copy, the final hidden states and the rotary tables (measured
+    13,316 B at gemma-3-1b in fp32, 11,268 B in bf16; the formula gives 13,312 and 11,008). Without a flash kernel
+    (`flash=False`: CPU SDPA with a mask) each layer also keeps its attention probabilities (heads x seq x seq).
+    With checkpointing only each layer's input is kept (`RESIDUAL_BYTES`), plus one layer recomputed at a time.
+    The loss is `loss_bytes`."""
+    residual = RESIDUAL_BYTES[mode.removesuffix("-compiled")]
     probabilities = 0 if flash else shape.heads * seq * seq * (4 if mode == "fp32" else 2)
     layer = layer_bytes(shape, mode) * seq + probabilities
-    if checkpointing:
-        stored = shape.layers * shape.hidden * RESIDUAL_BYTES[mode] * seq + layer
+    stored = shape.layers * shape.hidden * residual * seq + layer if checkpointing else shape.layers * layer
+    return stored + (3 * residual * shape.hidden + 16 * shape.head_dim) * seq
+
+
+def loss_bytes(shape: Shape, seq: int, chunk: int, compute_bytes: int, weight_bytes: int) -> tuple[int, int]:
+    """(per step, per sample) bytes of the chunked cross entropy (`morphcpt.train.loss`) at its peak: the fp32
+    gradient of the output layer's weight it accumulates (4 x vocab x hidden), the head's weight cast to the compute
+    dtype or its gradient cast back to the weight's (compute or weight bytes x vocab x hidden, when they differ),
+    one chunk's logits (fp32, plus their compute-dtype copy), and per sample the gradient of the hidden states. A
+    chunk longer than a sample grows with the micro batch, so it is counted per sample."""
+    head = shape.vocab * shape.hidden
+    working = 4 * head + (
+        head * max(compute_bytes, weight_bytes) if compute_bytes != 4 or weight_bytes != 4 else 0
+    )
+    per_token_logits = shape.vocab * (4 + (compute_bytes if compute_bytes != 4 else 0))
+    per_sample = seq * shape.hidden * compute_bytes
+    if chunk < seq:
+        working += chunk * per_token_logits
     else:
-        stored = shape.layers * layer
-    logits = 3 * 4 * shape.vocab * seq
-    return stored + outside_layers_bytes(shape, mode) * seq + logits
+        per_sample += seq * per_token_logits
+    return working, per_sample
 
 
-def validation_bytes_per_sample(shape: Shape, seq: int) -> int:
-    """What one validation sample adds at the peak of a forward pass without gradients: its fp32 logits and their
-    log-softmax over the whole vocabulary (the layers' own activations are freed as the pass goes)."""
-    return 2 * 4 * shape.vocab * seq
+def validation_bytes_per_sample(shape: Shape, seq: int, compute_bytes: int = 2) -> int:
+    """What one validation sample adds at the peak of a forward pass without gradients: one layer's tensors in
+    flight (no layer keeps anything for backward) and its hidden states; the chunked loss adds one chunk per step."""
+    q, kv = shape.heads * shape.head_dim, shape.kv_heads * shape.head_dim
+    return seq * compute_bytes * (3 * shape.hidden + q + 2 * kv + 3 * shape.intermediate)
 
 
 def estimate(
@@ -193,27 +214,43 @@ def estimate(
     lora: bool = False,
     bf16: bool = True,
     flash: bool = True,
+    bf16_params: bool = False,
+    compiled: bool = False,
+    chunk: int | None = None,
 ) -> Estimate:
-    """Per-GPU bytes of one layout. fp32 master parameters and AdamW moments; under fsdp with bf16 the layers
-    being computed are all-gathered in bf16 (the current and the prefetched one, plus the root group) and compute
-    in bf16; under ddp with bf16, autocast's cache of bf16 weight copies."""
-    act_bytes = 2 if bf16 else 4
-    mode = "bf16" if bf16 and sharding == "fsdp" else numerics(bf16)
+    """Per-GPU bytes of one layout (`bf16`: bf16-mixed on a GPU).
+
+    - ddp, `bf16_params` (the engine's default on a GPU): bf16 weights (2 bytes), fp32 gradients accumulated as
+      autograd produces them (4; the bf16 ones are freed at once), fp32 master weights and AdamW's two moments (12);
+    - ddp, fp32 weights: weights, gradients (DDP's buckets hold them as views) and moments (4 + 4 + 8), plus
+      autocast's cache of bf16 weight copies during the forward (2) under bf16-mixed;
+    - fsdp: the same fp32 state sharded over the ranks, plus the layers being computed gathered in bf16 (the
+      current and the prefetched one, and the root group: embeddings, final norm, output layer);
+    - offload moves the state to the host, LoRA trains only the adapters.
+    Activations per sample: `activation_bytes` under the step's numerics; the loss: `loss_bytes`."""
+    compute_bytes = 2 if bf16 else 4
+    mode = numerics(bf16, bf16_params or (bf16 and sharding == "fsdp"), compiled)
     trained = shape.lora if lora else shape.params
     name = (
         sharding
+        + (" bf16" if bf16_params else "")
         + (" +ckpt" if checkpointing else "")
         + (" +offload" if offload else "")
         + (" +lora" if lora else "")
     )
     if sharding == "fsdp":
         params, grads, optimizer = 4 * shape.params // world, 4 * trained // world, 8 * trained // world
-        working = act_bytes * (2 * shape.layer_params + shape.embedding)
-    else:  # fp32 master weights; bf16 autocast keeps a bf16 copy of every weight during the forward
+        working = compute_bytes * (2 * shape.layer_params + shape.embedding)
+        weight_bytes = compute_bytes  # the gathered bf16 copy is what the loss uses
+    elif bf16_params:
+        params, grads, optimizer = 2 * shape.params, 4 * trained, 12 * trained
+        working, weight_bytes = 0, 2
+    else:
         params, grads, optimizer = 4 * shape.params, 4 * trained, 8 * trained
-        working = 2 * shape.params if bf16 else 0
-        if world > 1:  # DistributedDataParallel's gradient buckets, a second copy of the gradients
-            working += 4 * trained
+        working, weight_bytes = (2 * shape.params if bf16 else 0), 4
+    loss_working, loss_per_sample = loss_bytes(
+        shape, seq, chunk or default_chunk(shape.vocab), compute_bytes, weight_bytes
+    )
     host = 0
     if offload:
         host = (params + grads + optimizer) * world
@@ -223,8 +260,8 @@ def estimate(
         params=params,
         grads=grads,
         optimizer=optimizer,
-        activations_per_sample=activation_bytes(shape, seq, mode, checkpointing, flash),
-        working=working,
+        activations_per_sample=activation_bytes(shape, seq, mode, checkpointing, flash) + loss_per_sample,
+        working=working + loss_working,
         host=host,
     )
 
@@ -238,16 +275,20 @@ def with_lora(plan: CPTPlan, shape: Shape) -> Shape:
 
 
 def measured_bytes(model: torch.nn.Module, optimizer: torch.optim.Optimizer, tokens: torch.Tensor) -> dict:
-    """The measured peak of one fp32 training step on CPU (forward, loss, backward, AdamW step on `tokens`,
+    """The measured peak of one fp32 training step on CPU (forward, chunked loss, backward, AdamW step on `tokens`,
     micro batch x seq), as the hf engine runs it: the bytes of the parameters and optimiser state held between
     steps, plus the peak of the torch CPU allocator above them during the step (the profiler's memory events:
     activations, logits, gradients and temporaries). A first step, unmeasured, creates the optimiser state."""
     from torch.profiler import ProfilerActivity, profile
 
+    from morphcpt.train.loss import LossModule
+
+    loss_module = LossModule(model)
+    weights = torch.full(tokens.shape, 1.0 / tokens.numel())
+
     def step() -> None:
-        logits = model(input_ids=tokens).logits
-        loss = torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), tokens.flatten())
-        loss.backward()
+        weighted, _ = loss_module(tokens, tokens, weights)
+        weighted.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
 

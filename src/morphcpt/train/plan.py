@@ -30,11 +30,23 @@ STAGES = ("check", "prepare", "train")
 PRECISIONS = ("bf16-mixed", "fp32")
 SHARDINGS = ("ddp", "fsdp")
 PEFT_METHODS = ("none", "lora")
-# Loop keys that change how a step is laid out over ranks and memory, never what it computes: left out of the
-# config hash, so a run may resume under another sharding (e.g. after moving to more GPUs).
+COMPILE_MODES = ("auto", "layers", "model", "none")
+PARAM_DTYPES = ("auto", "bf16", "fp32")
+# Loop keys that change how a step is laid out over ranks and memory, or how fast it runs, never what it computes:
+# left out of the config hash, so a run may resume under another sharding (e.g. after moving to more GPUs).
 # The micro batch is one of them: samples are addressed by index, so a step reads the same global batch at any
 # micro batch size ("auto" may pick another one on another card).
-LAYOUT_KEYS = ("max_steps_per_run", "micro_batch_size", "sharding", "activation_checkpointing", "cpu_offload")
+LAYOUT_KEYS = (
+    "max_steps_per_run",
+    "micro_batch_size",
+    "sharding",
+    "activation_checkpointing",
+    "cpu_offload",
+    "compile",
+    "param_dtype",  # checkpoints hold fp32 weights and optimiser state either way
+    "fused_optimizer",
+    "loss_chunk_tokens",
+)
 
 
 @dataclass
@@ -114,6 +126,17 @@ class LoopPlan:
     sharding: str = "ddp"
     activation_checkpointing: bool = False  # recompute each decoder layer in backward (non-reentrant)
     cpu_offload: bool = False  # fsdp only: parameters, gradients and optimiser state live in host memory
+    # hf engine, speed (docs/gpu-memory-and-speed.md). torch.compile: "layers" (each decoder layer), "model" (the
+    # whole decoder), "none"; "auto": layers on a GPU, none on a CPU.
+    compile: str = "auto"
+    # Parameters in "bf16" with fp32 master weights in the optimiser, or "fp32" (bf16 autocast on a GPU); "auto":
+    # bf16 on a GPU under bf16-mixed with ddp and no LoRA, else fp32 (morphcpt.train.precision says what each gives).
+    param_dtype: str = "auto"
+    fused_optimizer: bool = (
+        True  # AdamW as one fused kernel on CUDA (torch's foreach implementation elsewhere)
+    )
+    # Tokens per chunk of the chunked cross entropy (no full-vocabulary logits); null: 1 GiB of fp32 logits a chunk.
+    loss_chunk_tokens: int | None = None
 
     def apply_token_budget(self) -> None:
         if self.train_tokens is not None:
@@ -162,6 +185,9 @@ class ValidationPlan:
 class CheckpointPlan:
     interval: int = 1000
     keep: int = 3  # newest checkpoints kept (megatron: checkpoint.most_recent_k)
+    # hf engine: write checkpoints in a background thread from a snapshot in host memory (training stalls only
+    # for the snapshot); false: write them before training goes on.
+    async_save: bool = True
 
 
 @dataclass
@@ -278,6 +304,12 @@ def validate(plan: CPTPlan) -> CPTPlan:
         raise ValueError(f"loop.precision must be one of {PRECISIONS}, got {loop.precision!r}")
     if loop.sharding not in SHARDINGS:
         raise ValueError(f"loop.sharding must be one of {SHARDINGS}, got {loop.sharding!r}")
+    if loop.compile not in COMPILE_MODES:
+        raise ValueError(f"loop.compile must be one of {COMPILE_MODES}, got {loop.compile!r}")
+    if loop.param_dtype not in PARAM_DTYPES:
+        raise ValueError(f"loop.param_dtype must be one of {PARAM_DTYPES}, got {loop.param_dtype!r}")
+    if loop.loss_chunk_tokens is not None and loop.loss_chunk_tokens < 1:
+        raise ValueError(f"loop.loss_chunk_tokens must be >= 1 or null, got {loop.loss_chunk_tokens}")
     if loop.cpu_offload and loop.sharding != "fsdp":
         raise ValueError("loop.cpu_offload=true needs loop.sharding=fsdp (FSDP2 offloads the shards)")
     if plan.peft.method not in PEFT_METHODS:
