@@ -167,7 +167,7 @@ def _build_model(plan: CPTPlan, vocab, resume: Path | None, device: torch.device
         model = load_pretrained(plan.model.pretrained, vocab_size=plan.model.vocab_size, device=device)
     else:
         config = config_from_plan(plan.model, plan.model.vocab_size or vocab.size)
-        model = build_model(config, seed=plan.loop.seed).to(device)
+        model = build_model(config, seed=plan.loop.seed, device=device)
     if plan.peft.method == "lora":
         from morphcpt.train import lora
         from morphcpt.train.state import ADAPTER_DIR

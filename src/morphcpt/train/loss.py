@@ -42,14 +42,33 @@ def _logits(
     return t * softcap, t
 
 
+_MIXED_ADDMM: dict[str, bool] = {}  # device type -> torch.addmm(..., out_dtype=fp32) gives the right answer there
+
+
+def _mixed_addmm_works(device: torch.device, dtype: torch.dtype) -> bool:
+    """Whether this device accumulates a bf16 product straight into an fp32 tensor (torch.addmm's out_dtype,
+    CUDA in torch >= 2.8), checked once on small tensors against the plain product: the fast path is used only
+    where it is known to be right."""
+    key = f"{device.type}:{dtype}"
+    if key not in _MIXED_ADDMM:
+        g = torch.Generator(device="cpu").manual_seed(0)
+        a, b = (torch.randn(shape, generator=g).to(device, dtype) for shape in ((64, 32), (32, 16)))
+        total = torch.ones(64, 16, device=device)
+        try:
+            torch.addmm(total, a, b, out_dtype=torch.float32, out=total)
+            _MIXED_ADDMM[key] = bool(torch.allclose(total, 1 + a.float() @ b.float(), rtol=1e-2, atol=1e-2))
+        except (RuntimeError, TypeError, NotImplementedError):
+            _MIXED_ADDMM[key] = False
+    return _MIXED_ADDMM[key]
+
+
 def _accumulate(total: torch.Tensor, grad_logits: torch.Tensor, h: torch.Tensor) -> None:
-    """total (fp32) += grad_logits^T @ h, without an fp32 copy of the inputs where the device can."""
+    """total (fp32) += grad_logits^T @ h, without a separate bf16 product where the device can."""
     if total.dtype == grad_logits.dtype:
         total.addmm_(grad_logits.T, h)
-        return
-    try:  # CUDA: bf16 inputs accumulated straight into the fp32 total (torch >= 2.8)
+    elif _mixed_addmm_works(total.device, grad_logits.dtype):
         torch.addmm(total, grad_logits.T, h, out_dtype=torch.float32, out=total)
-    except (RuntimeError, TypeError, NotImplementedError):
+    else:
         total.add_(grad_logits.T @ h)
 
 
