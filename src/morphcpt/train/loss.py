@@ -42,7 +42,8 @@ def _logits(
     return t * softcap, t
 
 
-_MIXED_ADDMM: dict[str, bool] = {}  # device type -> torch.addmm(..., out_dtype=fp32) gives the right answer there
+# "device:dtype" -> torch.addmm(..., out_dtype=fp32) gives the right answer there
+_MIXED_ADDMM: dict[str, bool] = {}
 
 
 def _mixed_addmm_works(device: torch.device, dtype: torch.dtype) -> bool:
