@@ -118,7 +118,8 @@ def check_gpu_plan(env: dict[str, str]) -> list[Check]:
             )
         )
     else:
-        checks.append(Check("GPU memory plan", True, f"GPU_MEMORY={memory}, GPU_TYPE={kind} (.env)"))
+        source = ".env" if env.get("GPU_MEMORY") else "the defaults: set GPU_MEMORY and GPU_TYPE in .env"
+        checks.append(Check("GPU memory plan", True, f"GPU_MEMORY={memory}, GPU_TYPE={kind} ({source})"))
     engine = env.get("TRAIN_ENGINE") or SETTINGS["TRAIN_ENGINE"]
     overrides = [
         "recipe=cpt_baseline",
