@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import random
+import re
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 
 from morphcpt.analysis.report import build_report
 from morphcpt.analysis.results import ModelInfo, assign_roles, load_results, role_of
-from morphcpt.analysis.stats import bootstrap_ci, holm, mcnemar_exact, paired_bootstrap, wilson_ci
+from morphcpt.analysis.stats import bonferroni, bootstrap_ci, mcnemar_exact, paired_difference, wilson_ci
 from morphcpt.evaluate.items import load_benchmark
 from morphcpt.evaluate.runner import EvalConfig, run_evaluation
 
@@ -71,30 +72,49 @@ def test_paired_tests_detect_a_real_difference():
     rng = np.random.default_rng(3)
     baseline = rng.random(400) < 0.5
     improved = baseline | (rng.random(400) < 0.2)  # right wherever the baseline is, and on ~10% more
-    assert mcnemar_exact(improved, baseline).p_value < 0.001
-    difference = paired_bootstrap(improved, baseline)
-    assert difference.p_value < 0.001 and difference.low > 0
+    test = mcnemar_exact(improved, baseline)
+    difference = paired_difference(test.a_only, test.b_only, test.n)
+    assert test.p_value < 0.001 and difference.p_value == test.p_value and difference.low > 0
     assert difference.diff == pytest.approx(improved.mean() - baseline.mean())
 
 
 def test_paired_tests_do_not_find_a_fake_difference():
-    """Two models of equal skill on the same items: false alarms stay near the 5% level."""
+    """Two models of equal skill on the same items: false alarms stay at or below the 5% level, and the
+    interval covers the true difference (0) just as often."""
     rng = np.random.default_rng(4)
-    mcnemar_hits = bootstrap_hits = 0
+    hits = covered = 0
     trials = 200
     for _ in range(trials):
         skill = rng.random(300)  # item difficulty, shared: the outcomes are correlated as real ones are
         a, b = rng.random(300) < skill, rng.random(300) < skill
-        mcnemar_hits += mcnemar_exact(a, b).p_value < 0.05
-        bootstrap_hits += paired_bootstrap(a, b, n_boot=2000, seed=int(rng.integers(1 << 30))).p_value < 0.05
-    assert mcnemar_hits / trials <= 0.09
-    assert bootstrap_hits / trials <= 0.10
+        test = mcnemar_exact(a, b)
+        hits += test.p_value < 0.05
+        covered += not paired_difference(test.a_only, test.b_only, test.n).excludes_zero
+    assert hits / trials <= 0.09 and covered == trials - hits
 
 
-def test_holm_adjustment():
-    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
-    assert holm([0.02, 0.9]) == pytest.approx([0.04, 0.9])
-    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])  # adjusted p-values never decrease with rank
+def test_the_interval_excludes_zero_exactly_when_the_adjusted_p_is_below_alpha():
+    """One method for both: on every count of disagreements up to 60, alone and Bonferroni-adjusted in families
+    of 2 to 10 (9,455 cases), the interval at 1 - alpha/m excludes 0 exactly when p x m < alpha. The
+    demo's old contradiction (a bootstrap CI of -20.0 to -2.5 pp next to McNemar p = 0.125: 0 of 4 items only
+    StochasTok got right) is now an interval that includes 0."""
+    for family in (1, 2, 3, 6, 10):
+        for disagree in range(61):
+            for a_only in range(disagree + 1):
+                d = paired_difference(a_only, disagree - a_only, disagree + 7, confidence=1 - 0.05 / family)
+                assert d.excludes_zero == (bonferroni(d.p_value, family) < 0.05), (family, a_only, disagree)
+                assert d.low <= d.diff <= d.high
+    old = paired_difference(0, 4, 40)
+    assert old.p_value == 0.125 and old.low < 0 < old.high
+
+
+def test_a_wider_family_gives_wider_intervals_and_larger_adjusted_p():
+    one, six = paired_difference(20, 6, 200), paired_difference(20, 6, 200, confidence=1 - 0.05 / 6)
+    assert six.low < one.low < one.high < six.high
+    assert bonferroni(one.p_value, 6) == pytest.approx(6 * one.p_value)
+    assert paired_difference(0, 0, 50).p_value == 1.0
+    with pytest.raises(ValueError, match="impossible counts"):
+        paired_difference(30, 30, 50)
 
 
 @pytest.mark.parametrize(
@@ -200,6 +220,7 @@ def evaluate(root: Path, out: Path, models: dict[str, tuple[dict, object]]) -> N
         folder = root / "models" / name
         folder.mkdir(parents=True)
         (folder / "morphcpt_metadata.json").write_text(json.dumps(metadata))
+        (folder / "config.json").write_text("{}")  # an export folder (the fake model is never loaded from it)
         cfg = EvalConfig(
             models=[str(folder)],
             benchmarks=["pacute", "hierarchical"],
@@ -238,7 +259,7 @@ def analysed(tmp_path_factory) -> Path:
             ),
         },
     )
-    build_report(root / "results", root / "analysis", n_boot=2000)
+    build_report(root / "results", root / "analysis")
     return root
 
 
@@ -299,16 +320,41 @@ def test_comparisons_find_the_real_difference_and_not_the_fake_one(analysed):
     assert int(real["n"]) == 400
 
 
+def first_screen(report: str) -> str:
+    return report.split("## Answer", 1)[1].split("\n## ", 1)[0]
+
+
 def test_the_report_answers_the_research_question_from_the_numbers(analysed):
     report = (analysed / "analysis" / "report.md").read_text()
-    answer = report.split("## Answer to the research question", 1)[1].split("Headline comparisons", 1)[0]
-    assert "hierarchical Level 2 (morpheme decomposition)" in answer
-    assert "Patok CPT is significantly better than baseline (vanilla CPT)" in answer
-    assert "No significant difference between StochasTok CPT and baseline (vanilla CPT)" in answer
-    assert "**Answer: yes**" in answer  # patok also beats stochastok on level 2
-    assert "McNemar p < 0.001" in answer and "95% CI" in answer
-    assert "GEN exact" in answer  # Level 2 is reported for both modes
-    assert "Elsewhere, significant: hierarchical MCQ" in answer  # pooled levels carry the Level 2 gain
+    answer = first_screen(report)
+    prose, table = answer.split("\n| arm |", 1)
+    assert len(re.findall(r"[.!?](?:\s|$)", prose.replace("e.g.", ""))) <= 3  # at most three sentences
+    assert "**Answer: yes**" in prose and "hierarchical Level 2 (morpheme decomposition)" in prose
+    assert "Bonferroni" in prose and "interval that inverts" in prose  # the method, named
+    rows = {tuple(c.strip() for c in line.split("|")[1:3]) for line in table.splitlines()[1:] if "|" in line}
+    for arm in ("baseline (vanilla CPT)", "StochasTok CPT", "Patok CPT"):
+        assert {(arm, "MCQ"), (arm, "GEN")} <= rows
+    details = report.split("## Details", 1)[1]
+    assert "Patok CPT is significantly better than baseline (vanilla CPT)" in details
+    assert "No significant difference between StochasTok CPT and baseline (vanilla CPT)" in details
+    assert "McNemar p < 0.001" in details and "GEN exact" in details
+    assert "Exploratory (18 comparisons" in details and "significant: hierarchical MCQ" in details
+
+
+def test_every_interval_in_the_report_agrees_with_its_adjusted_p(analysed):
+    rows = read_csv(analysed / "analysis" / "comparisons.csv")
+    assert rows
+    for row in rows:
+        excludes = float(row["low"]) > 0 or float(row["high"]) < 0
+        assert excludes == (float(row["p_mcnemar"]) < 0.05)
+        excludes = float(row["low_adjusted"]) > 0 or float(row["high_adjusted"]) < 0
+        assert excludes == (float(row["p_adjusted"]) < 0.05)
+    report = (analysed / "analysis" / "report.md").read_text()
+    for line in report.split("Headline comparisons", 1)[1].splitlines()[3:]:
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        if len(cells) == 11 and cells[0] not in ("group", "---"):
+            low, high = (float(x) for x in re.findall(r"[-+]\d+\.\d", cells[6])[1:3])
+            assert (low > 0 or high < 0) == (cells[10] == "yes"), line
 
 
 def test_results_of_indifferent_models_are_reported_as_chance(tmp_path):
@@ -321,7 +367,7 @@ def test_results_of_indifferent_models_are_reported_as_chance(tmp_path):
             for scheme in ("vanilla", "stochastok", "patok")
         },
     )
-    report = build_report(tmp_path / "results", n_boot=500, plots=False).read_text()
+    report = build_report(tmp_path / "results", plots=False).read_text()
     assert "includes guessing" in report
     assert "**Answer: not shown**" in report
     assert (tmp_path / "results" / "analysis" / "report.md").is_file()
@@ -344,7 +390,7 @@ def test_eeve_is_the_fourth_model_of_tables_comparisons_and_report(tmp_path):
         },
     )
     assert assign_roles(load_results(tmp_path / "results"))["eeve"].name == "eeve"
-    report = build_report(tmp_path / "results", n_boot=500, plots=False).read_text()
+    report = build_report(tmp_path / "results", plots=False).read_text()
     assert "EEVE (expanded vocabulary) is significantly better than baseline (vanilla CPT)" in report
     assert "Patok CPT is significantly worse than EEVE (expanded vocabulary)" in report
     scores = read_csv(tmp_path / "results" / "analysis" / "scores.csv")
@@ -357,7 +403,7 @@ def test_without_scheme_roles_the_report_says_it_cannot_answer(tmp_path):
     evaluate(tmp_path, tmp_path / "results", {"gemma-3-1b-pt": ({}, SkilledModel(items, {}, seed=5))})
     results = load_results(tmp_path / "results")
     assert assign_roles(results) == {}
-    report = build_report(tmp_path / "results", n_boot=500, plots=False).read_text()
+    report = build_report(tmp_path / "results", plots=False).read_text()
     assert "cannot answer the research question" in report
     # write_benchmarks holds PACUTE affixation only: the pooled PACUTE score must say it is not the whole
     assert (

@@ -280,3 +280,43 @@ def test_config_layers_and_cli(tmp_path, capsys):
         "affixation_mcq.jsonl",
     ]
     assert json.loads((tmp_path / "manifest.json").read_text())["seed"] == 5
+
+
+def test_a_generated_set_says_calmly_once_that_stress_is_not_generated(generated, tmp_path, caplog):
+    """The generator cannot make PACUTE's stress subset: a run on a generated set notes it once (with how to
+    add the official files), never as an INCOMPLETE warning, and the report says so in one calm line."""
+    from morphcpt.analysis.report import build_report
+    from morphcpt.evaluate.items import load_benchmark
+    from morphcpt.evaluate.runner import EvalConfig, run_evaluation
+
+    out, _ = generated
+    items = [i for mode in ("mcq", "gen") for v in load_benchmark("pacute", mode, out).values() for i in v]
+    answers = {i.prompt(): i.answer for i in items}
+
+    class Oracle:
+        def loglikelihood(self, requests):
+            return [0.0 if k[1:] == answers[c] else -9.0 for c, k in requests]
+
+        def generate(self, prompts, max_new_tokens=50):
+            return [answers[p] for p in prompts]
+
+    folders = [tmp_path / "models" / name for name in ("vanilla", "patok")]
+    for folder in folders:
+        folder.mkdir(parents=True)
+        (folder / "config.json").write_text("{}")  # an exported model, as far as resolution looks
+        (folder / "morphcpt_metadata.json").write_text(json.dumps({"scheme": folder.name}))
+    cfg = EvalConfig(
+        models=[str(f) for f in folders],
+        benchmarks=["pacute"],
+        benchmark_dir=out,
+        output_dir=tmp_path / "results",
+    )
+    with caplog.at_level("INFO"):
+        written = run_evaluation(cfg, lambda spec, cfg: Oracle())
+    assert "INCOMPLETE" not in caplog.text
+    assert caplog.text.count("pacute-stress is not part of the generated set") == 1
+    assert "copy the official stress_mcq.jsonl and stress_gen.jsonl" in caplog.text
+    result = json.loads(written[0].read_text())
+    assert result["missing_subsets"] == [] and "stress" in result["not_generated"]
+    report = build_report(tmp_path / "results", plots=False).read_text()
+    assert "**Warning" not in report and report.count("Not evaluated: pacute-stress") == 1

@@ -26,8 +26,9 @@ from morphcpt.evaluate.mcq import TIE_TOLERANCE, choose, mcq_requests, score_mcq
 from morphcpt.evaluate.runner import EvalConfig, model_specs, result_path, run_evaluation
 
 DATA = Path(__file__).parent / "data"
-PACUTE_OFFICIAL = DATA / "pacute_official"
-HIERARCHICAL_OFFICIAL = DATA / "hierarchical_official"
+# One hand-written file per file of the official release (data/benchmarks/ of the earlier public pipeline), in
+# the same row shapes, with our own rows (see data/NOTICE).
+OFFICIAL = DATA / "official"
 
 
 # ------------------------------------------------------------------------------------------------ fixtures
@@ -76,20 +77,20 @@ class OracleModel:
     """Prefers the recorded answer of whatever item a prompt belongs to; never ties."""
 
     def __init__(self, items, language: str = "en"):
-        self.answers: dict[str, set[str]] = {}
+        self.answers: dict[str, set[str]] = {}  # prompt -> the right continuations (delimiter + answer)
         for item in items:
-            self.answers.setdefault(item.prompt(language).rstrip(), set()).add(item.answer)
+            self.answers.setdefault(item.prompt(language).rstrip(), set()).add(item.delimiter + item.answer)
         self.calls = 0
 
     def loglikelihood(self, requests):
         self.calls += len(requests)
         return [
-            -1.0 if continuation[1:] in self.answers[context] else -20.0 - len(continuation)
+            -1.0 if continuation in self.answers[context.rstrip()] else -20.0 - len(continuation)
             for context, continuation in requests
         ]
 
     def generate(self, prompts, max_new_tokens=50):
-        return [f" {sorted(self.answers[p.rstrip()])[0]}\nnext line" for p in prompts]
+        return [f" {sorted(self.answers[p.rstrip()])[0].strip()}\nnext line" for p in prompts]
 
 
 class ConstantModel:
@@ -121,14 +122,16 @@ def benchmark_dir(tmp_path_factory) -> Path:
     """Our own layout (pacute/<subset>_<mode>.jsonl, hierarchical/level<N>_<mode>.jsonl, cute/cute_<mode>.jsonl)
     built from the hand-written official-format files, hierarchical rows given ids."""
     root = tmp_path_factory.mktemp("benchmarks")
-    for path in PACUTE_OFFICIAL.glob("*.jsonl"):
+    for path in OFFICIAL.glob("*.jsonl"):
         name = path.stem.rpartition("_")[0]
+        if name == "hierarchical":
+            continue
         folder = root / ("pacute" if name in PACUTE_SUBSETS else name)
         folder.mkdir(exist_ok=True)
         shutil.copy(path, folder / path.name)
     (root / "hierarchical").mkdir()
     for mode in ("mcq", "gen"):
-        rows = [json.loads(line) for line in (HIERARCHICAL_OFFICIAL / f"hierarchical_{mode}.jsonl").open()]
+        rows = [json.loads(line) for line in (OFFICIAL / f"hierarchical_{mode}.jsonl").open()]
         for level in sorted({r["level"] for r in rows}):
             with (root / "hierarchical" / f"level{level}_{mode}.jsonl").open("w") as handle:
                 for i, row in enumerate(r for r in rows if r["level"] == level):
@@ -170,8 +173,8 @@ def all_items(root: Path, name: str, mode: str) -> list[Item]:
 
 
 def test_official_pacute_mcq_rows_normalise_to_the_recorded_correct_option():
-    items = load_file(PACUTE_OFFICIAL / "affixation_mcq.jsonl", "pacute", "mcq", subset="affixation")
-    raw = [json.loads(line) for line in (PACUTE_OFFICIAL / "affixation_mcq.jsonl").open()]
+    items = load_file(OFFICIAL / "affixation_mcq.jsonl", "pacute", "mcq", subset="affixation")
+    raw = [json.loads(line) for line in (OFFICIAL / "affixation_mcq.jsonl").open()]
     assert len(items) == len(raw) == 6
     for item, row in zip(items, raw, strict=True):
         assert item.options[item.correct_index] == item.answer == row["prompts"][0]["mcq_options"]["correct"]
@@ -182,7 +185,7 @@ def test_official_pacute_mcq_rows_normalise_to_the_recorded_correct_option():
 
 
 def test_official_gen_rows_take_the_answer_from_label_or_answer():
-    items = load_benchmark("pacute", "gen", PACUTE_OFFICIAL)
+    items = load_benchmark("pacute", "gen", OFFICIAL)
     affixation = {i.id: i for i in items["pacute-affixation"]}
     assert [i.answer for i in affixation.values()] == ["kumain", "hugasan", "nag"]
     assert "aff-gen-custom-id" in affixation
@@ -191,7 +194,7 @@ def test_official_gen_rows_take_the_answer_from_label_or_answer():
 
 
 def test_hierarchical_combined_file_splits_by_level_and_answers_are_not_always_first():
-    tasks = load_benchmark("hierarchical", "mcq", HIERARCHICAL_OFFICIAL)
+    tasks = load_benchmark("hierarchical", "mcq", OFFICIAL)
     assert {t: len(v) for t, v in tasks.items()} == {
         "hierarchical-level0": 2,
         "hierarchical-level2": 3,
@@ -201,15 +204,15 @@ def test_hierarchical_combined_file_splits_by_level_and_answers_are_not_always_f
     assert all(i.options[i.correct_index] == i.answer for i in items)
     assert any(i.correct_index != 0 for i in items)
     assert any(i.has_duplicate_options for i in items)  # tolerated: the official file has them
-    assert load_benchmark("hierarchical-2", "mcq", HIERARCHICAL_OFFICIAL) == {
+    assert load_benchmark("hierarchical-2", "mcq", OFFICIAL) == {
         "hierarchical-level2": tasks["hierarchical-level2"]
     }
-    gen = load_benchmark("hierarchical", "gen", HIERARCHICAL_OFFICIAL)
+    gen = load_benchmark("hierarchical", "gen", OFFICIAL)
     assert sorted(gen) == ["hierarchical-level0", "hierarchical-level2", "hierarchical-level4"]
 
 
 def test_our_layout_and_the_official_layout_hold_the_same_questions(benchmark_dir):
-    for name, official in (("pacute", PACUTE_OFFICIAL), ("hierarchical", HIERARCHICAL_OFFICIAL)):
+    for name, official in (("pacute", OFFICIAL), ("hierarchical", OFFICIAL)):
         for mode in ("mcq", "gen"):
             ours = {i.fingerprint for i in all_items(benchmark_dir, name, mode)}
             theirs = {i.fingerprint for i in all_items(official, name, mode)}
@@ -250,31 +253,100 @@ def test_an_unknown_benchmark_on_the_command_line_is_a_usage_error(name, capsys)
     assert "argument --benchmarks" in error and name in error and "Traceback" not in error
 
 
-def test_every_file_of_the_official_release_format_is_read():
+# The 17 files of the official release and what each holds (row shapes as in the release, our own rows).
+OFFICIAL_FILES = {
+    **{f"{s}_{m}.jsonl": "pacute" for s in PACUTE_SUBSETS for m in ("mcq", "gen")},
+    **{f"hierarchical_{m}.jsonl": "hierarchical" for m in ("mcq", "gen")},
+    "cute_gen.jsonl": "cute",
+    **{f"{b}_{m}.jsonl": b for b in ("langgame", "multi_digit_addition") for m in ("mcq", "gen")},
+}
+
+
+def test_every_file_of_the_official_release_is_read_by_its_benchmark():
     from morphcpt.evaluate.items import BENCHMARKS, survey
 
-    for root in (PACUTE_OFFICIAL, HIERARCHICAL_OFFICIAL):
-        files = survey(root, BENCHMARKS, ("mcq", "gen"))
-        assert files["skipped"] == [] and len(files["found"]) == len(list(root.glob("*.jsonl")))
-    assert survey(PACUTE_OFFICIAL, ["pacute"], ["mcq"])["skipped"] == sorted(
-        p.name
-        for p in PACUTE_OFFICIAL.glob("*.jsonl")
-        if "_gen" in p.name or not p.name.startswith(("affixation", "stress", "syllabification"))
-    )
-    stress = load_benchmark("pacute-stress", "mcq", PACUTE_OFFICIAL)["pacute-stress"]
-    assert [item.answer for item in stress] == ["mabilis", "batà"]
-    for name in ("cute", "langgame", "multi_digit_addition"):
-        for mode in ("mcq", "gen"):
-            (task,) = load_benchmark(name, mode, PACUTE_OFFICIAL).items()
-            assert task[0] == name and task[1] and all(item.task == name for item in task[1])
+    assert sorted(p.name for p in OFFICIAL.glob("*.jsonl")) == sorted(OFFICIAL_FILES)  # 17 files
+    files = survey(OFFICIAL, BENCHMARKS, ("mcq", "gen"))
+    assert files["skipped"] == [] and sorted(files["found"]) == sorted(OFFICIAL_FILES)
+    for language in ("en", "tl"):
+        loaded = {}
+        for name in BENCHMARKS:
+            for mode in ("mcq", "gen"):
+                try:
+                    tasks = load_benchmark(name, mode, OFFICIAL, language=language)
+                except FileNotFoundError:  # cute has no MCQ file, as in the release
+                    assert (name, mode) == ("cute", "mcq")
+                    continue
+                for task, items in tasks.items():
+                    loaded[(task, mode)] = items
+                    assert items and all(i.mode == mode and i.benchmark == name for i in items)
+                    if mode == "mcq":
+                        assert all(i.options[i.correct_index] == i.answer for i in items)
+        assert len(loaded) == 21  # 10 PACUTE tasks, the 6 hierarchical ones the fixtures hold, 5 more
+
+
+@pytest.mark.parametrize("mode", ["mcq", "gen"])
+def test_stress_files_mix_three_row_shapes_each_read_by_its_fields(mode):
+    rows = [json.loads(line) for line in (OFFICIAL / f"stress_{mode}.jsonl").open()]
+    english = load_file(OFFICIAL / f"stress_{mode}.jsonl", "pacute", mode, subset="stress")
+    tagalog = load_file(OFFICIAL / f"stress_{mode}.jsonl", "pacute", mode, subset="stress", language="tl")
+    assert len(english) == len(tagalog) == len(rows) == 6
+    for en, tl, row in zip(english, tagalog, rows, strict=True):
+        assert en.category == row["category"] and en.metadata["word"] == row["word"]
+        if "answer_en" in row:  # syllable position: the answer (and options) in the prompt's language
+            assert (en.answer, tl.answer) == (row["answer_en"], row["answer_tl"])
+            assert (en.language, tl.language) == ("en", "tl")
+            assert en.metadata["stress_index"] == row["stress_index"]
+            if mode == "mcq":
+                assert (list(en.options), list(tl.options)) == (row["options_en"], row["options_tl"])
+            with pytest.raises(ValueError, match="load the benchmark with language='tl'"):
+                en.prompt("tl")
+            assert tl.prompt("tl") == row["prompt_tl"]
+        else:  # stress type and accent placement: one answer for both languages
+            assert en.answer == tl.answer == row["answer"] and en.language is tl.language is None
+            assert en.fingerprint == tl.fingerprint and tl.prompt("tl") == row["prompt_tl"]
+    if mode == "mcq":
+        assert any(i.correct_index != 0 for i in english)
+        assert any(i.has_duplicate_options for i in english)  # accent placement lists "baso" twice
+
+
+def test_question_rows_are_one_prompt_whose_options_carry_their_own_separator():
+    langgame = load_file(OFFICIAL / "langgame_mcq.jsonl", "langgame", "mcq", subset="langgame")
+    addition = load_file(OFFICIAL / "multi_digit_addition_mcq.jsonl", "multi_digit_addition", "mcq")
+    cute = load_file(OFFICIAL / "cute_gen.jsonl", "cute", "gen", subset="cute")
+    for item in langgame + addition + cute:
+        assert item.delimiter == "" and item.prompt("en") == item.prompt("tl")
+    # the scored text is the question followed by the option exactly as written: one space, never two
+    context, continuation = mcq_requests(langgame[0])[0]
+    assert context.endswith("Answer:") and continuation == " book" == langgame[0].answer
+    assert {c for _, c in mcq_requests(addition[0])} == {"523", "522", "5233", "52"}
+    assert mcq_requests(addition[0])[0][0] + mcq_requests(addition[0])[0][1] == "205+318=523"
+    assert [i.subcategory for i in cute] == ["spell", "del_char", "contains_char"]
+    assert {i.category for i in cute} == {"cute"} and cute[0].answer == "g a r d e n"
+    # the separator is part of what is asked: the same question with " "-joined options is another item
+    assert langgame[0].fingerprint != Item(**{**langgame[0].__dict__, "delimiter": " "}).fingerprint
+
+
+def test_a_row_shape_comes_from_its_fields_never_from_the_file_name(tmp_path):
+    misnamed = tmp_path / "affixation_mcq.jsonl"
+    shutil.copy(OFFICIAL / "langgame_mcq.jsonl", misnamed)
+    items = load_file(misnamed, "pacute", "mcq", subset="affixation")
+    assert [i.delimiter for i in items] == [""] * 3 and items[0].answer == " book"
+    mixed = tmp_path / "mixed_gen.jsonl"
+    lines = [
+        (OFFICIAL / f"{n}_gen.jsonl").read_text().splitlines()[0] for n in ("stress", "cute", "affixation")
+    ]
+    mixed.write_text("\n".join(lines) + "\n")
+    kinds = [(i.delimiter, i.language) for i in load_file(mixed, "pacute", "gen", subset="x")]
+    assert kinds == [(" ", "en"), ("", None), (" ", None)]
 
 
 def test_a_whole_benchmark_with_a_subset_missing_warns_and_the_results_name_it(tmp_path, caplog):
     root = tmp_path / "benchmarks"
     root.mkdir()
     for name in ("affixation_mcq.jsonl", "syllabification_mcq.jsonl"):
-        shutil.copy(PACUTE_OFFICIAL / name, root / name)
-    shutil.copy(PACUTE_OFFICIAL / "cute_mcq.jsonl", root / "cute_mcq.jsonl")
+        shutil.copy(OFFICIAL / name, root / name)
+    shutil.copy(OFFICIAL / "langgame_mcq.jsonl", root / "langgame_mcq.jsonl")
     items = all_items(root, "pacute", "mcq")
     cfg = EvalConfig(
         models=["m"], benchmarks=["pacute"], eval_mode="mcq", benchmark_dir=root, output_dir=tmp_path
@@ -282,7 +354,7 @@ def test_a_whole_benchmark_with_a_subset_missing_warns_and_the_results_name_it(t
     with caplog.at_level("WARNING"):
         written = run_evaluation(cfg, lambda spec, cfg: OracleModel(items))
     assert "pacute MCQ is INCOMPLETE" in caplog.text and "composition, manipulation, stress" in caplog.text
-    assert "skipped (not asked for): cute_mcq.jsonl" in caplog.text
+    assert "skipped (not asked for): langgame_mcq.jsonl" in caplog.text
     for path in written:
         result = json.loads(path.read_text())
         assert result["missing_subsets"] == ["composition", "manipulation", "stress"]
@@ -331,6 +403,11 @@ HIER_ROW = {
         ([{**HIER_ROW, "level": "two"}], "mcq", "level"),
         ([{**HIER_ROW, "options": ["y", " "]}], "mcq", "empty answer or option"),
         (["{not json"], "mcq", "not valid JSON"),
+        ([{**HIER_ROW, "answer_en": "y"}], "mcq", "both 'answer' and 'answer_en'"),
+        ([{"category": "c", "prompt_en": "q", "answer_tl": "oo"}], "gen", "not for prompt language 'en'"),
+        ([{"question": "2+2=", "answer": "4", "options": ["3", "5"]}], "mcq", "not among the options"),
+        ([{"question": "2+2=", "answer": ""}], "gen", "empty answer"),
+        ([{"text": "no shape"}], "gen", "unknown row shape"),
     ],
 )
 def test_invalid_rows_fail_with_file_and_line(tmp_path, lines, mode, message):
@@ -345,9 +422,7 @@ def test_invalid_rows_fail_with_file_and_line(tmp_path, lines, mode, message):
 
 
 def test_an_oracle_scores_100_percent_wherever_the_answer_sits():
-    items = all_items(PACUTE_OFFICIAL, "pacute", "mcq") + all_items(
-        HIERARCHICAL_OFFICIAL, "hierarchical", "mcq"
-    )
+    items = all_items(OFFICIAL, "pacute", "mcq") + all_items(OFFICIAL, "hierarchical", "mcq")
     items += synthetic_items(200, seed=1)
     predictions = score_mcq(OracleModel(items), items)
     assert all(p.acc and p.acc_norm for p in predictions)
@@ -430,9 +505,7 @@ def test_acc_norm_divides_by_the_option_alone_not_the_delimiter():
 def test_acc_and_acc_norm_equal_lm_eval_on_the_fixtures():
     """lm-eval 0.4.x (`ConfigurableTask.process_results`, multiple_choice): pred = argmax(lls), pred_norm =
     argmax(lls / [len(choice) for choice in choices]), right when the pick is in the gold list the export writes."""
-    items = all_items(PACUTE_OFFICIAL, "pacute", "mcq") + all_items(
-        HIERARCHICAL_OFFICIAL, "hierarchical", "mcq"
-    )
+    items = all_items(OFFICIAL, "pacute", "mcq") + all_items(OFFICIAL, "hierarchical", "mcq")
     items += synthetic_items(300, seed=6)
     model = ContentModel()
     for item, prediction in zip(items, score_mcq(model, items), strict=True):
@@ -520,9 +593,7 @@ def test_prefix_and_contains_need_word_boundaries(prediction, answer):
 
 
 def test_a_constant_alphabet_string_scores_nothing_on_the_fixtures():
-    items = all_items(PACUTE_OFFICIAL, "pacute", "gen") + all_items(
-        HIERARCHICAL_OFFICIAL, "hierarchical", "gen"
-    )
+    items = all_items(OFFICIAL, "pacute", "gen") + all_items(OFFICIAL, "hierarchical", "gen")
     constant = "abcdefghijklmnopqrstuvwxyz 0123456789"
     assert not any(any(match(constant, item.answer).values()) for item in items)
     assert match(constant + " 3", "3")["contains"]  # a separate "3" still counts
@@ -545,9 +616,7 @@ def test_edge_stripping_keeps_the_answers_own_punctuation(prediction, answer, ex
 
 
 def test_an_oracle_generator_is_exact_on_every_item():
-    items = all_items(PACUTE_OFFICIAL, "pacute", "gen") + all_items(
-        HIERARCHICAL_OFFICIAL, "hierarchical", "gen"
-    )
+    items = all_items(OFFICIAL, "pacute", "gen") + all_items(OFFICIAL, "hierarchical", "gen")
     predictions = score_gen(OracleModel(items), items)
     assert all(p.exact and p.prefix and p.contains for p in predictions)
     assert all("\n" not in p.prediction for p in predictions)
@@ -708,7 +777,7 @@ def test_a_larger_limit_scores_only_the_new_items(benchmark_dir, tmp_path):
     firsts = {}
     for item in items:
         firsts.setdefault(item.task, item)
-    assert len(firsts) == 3
+    assert len(firsts) == 5  # one per PACUTE subset
     # the first item of every subset was reused
     assert second.calls == sum(len(i.options) for i in items) - sum(len(i.options) for i in firsts.values())
 
@@ -734,8 +803,9 @@ def test_tagalog_prompts_and_changed_settings_get_their_own_results(benchmark_di
 
 
 def test_models_must_have_distinct_names(tmp_path):
-    (tmp_path / "a" / "step_10").mkdir(parents=True)
-    (tmp_path / "b" / "step_10").mkdir(parents=True)
+    for folder in ("a", "b"):  # two exported models of the same name
+        (tmp_path / folder / "step_10").mkdir(parents=True)
+        (tmp_path / folder / "step_10" / "config.json").write_text("{}")
     with pytest.raises(ValueError, match="--model-names"):
         model_specs([str(tmp_path / "a" / "step_10"), str(tmp_path / "b" / "step_10")])
     assert [s.name for s in model_specs(["google/gemma-3-1b-pt"])] == ["google__gemma-3-1b-pt"]
@@ -797,9 +867,7 @@ def test_the_exported_gen_metric_is_our_matcher(tmp_path):
 
     from morphcpt.evaluate.lm_eval import export_lm_eval
 
-    items = all_items(PACUTE_OFFICIAL, "pacute", "gen") + all_items(
-        HIERARCHICAL_OFFICIAL, "hierarchical", "gen"
-    )
+    items = all_items(OFFICIAL, "pacute", "gen") + all_items(OFFICIAL, "hierarchical", "gen")
     export_lm_eval({("pacute-affixation", "gen"): items}, tmp_path)
     spec = importlib.util.spec_from_file_location("exported", tmp_path / "morphcpt_answers.py")
     exported = importlib.util.module_from_spec(spec)
@@ -831,8 +899,55 @@ def test_the_exported_gen_metric_is_our_matcher(tmp_path):
 def test_a_benchmark_of_one_task_is_exported_as_that_task_not_a_group(tmp_path):
     from morphcpt.evaluate.lm_eval import export_lm_eval
 
-    tasks = {("cute", mode): all_items(PACUTE_OFFICIAL, "cute", mode) for mode in ("mcq", "gen")}
+    tasks = {("langgame", mode): all_items(OFFICIAL, "langgame", mode) for mode in ("mcq", "gen")}
     written = export_lm_eval(tasks, tmp_path)
-    assert sorted(p.name for p in written) == ["morphcpt_cute_gen.yaml", "morphcpt_cute_mcq.yaml"]
-    config = yaml.load((tmp_path / "morphcpt_cute_mcq.yaml").read_text(), Loader=_TaskLoader)
+    assert sorted(p.name for p in written) == ["morphcpt_langgame_gen.yaml", "morphcpt_langgame_mcq.yaml"]
+    config = yaml.load((tmp_path / "morphcpt_langgame_mcq.yaml").read_text(), Loader=_TaskLoader)
     assert config["output_type"] == "multiple_choice" and "group" not in config
+
+
+@pytest.mark.slow
+def test_lm_eval_runs_every_exported_family_and_scores_what_we_score(tiny_model_dir, tiny_lm, tmp_path):
+    """The export of all 17 official-format files, run by lm-evaluation-harness itself on a tiny Gemma 3: every
+    task runs, MCQ log-likelihoods are ours (so both scored the same text: the " " and "" delimiters), and GEN
+    decodes the same answer lines and scores them alike."""
+    lm_eval = pytest.importorskip("lm_eval")
+    from lm_eval.tasks import TaskManager
+
+    from morphcpt.evaluate.items import BENCHMARKS
+    from morphcpt.evaluate.lm_eval import export_lm_eval, task_name
+
+    tasks = {}
+    for name in BENCHMARKS:
+        for mode in ("mcq", "gen"):
+            if (name, mode) != ("cute", "mcq"):
+                tasks.update({(t, mode): items for t, items in load_benchmark(name, mode, OFFICIAL).items()})
+    export_lm_eval(tasks, tmp_path)
+    names = {key: task_name(*key) for key in tasks}
+    out = lm_eval.simple_evaluate(
+        model="hf",
+        model_args=f"pretrained={tiny_model_dir},add_bos_token=True,dtype=float32",
+        tasks=sorted(names.values()),
+        task_manager=TaskManager(include_path=str(tmp_path)),
+        device="cpu",
+        batch_size=8,
+        log_samples=True,
+        gen_kwargs="max_gen_toks=4",
+    )
+    assert set(out["samples"]) == set(names.values())
+    for key, items in tasks.items():
+        samples = {s["doc"]["id"]: s for s in out["samples"][names[key]]}
+        assert set(samples) == {item.id for item in items}
+        if key[1] == "mcq":
+            for p in score_mcq(tiny_lm, items):
+                theirs = [float(resp[0]) for resp in samples[p.id]["filtered_resps"]]
+                assert theirs == pytest.approx(p.logprobs, abs=1e-4)
+                if not p.tied:
+                    assert p.acc == bool(samples[p.id]["acc"])
+        else:
+            for p in score_gen(tiny_lm, items, max_new_tokens=4):
+                assert p.prediction == first_line(samples[p.id]["resps"][0][0])[0]
+                assert (p.exact, p.contains) == (
+                    bool(samples[p.id]["exact"]),
+                    bool(samples[p.id]["contains"]),
+                )

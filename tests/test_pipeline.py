@@ -75,7 +75,9 @@ def test_dry_run_submits_nothing_and_a_rerun_only_what_is_left(cluster):
     assert pipeline.main(["--env", ".env", "--dry-run", "--to", "split"]) == 0
     assert submitted(cluster) == []
     (cluster / "data" / "corpora").mkdir(parents=True)
-    (cluster / "data" / "corpora" / "seapile-v2-filipino.jsonl.done").touch()  # download finished
+    corpus = cluster / "data" / "corpora" / "seapile-v2-filipino.jsonl"
+    corpus.write_text("{}\n")
+    corpus.with_name(corpus.name + ".done").write_text("3\n")  # download finished: the corpus and its size
     assert pipeline.main(["--env", ".env", "--to", "split"]) == 0
     assert [line.split()[-1].rsplit("/", 1)[-1] for line in submitted(cluster)] == ["split.pbs"]
 

@@ -44,9 +44,15 @@ def load_lm(model_dir: Path, attention: str = "sdpa", batch_size: int = 4):
 
 @pytest.fixture(scope="module")
 def items():
-    files = [("pacute", "affixation"), ("pacute", "syllabification"), ("pacute", "cute")]
-    found = [(DATA / "pacute_official" / f"{name}_mcq.jsonl", benchmark) for benchmark, name in files]
-    found.append((DATA / "hierarchical_official" / "hierarchical_mcq.jsonl", "hierarchical"))
+    files = [
+        ("pacute", "affixation"),
+        ("pacute", "syllabification"),
+        ("pacute", "stress"),
+        ("langgame", "langgame"),  # options joined without a separator (multi-digit addition's prompts are
+        # shorter than the sliding window this test needs)
+        ("hierarchical", "hierarchical"),
+    ]
+    found = [(DATA / "official" / f"{name}_mcq.jsonl", benchmark) for benchmark, name in files]
     return [item for path, benchmark in found for item in load_file(path, benchmark, "mcq")]
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from morphcpt import paths, scheduler
+from morphcpt.paths import read_env
 
 # Every setting a template may use, with the default used when `.env` does not set it. Paths default to the
 # checkout, so `jobs/` renders and runs on a workstation without any `.env`.
@@ -48,7 +49,7 @@ SETTINGS: dict[str, str] = {
     # Megatron-Bridge 0.4.0 + megatron-core 0.17.0 ship in 26.04 (morphcpt.train.bridge_compat: supported releases).
     "CONTAINER_IMAGE": "nvcr.io#nvidia/nemo:26.04",
     "CONTAINER_SQSH": "",  # default: $PROJECT_DIR/containers/nemo.sqsh
-    "CONTAINER_NAME": "morphcpt-nemo",
+    "CONTAINER_NAME": "nemo_framework",  # the name the training plan checks: enroot list | grep nemo_framework
     "TOKENIZER": "google/gemma-3-1b-pt",  # a Hub id or a local folder (offline compute nodes)
     "BASE_MODEL": "google/gemma-3-1b-pt",  # the weights CPT starts from: a Hub id or a local HF folder
     "SEED": "1234",
@@ -168,7 +169,10 @@ def _cpu_stages(settings: dict[str, str]) -> list[dict[str, str]]:
         else f'{enroot} python scripts/download_seapile.py --output "{s["CORPUS"]}" --language "{s["CORPUS_LANGUAGE"]}"'
     )
     stages = [
-        ("download", f'mkdir -p "$(dirname "{s["CORPUS"]}")"\n{download}\ntouch "{s["CORPUS"]}.done"'),
+        (
+            "download",
+            f'mkdir -p "$(dirname "{s["CORPUS"]}")"\n{download}\nwc -c < "{s["CORPUS"]}" > "{s["CORPUS"]}.done"',
+        ),
         (
             "split",
             f'{enroot} python training/nemo/data/split_jsonl.py --input "{s["CORPUS"]}" '
@@ -221,25 +225,6 @@ JOBS: list[JobSpec] = [
     JobSpec("run_evaluation.pbs", "run_evaluation.pbs", _evaluation),
     JobSpec("run_cpt_eeve.pbs", "run_cpt_eeve.pbs", lambda settings: [{"RUN_NAME": eeve_run_name()}]),
 ]
-
-
-def read_env(path: str | Path) -> dict[str, str]:
-    """`KEY=VALUE` lines of a `.env` file (comments, blank lines, `export ` and surrounding quotes allowed)."""
-    values: dict[str, str] = {}
-    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, sep, value = line.removeprefix("export ").partition("=")
-        key, value = key.strip(), value.strip()
-        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
-            raise ValueError(f"{path}:{number}: expected KEY=VALUE, got {line!r}")
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        else:
-            value = re.split(r"\s+#", value, maxsplit=1)[0]
-        values[key] = value
-    return values
 
 
 def render_template(text: str, variables: dict[str, str], source: str = "template") -> str:

@@ -4,10 +4,17 @@
 
 Writes `scores.{md,csv}`, `comparisons.{md,csv}`, `plots/*.png` and `report.md`, which links them. The question:
 does continued pretraining with morphology-aware tokenization (patok) beat vanilla CPT (baseline) and
-StochasTok on Filipino morphology — above all on hierarchical Level 2, morpheme decomposition? The report
-says so only where a paired test, Holm-adjusted over its headline comparisons, finds a difference at 5%; near
-chance, or without a significant difference, it says that instead. An EEVE model (vocabulary expansion, the
-fourth arm) is compared with the baseline and with Patok in the same Holm family.
+StochasTok on Filipino morphology — above all on hierarchical Level 2, morpheme decomposition? An EEVE model
+(vocabulary expansion, the fourth arm) is compared with the baseline and with Patok too.
+
+The first screen is the answer: at most three sentences and one table (arm, metric, accuracy with its interval,
+difference from the baseline with its interval and adjusted p) for the first focus group evaluated (Level 2
+when it was). Its comparisons are one family: McNemar's exact test with the interval that inverts it,
+Bonferroni over the family, so an interval excludes 0 exactly when its adjusted p < 0.05 (`stats`). The other
+focus groups form a second, exploratory family below. The report says "better" or "worse" only where the
+adjusted p < 0.05; near chance, or without such a difference, it says that instead.
+
+The report is a list of sections, one function each (`section_*`), assembled by `build_report`.
 """
 
 from __future__ import annotations
@@ -15,219 +22,168 @@ from __future__ import annotations
 import argparse
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from morphcpt.analysis.results import (
+from morphcpt.analysis.answer import (
+    ALPHA,
+    FOCUS_GROUPS,
     PRIMARY_METRIC,
+    ROLE_NAMES,
+    Finding,
+    answer_sentences,
+    answer_table,
+    arm_scores,
+    at_chance,
+    confidence_text,
+    findings,
+    group_title,
+    p_phrase,
+    primary_group,
+)
+from morphcpt.analysis.results import (
     ModelInfo,
     assign_roles,
     incomplete_benchmarks,
     load_results,
     models_in_order,
+    not_generated_subsets,
     role_of,
 )
-from morphcpt.analysis.stats import holm
 from morphcpt.analysis.tables import (
-    ComparisonRow,
-    ScoreRow,
     cell,
     comparison_rows,
     markdown_table,
     p_text,
+    percent,
     score_rows,
     write_tables,
 )
+from morphcpt.errors import reported
 from morphcpt.evaluate.runner import RESULTS_DIR
 
 log = logging.getLogger(__name__)
-ALPHA = 0.05
-# Where the question is asked, most important first: Level 2 is morpheme decomposition.
-FOCUS_GROUPS = ("hierarchical-level2", "hierarchical", "pacute-affixation", "pacute")
-QUESTIONS = (
-    ("patok", "baseline"),
-    ("stochastok", "baseline"),
-    ("patok", "stochastok"),
-    ("eeve", "baseline"),  # the fourth arm: own Filipino tokens instead of re-cut ones
-    ("patok", "eeve"),
-)
-ROLE_NAMES = {
-    "base": "base model",
-    "baseline": "baseline (vanilla CPT)",
-    "stochastok": "StochasTok CPT",
-    "patok": "Patok CPT",
-    "eeve": "EEVE (expanded vocabulary)",
-}
+# ------------------------------------------------------------------------------------------------- sections
 
 
-@dataclass(frozen=True)
-class Finding:
-    role_a: str
-    role_b: str
-    row: ComparisonRow  # oriented so that A is role_a
-    p_adjusted: float
-
-    @property
-    def significant(self) -> bool:
-        return self.p_adjusted < ALPHA
-
-    def sentence(self) -> str:
-        r = self.row
-        numbers = (
-            f"{100 * r.diff:+.1f} pp (95% CI {100 * r.low:+.1f} to {100 * r.high:+.1f}), McNemar "
-            f"{p_phrase(r.p_mcnemar)}, Holm-adjusted {p_phrase(self.p_adjusted)}, n = {r.n}"
-        )
-        a, b = ROLE_NAMES[self.role_a], ROLE_NAMES[self.role_b]
-        if self.significant:
-            return f"{a} is significantly {'better' if r.diff > 0 else 'worse'} than {b}: {numbers}."
-        return f"No significant difference between {a} and {b}: {numbers}; this does not show that {a} beats {b}."
-
-
-def p_phrase(p: float) -> str:
-    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
-
-
-def _oriented(
-    rows: Sequence[ComparisonRow], a: str, b: str, group: str, mode: str, language: str
-) -> ComparisonRow | None:
-    for row in rows:
-        if (row.group, row.mode, row.language, row.metric) != (group, mode, language, PRIMARY_METRIC[mode]):
-            continue
-        if (row.model_a, row.model_b) == (a, b):
-            return row
-        if (row.model_a, row.model_b) == (b, a):
-            return replace(
-                row,
-                model_a=a,
-                model_b=b,
-                mean_a=row.mean_b,
-                mean_b=row.mean_a,
-                diff=-row.diff,
-                low=-row.high,
-                high=-row.low,
-                a_only=row.b_only,
-                b_only=row.a_only,
-            )
-    return None
-
-
-def headline_findings(
-    comparisons: Sequence[ComparisonRow], roles: dict[str, ModelInfo], language: str
-) -> list[tuple[str, str, Finding]]:
-    """(group, mode, finding) for each research-question pair present, Holm-adjusted together."""
-    found = []
-    for group in FOCUS_GROUPS:
-        for mode in ("mcq", "gen"):
-            for role_a, role_b in QUESTIONS:
-                if role_a in roles and role_b in roles:
-                    row = _oriented(
-                        comparisons, roles[role_a].name, roles[role_b].name, group, mode, language
-                    )
-                    if row is not None:
-                        found.append((group, mode, role_a, role_b, row))
-    adjusted = holm([row.p_mcnemar for *_, row in found])
-    return [(g, m, Finding(a, b, row, p)) for (g, m, a, b, row), p in zip(found, adjusted, strict=True)]
-
-
-def _score(scores: Sequence[ScoreRow], model: str, group: str, mode: str, language: str) -> ScoreRow | None:
-    return next(
-        (
-            s
-            for s in scores
-            if (s.model, s.group, s.mode, s.language, s.metric)
-            == (model, group, mode, language, PRIMARY_METRIC[mode])
-        ),
-        None,
-    )
-
-
-def _paragraph(
-    scores: Sequence[ScoreRow],
-    here: list[Finding],
-    roles: dict[str, ModelInfo],
-    group: str,
-    mode: str,
-    language: str,
-) -> str:
-    metric = PRIMARY_METRIC[mode]
-    title = "hierarchical Level 2 (morpheme decomposition)" if group == "hierarchical-level2" else group
-    levels = [
-        (role, s)
-        for role in ("baseline", "stochastok", "patok", "eeve")
-        if role in roles and (s := _score(scores, roles[role].name, group, mode, language)) is not None
-    ]
-    listing = "; ".join(f"{ROLE_NAMES[role]} {cell(s)}%" for role, s in levels)
-    lines = [f"On {title}, {mode.upper()} {metric} (95% CI): {listing}."]
-    at_chance = [role for role, s in levels if s.chance is not None and s.low <= s.chance]
-    if levels and len(at_chance) == len(levels):
-        lines.append(
-            f"Every model's interval includes guessing ({100 * levels[0][1].chance:.1f}%): none of them shows the "
-            "skill, so this comparison cannot tell the schemes apart."
-        )
-    elif at_chance:
-        lines.append(
-            "Not distinguishable from guessing: " + ", ".join(ROLE_NAMES[r] for r in at_chance) + "."
-        )
-    return " ".join(lines + [f.sentence() for f in here])
-
-
-def _verdict(here: list[Finding]) -> str:
-    by_pair = {(f.role_a, f.role_b): f for f in here}
-    versus_base, versus_stochastok = by_pair.get(("patok", "baseline")), by_pair.get(("patok", "stochastok"))
-    if versus_base is None:
-        return "Without a Patok/baseline pair the main question stays open."
-    if versus_base.significant and versus_base.row.diff < 0:
-        return "**Answer: no** — Patok is worse than vanilla CPT here."
-    if not versus_base.significant:
-        return "**Answer: not shown** — the difference between Patok and vanilla CPT is not significant here."
-    if versus_stochastok is None:
-        return "**Answer: yes against vanilla CPT** — there is no StochasTok model to compare with."
-    if versus_stochastok.significant and versus_stochastok.row.diff > 0:
-        return "**Answer: yes** — Patok beats both vanilla CPT and StochasTok here."
-    return (
-        "**Answer: partly** — Patok beats vanilla CPT but not StochasTok, so the gain may come from varied "
-        "segmentation in general rather than from morpheme boundaries."
-    )
-
-
-def answer(
-    scores: Sequence[ScoreRow],
-    findings: list[tuple[str, str, Finding]],
-    roles: dict[str, ModelInfo],
-    language: str,
-) -> str:
-    """The research question answered in plain sentences: the first focus group with findings (Level 2 when
-    it was evaluated) in each mode, a verdict from its first mode, then what else reached significance."""
-    if not findings:
+def section_answer(scores, comparisons, roles, language: str) -> str:
+    """The first screen: the answer in at most three sentences and one table."""
+    heading = "## Answer" + ("" if language == "en" else f" (prompts: {language})")
+    group = primary_group(comparisons, roles, language)
+    if group is None:
         present = ", ".join(ROLE_NAMES[r] for r in roles) or "none"
         return (
-            "These results cannot answer the research question: it needs at least two of baseline (vanilla CPT), "
-            f"StochasTok and Patok models evaluated on the same items (roles found: {present}). "
-            "Pairwise comparisons of whatever models there are stand in comparisons.md."
+            f"{heading}\n\nThese results cannot answer the research question: it needs at least two of baseline "
+            f"(vanilla CPT), StochasTok and Patok models evaluated on the same items (roles found: {present}). "
+            "Pairwise comparisons of whatever models there are stand in comparisons.md.\n"
         )
-    group, first_mode = findings[0][0], findings[0][1]
-    paragraphs = []
+    primary = findings(comparisons, roles, language, [group])
+    text = " ".join(answer_sentences(scores, primary, roles, language))
+    return f"{heading}\n\n{text}\n\n{answer_table(scores, primary, roles, language)}\n"
+
+
+def section_notes(results) -> str:
+    """Subsets the results lack: a warning where a pooled score is not the whole benchmark, a calm note where
+    the generated benchmarks can never hold the subset."""
+    lines = []
+    for (benchmark, mode), missing in incomplete_benchmarks(results).items():
+        lines.append(
+            f"**Warning: {benchmark} {mode.upper()} is incomplete** — no results for {', '.join(missing)}; its "
+            "pooled score covers only the subsets evaluated and is not comparable with the full benchmark's.\n"
+        )
+    for benchmark, subsets in not_generated_subsets(results).items():
+        lines.append(
+            f"Not evaluated: {', '.join(f'{benchmark}-{s}' for s in subsets)}, which the benchmark generator cannot "
+            "make (generated sets record why in manifest.json); its pooled scores cover the other subsets. To "
+            'score it, add the official files (docs/evaluation.md, "Official files").\n'
+        )
+    return "\n".join(lines)
+
+
+def section_details(scores, comparisons, roles, language: str) -> str:
+    """Everything behind the answer: per mode the scores and each comparison in words, then the exploratory
+    family (the other focus groups) and the table of every headline comparison."""
+    heading = "## Details" + ("" if language == "en" else f" (prompts: {language})")
+    group = primary_group(comparisons, roles, language)
+    if group is None:
+        return ""
+    primary = findings(comparisons, roles, language, [group])
+    parts = [heading + "\n"]
     for mode in ("mcq", "gen"):
-        here = [f for g, m, f in findings if (g, m) == (group, mode)]
-        if here:
-            paragraphs.append(_paragraph(scores, here, roles, group, mode, language))
-    paragraphs.append(_verdict([f for g, m, f in findings if (g, m) == (group, first_mode)]))
+        here = [f for f in primary if f.mode == mode]
+        if not here:
+            continue
+        levels = arm_scores(scores, roles, group, mode, language)
+        listing = "; ".join(f"{ROLE_NAMES[role]} {cell(s)}%" for role, s in levels)
+        lines = [f"On {group_title(group)}, {mode.upper()} {PRIMARY_METRIC[mode]} (95% CI): {listing}."]
+        guessing = at_chance(levels)
+        if levels and len(guessing) == len(levels):
+            lines.append(
+                f"Every model's interval includes guessing ({percent(levels[0][1].chance)}%): none of them shows "
+                "the skill, so this comparison cannot tell the schemes apart."
+            )
+        elif guessing:
+            lines.append(
+                "Not distinguishable from guessing: " + ", ".join(ROLE_NAMES[r] for r in guessing) + "."
+            )
+        parts.append(" ".join(lines) + "\n\n" + "\n".join(f"- {f.sentence()}" for f in here) + "\n")
+    others = [g for g in FOCUS_GROUPS if g != group]
+    secondary = findings(comparisons, roles, language, others)
     elsewhere = [
-        f"{g} {m.upper()}: {ROLE_NAMES[f.role_a]} − {ROLE_NAMES[f.role_b]} {100 * f.row.diff:+.1f} pp "
-        f"(Holm {p_phrase(f.p_adjusted)})"
-        for g, m, f in findings
-        if g != group and f.significant
+        f"{f.group} {f.mode.upper()}: {ROLE_NAMES[f.role_a]} − {ROLE_NAMES[f.role_b]} {f.interval()}, adjusted "
+        f"{p_phrase(f.p_adjusted)}"
+        for f in secondary
+        if f.significant
     ]
-    paragraphs.append(
-        "Elsewhere, significant: " + "; ".join(elsewhere) + "."
+    family = f"{len(secondary)} comparisons on {', '.join(others)}, Bonferroni among themselves"
+    parts.append(
+        f"Exploratory ({family}): significant: " + "; ".join(elsewhere) + ".\n"
         if elsewhere
-        else "No other headline comparison is significant."
+        else f"Exploratory ({family}): no other headline comparison is significant.\n"
     )
-    return "\n\n".join(paragraphs)
+    parts += [
+        f"Headline comparisons ({len(primary)} in the answer's family, {len(secondary)} exploratory):\n",
+        _findings_table(primary + secondary) + "\n",
+    ]
+    return "\n".join(parts)
 
 
-def _models_table(models: Sequence[ModelInfo], roles: dict[str, ModelInfo]) -> str:
+def _findings_table(found: list[Finding]) -> str:
+    body = [
+        [
+            f.group,
+            f.mode.upper(),
+            PRIMARY_METRIC[f.mode],
+            f"{ROLE_NAMES[f.role_a]} − {ROLE_NAMES[f.role_b]}",
+            str(f.difference.n),
+            f"{100 * f.mean_a:.1f} vs {100 * f.mean_b:.1f}",
+            f"{100 * f.difference.diff:+.1f} [{100 * f.difference.low:+.1f}, {100 * f.difference.high:+.1f}]",
+            confidence_text(f.difference.confidence),
+            p_text(f.difference.p_value),
+            p_text(f.p_adjusted),
+            "yes" if f.significant else "no",
+        ]
+        for f in found
+    ]
+    return markdown_table(
+        [
+            "group",
+            "mode",
+            "metric",
+            "comparison",
+            "n",
+            "accuracy %",
+            "difference pp [CI]",
+            "CI level",
+            "McNemar p",
+            "adjusted p",
+            f"significant at {ALPHA}",
+        ],
+        body,
+    )
+
+
+def section_models(models: Sequence[ModelInfo], roles: dict[str, ModelInfo]) -> str:
     speaking = {m.name: role for role, m in roles.items()}
     body = [
         [
@@ -239,61 +195,53 @@ def _models_table(models: Sequence[ModelInfo], roles: dict[str, ModelInfo]) -> s
         ]
         for m in models
     ]
-    return markdown_table(["model", "role", "scheme", "step", "path"], body)
+    return "## Models\n\n" + markdown_table(["model", "role", "scheme", "step", "path"], body) + "\n"
 
 
-def _findings_table(findings: list[tuple[str, str, Finding]]) -> str:
-    body = [
-        [
-            group,
-            mode.upper(),
-            PRIMARY_METRIC[mode],
-            f"{ROLE_NAMES[f.role_a]} − {ROLE_NAMES[f.role_b]}",
-            str(f.row.n),
-            f"{100 * f.row.mean_a:.1f} vs {100 * f.row.mean_b:.1f}",
-            f"{100 * f.row.diff:+.1f} [{100 * f.row.low:+.1f}, {100 * f.row.high:+.1f}]",
-            p_text(f.row.p_mcnemar),
-            p_text(f.p_adjusted),
-            "yes" if f.significant else "no",
-        ]
-        for group, mode, f in findings
-    ]
-    return markdown_table(
-        [
-            "group",
-            "mode",
-            "metric",
-            "comparison",
-            "n",
-            "accuracy %",
-            "difference pp [95% CI]",
-            "McNemar p",
-            "Holm p",
-            f"significant at {ALPHA}",
-        ],
-        body,
+def section_plots(plot_files: Sequence[Path], note: str) -> str:
+    return "## Plots\n\n" + ("\n".join(f"![{p.stem}](plots/{p.name})\n" for p in plot_files) or note)
+
+
+def section_tables(tables: dict[str, Path]) -> str:
+    return "## Tables\n\n" + "\n".join(f"- [{name}]({name})" for name in tables) + "\n"
+
+
+def section_method() -> str:
+    return (
+        "## Method\n\n"
+        'MCQ: each option scored as the log-probability of `" " + option` after `<bos>` + prompt (options that '
+        "carry their own leading space, as in langgame, follow the prompt as written); acc takes the highest sum, "
+        "acc_norm the highest sum divided by the option's length in characters (lm-eval's definition; "
+        "independent of tokenization, the primary metric); scores within 1e-4 of the best are tied and broken by a "
+        "seeded random pick. GEN: greedy decoding, first line, exact match after normalisation (primary), also "
+        "prefix and contains on word boundaries. Accuracies: Wilson 95% intervals. Two models on the same items: "
+        "McNemar's exact test on the items only one got right, and the interval that inverts it (Clopper-Pearson "
+        "for the share of those items won by A, times their share of all items; conditional on how many items "
+        "the two disagree on). Families of comparisons: Bonferroni, adjusted p = p × m with simultaneous intervals "
+        "at 1 − 0.05/m, so an interval excludes 0 exactly when its adjusted p < 0.05. Holm's step-down would "
+        "reject at least as often, but the intervals that agree with its decisions stop at 0 for every comparison "
+        "it rejects, so it is not used.\n"
     )
 
 
 def build_report(
-    results_dir: Path | str, output_dir: Path | str | None = None, *, n_boot: int = 10_000, plots: bool = True
+    results_dir: Path | str, output_dir: Path | str | None = None, *, plots: bool = True
 ) -> Path:
     results_dir = Path(results_dir)
     output_dir = Path(output_dir) if output_dir is not None else results_dir / "analysis"
     results = load_results(results_dir)
     models = models_in_order(results)
-    names = [m.name for m in models]
     roles = {role: m for role, m in assign_roles(results).items() if role != "base"}
     scores = score_rows(results)
-    comparisons = comparison_rows(results, n_boot=n_boot)
-    tables = write_tables(scores, comparisons, names, output_dir)
+    comparisons = comparison_rows(results)
+    tables = write_tables(scores, comparisons, [m.name for m in models], output_dir)
     plot_files: list[Path] = []
     plot_note = "Plots not drawn (--no-plots).\n"
     if plots:
         try:
             from morphcpt.analysis.plots import write_plots
 
-            plot_files = write_plots(scores, names, output_dir / "plots")
+            plot_files = write_plots(scores, [m.name for m in models], output_dir / "plots")
             plot_note = "No plottable results.\n"
         except ImportError:
             plot_note = "Plots skipped: matplotlib is not installed (`pip install 'morphcpt[plots]'`).\n"
@@ -302,40 +250,16 @@ def build_report(
         "# morphcpt evaluation report\n",
         f"Results: `{results_dir}` ({len(results)} result files, {len(models)} models), analysed "
         f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.\n",
-        _models_table(models, roles) + "\n",
-    ]
-    for (benchmark, mode), missing in incomplete_benchmarks(results).items():
-        sections.append(
-            f"**Warning: {benchmark} {mode.upper()} is incomplete** — no results for {', '.join(missing)}; its "
-            "pooled score covers only the subsets evaluated and is not comparable with the full benchmark's.\n"
-        )
-    for language in languages:
-        findings = headline_findings(comparisons, roles, language)
-        heading = "## Answer to the research question" + (
-            "" if language == "en" else f" (prompts: {language})"
-        )
-        sections += [heading + "\n", answer(scores, findings, roles, language) + "\n"]
-        if findings:
-            sections += [
-                f"Headline comparisons ({len(findings)}, McNemar p Holm-adjusted together):\n",
-                _findings_table(findings) + "\n",
-            ]
-    sections.append("## Plots\n")
-    sections += [f"![{p.stem}](plots/{p.name})\n" for p in plot_files] or [plot_note]
-    sections += [
-        "## Tables\n",
-        "\n".join(f"- [{name}]({name})" for name in tables) + "\n",
-        "## Method\n",
-        'MCQ: each option scored as the log-probability of `" " + option` after `<bos>` + prompt; acc takes '
-        "the highest sum, acc_norm the highest sum divided by the option's length in characters (lm-eval's "
-        "definition; independent of tokenization, the primary metric); scores within 1e-4 of the best are tied "
-        "and broken by a seeded random pick. GEN: greedy decoding, first line, exact match after normalisation "
-        "(primary), also prefix and contains on word boundaries. Intervals: Wilson score intervals of each "
-        f"proportion. Paired comparisons on identical items: McNemar's exact test and a paired "
-        f"bootstrap of the difference ({n_boot} resamples); Holm's adjustment over each family of comparisons.\n",
+        *(section_answer(scores, comparisons, roles, language) for language in languages),
+        section_notes(results),
+        *(section_details(scores, comparisons, roles, language) for language in languages),
+        section_models(models, roles),
+        section_plots(plot_files, plot_note),
+        section_tables(tables),
+        section_method(),
     ]
     report = output_dir / "report.md"
-    report.write_text("\n".join(sections), encoding="utf-8")
+    report.write_text("\n".join(s for s in sections if s), encoding="utf-8")
     return report
 
 
@@ -345,7 +269,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     parser.add_argument("--output-dir", type=Path, help="default: <results-dir>/analysis")
-    parser.add_argument("--n-boot", type=int, default=10_000, help="bootstrap resamples")
     parser.add_argument("--no-plots", dest="plots", action="store_false", help="tables and report only")
     return parser
 
@@ -353,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     args = build_parser().parse_args(argv)
-    report = build_report(args.results_dir, args.output_dir, n_boot=args.n_boot, plots=args.plots)
+    with reported("analyze"):
+        report = build_report(args.results_dir, args.output_dir, plots=args.plots)
     print(report)
     return 0

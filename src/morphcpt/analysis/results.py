@@ -11,7 +11,6 @@ Models are given a role in the research question — base, baseline (vanilla CPT
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 from morphcpt.evaluate.gen import GEN_METRICS
 from morphcpt.evaluate.mcq import MCQ_METRICS
 from morphcpt.evaluate.runner import RESULT_FORMAT
+from morphcpt.jsonio import read_json
 
 METRICS = {"mcq": MCQ_METRICS, "gen": GEN_METRICS}
 PRIMARY_METRIC = {"mcq": "acc_norm", "gen": "exact"}  # acc_norm does not depend on how options are tokenized
@@ -59,6 +59,7 @@ class TaskResult:
     predictions: tuple[dict, ...]
     path: Path
     missing_subsets: tuple[str, ...] = ()  # of its benchmark, not in the run: pooled scores leave them out
+    not_generated: tuple[str, ...] = ()  # of its benchmark, which the generated set can never hold (stress)
 
     def scores(self, metric: str) -> dict[str, tuple[str, float]]:
         """item id -> (fingerprint, 1.0 right / 0.0 wrong)."""
@@ -71,7 +72,9 @@ def load_results(results_dir: Path | str) -> list[TaskResult]:
         raise FileNotFoundError(f"results folder {results_dir} does not exist")
     found = []
     for path in sorted(results_dir.glob("*/*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(
+            path, what="an evaluation result", fix="delete it and rerun the evaluation (it redoes that task)"
+        )
         if data.get("format") != RESULT_FORMAT:
             continue  # another tool's JSON in the same folder
         model = data["model"]
@@ -90,6 +93,7 @@ def load_results(results_dir: Path | str) -> list[TaskResult]:
                 predictions=tuple(data["predictions"]),
                 path=path,
                 missing_subsets=tuple(data.get("missing_subsets", ())),
+                not_generated=tuple(data.get("not_generated", ())),
             )
         )
     if not found:
@@ -104,6 +108,15 @@ def incomplete_benchmarks(results: list[TaskResult]) -> dict[tuple[str, str], li
         if result.missing_subsets:
             missing.setdefault((result.benchmark, result.mode), set()).update(result.missing_subsets)
     return {key: sorted(subsets) for key, subsets in sorted(missing.items())}
+
+
+def not_generated_subsets(results: list[TaskResult]) -> dict[str, list[str]]:
+    """benchmark -> subsets its results lack because the benchmark generator cannot make them."""
+    found: dict[str, set[str]] = {}
+    for result in results:
+        if result.not_generated:
+            found.setdefault(result.benchmark, set()).update(result.not_generated)
+    return {benchmark: sorted(subsets) for benchmark, subsets in sorted(found.items())}
 
 
 def role_of(model: ModelInfo) -> str | None:

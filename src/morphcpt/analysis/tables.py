@@ -3,8 +3,9 @@
 Groups, per model, mode and prompt language: a whole benchmark (`pacute`, `hierarchical`: its tasks pooled),
 each task (`pacute-affixation`, `hierarchical-level2`: the category or level) and each subcategory within a
 task. Comparisons pair two models on the items both answered (same id and fingerprint), for benchmarks and
-tasks, on the primary metric of each mode (MCQ acc_norm, GEN exact), with Holm's adjustment across the model
-pairs of one group.
+tasks, on the primary metric of each mode (MCQ acc_norm, GEN exact): McNemar's exact p with the 95% interval
+that inverts it, and Bonferroni over the model pairs of one group (adjusted p and simultaneous interval), so
+every interval excludes 0 exactly when its p is below 0.05 (`stats`).
 
     rows = score_rows(results); pairs = comparison_rows(results)
     write_tables(rows, pairs, "results/analysis")   # scores.{md,csv}, comparisons.{md,csv}
@@ -20,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from morphcpt.analysis.results import METRICS, PRIMARY_METRIC, ModelInfo, TaskResult, models_in_order
-from morphcpt.analysis.stats import holm, mcnemar_exact, paired_bootstrap, wilson_ci
+from morphcpt.analysis.stats import bonferroni, mcnemar_exact, paired_difference, wilson_ci
 
 KINDS = ("benchmark", "task", "subcategory")
 
@@ -57,13 +58,15 @@ class ComparisonRow:
     mean_a: float
     mean_b: float
     diff: float  # mean_a - mean_b
-    low: float
+    low: float  # 95% interval inverting McNemar's exact test
     high: float
-    p_bootstrap: float
     a_only: int  # items only model A got right
     b_only: int
     p_mcnemar: float
-    p_holm: float  # McNemar p adjusted across the model pairs of this group
+    family: int  # model pairs compared on this group: the Bonferroni factor
+    low_adjusted: float  # simultaneous interval at 1 - 0.05 / family
+    high_adjusted: float
+    p_adjusted: float  # McNemar p, Bonferroni-adjusted over the model pairs of this group
 
 
 GroupKey = tuple[str, str, str, str, str]  # (mode, language, benchmark, group, kind)
@@ -130,14 +133,13 @@ def score_rows(results: Sequence[TaskResult]) -> list[ScoreRow]:
 def comparison_rows(
     results: Sequence[TaskResult],
     *,
-    n_boot: int = 10_000,
-    seed: int = 0,
     kinds: Sequence[str] = ("benchmark", "task"),
+    alpha: float = 0.05,
 ) -> list[ComparisonRow]:
     """Every pair of models (later role minus earlier) on every shared benchmark and task group."""
     order = [m.name for m in models_in_order(list(results))]
     groups = grouped_predictions(results)
-    rows: list[ComparisonRow] = []
+    found: list[tuple] = []
     for b_name, a_name in itertools.combinations(order, 2):
         shared_keys = set(groups[a_name]) & set(groups[b_name])
         for key in sorted(shared_keys, key=_group_order):
@@ -148,40 +150,44 @@ def comparison_rows(
             a = {p["id"]: (p["fingerprint"], float(p[metric])) for p in groups[a_name][key]}
             b = {p["id"]: (p["fingerprint"], float(p[metric])) for p in groups[b_name][key]}
             shared = sorted(i for i in a.keys() & b.keys() if a[i][0] == b[i][0])
-            if not shared:
-                continue
-            xs, ys = [a[i][1] for i in shared], [b[i][1] for i in shared]
-            difference = paired_bootstrap(xs, ys, n_boot=n_boot, seed=seed)
-            test = mcnemar_exact(xs, ys)
-            rows.append(
-                ComparisonRow(
-                    a_name,
-                    b_name,
-                    mode,
-                    language,
-                    benchmark,
-                    group,
-                    kind,
-                    metric,
-                    len(shared),
-                    sum(xs) / len(xs),
-                    sum(ys) / len(ys),
-                    difference.diff,
-                    difference.low,
-                    difference.high,
-                    difference.p_value,
-                    test.a_only,
-                    test.b_only,
-                    test.p_value,
-                    test.p_value,
+            if shared:
+                found.append(
+                    (a_name, b_name, key, metric, [a[i][1] for i in shared], [b[i][1] for i in shared])
                 )
+    family: dict[tuple, int] = defaultdict(int)
+    for _, _, (mode, language, _, group, _), metric, _, _ in found:
+        family[(mode, language, group, metric)] += 1
+    rows: list[ComparisonRow] = []
+    for a_name, b_name, (mode, language, benchmark, group, kind), metric, xs, ys in found:
+        test = mcnemar_exact(xs, ys)
+        m = family[(mode, language, group, metric)]
+        single = paired_difference(test.a_only, test.b_only, test.n, confidence=1 - alpha)
+        joint = paired_difference(test.a_only, test.b_only, test.n, confidence=1 - alpha / m)
+        rows.append(
+            ComparisonRow(
+                a_name,
+                b_name,
+                mode,
+                language,
+                benchmark,
+                group,
+                kind,
+                metric,
+                test.n,
+                sum(xs) / len(xs),
+                sum(ys) / len(ys),
+                single.diff,
+                single.low,
+                single.high,
+                test.a_only,
+                test.b_only,
+                test.p_value,
+                m,
+                joint.low,
+                joint.high,
+                bonferroni(test.p_value, m),
             )
-    family: dict[tuple, list[int]] = defaultdict(list)
-    for index, row in enumerate(rows):
-        family[(row.mode, row.language, row.group, row.metric)].append(index)
-    for members in family.values():
-        for index, adjusted in zip(members, holm([rows[i].p_mcnemar for i in members]), strict=True):
-            rows[index] = ComparisonRow(**{**asdict(rows[index]), "p_holm": adjusted})
+        )
     return rows
 
 
@@ -247,8 +253,9 @@ def comparisons_markdown(rows: Sequence[ComparisonRow]) -> str:
         "A only",
         "B only",
         "McNemar p",
-        "Holm p",
-        "bootstrap p",
+        "pairs",
+        "A−B [simultaneous CI]",
+        "adjusted p",
     ]
     body = [
         [
@@ -264,15 +271,18 @@ def comparisons_markdown(rows: Sequence[ComparisonRow]) -> str:
             str(r.a_only),
             str(r.b_only),
             p_text(r.p_mcnemar),
-            p_text(r.p_holm),
-            p_text(r.p_bootstrap),
+            str(r.family),
+            f"[{100 * r.low_adjusted:+.1f}, {100 * r.high_adjusted:+.1f}]",
+            p_text(r.p_adjusted),
         ]
         for r in rows
     ]
     intro = (
-        "# Paired comparisons\n\nSame items for both models. A−B: difference in accuracy (percentage points) with "
-        "a paired bootstrap 95% CI; McNemar: exact test on the items only one model got right; Holm: McNemar p "
-        "adjusted across the model pairs of one group.\n"
+        "# Paired comparisons\n\nSame items for both models. A−B: difference in accuracy (percentage points). "
+        "McNemar: exact test on the items only one model got right; its 95% CI is the interval that inverts the "
+        "same test, so it excludes 0 exactly when p < 0.05. Adjusted: Bonferroni over the model pairs compared "
+        "on the group (`pairs`): p × pairs, with the simultaneous interval at 1 − 0.05 / pairs, which excludes 0 "
+        "exactly when the adjusted p < 0.05.\n"
     )
     return f"{intro}\n{markdown_table(header, body)}\n"
 

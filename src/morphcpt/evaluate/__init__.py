@@ -1,6 +1,6 @@
-"""Evaluation of Hugging Face models on the Filipino morphology benchmarks (PACUTE and hierarchical).
+"""Evaluation of Hugging Face models on the benchmarks (PACUTE, hierarchical, cute, langgame, multi-digit addition).
 
-`items` reads both benchmark formats into one `Item` type; `mcq` scores options by log-likelihood (acc and
+`items` reads every official row shape (`rows`) into one `Item` type; `mcq` scores options by log-likelihood (acc and
 acc_norm) and `gen` scores greedy answers (exact / prefix / contains), both against small model protocols that
 `hf.HFCausalLM` implements; `runner` runs models x benchmarks resumably into `results/`; `lm_eval` exports the
 same items as lm-evaluation-harness tasks.

@@ -1,15 +1,9 @@
-"""Benchmark items: one normalised type for PACUTE and the hierarchical benchmark, MCQ and GEN.
+"""Benchmark items: one normalised type for every benchmark family, MCQ and GEN, and where their files are.
 
-Two on-disk formats are read (REFERENCE.md, "PACUTE and the hierarchical benchmark"):
-
-* PACUTE rows: `category`, `subcategory`, `prompts[0].{text_en, text_tl}`; MCQ rows carry the options as
-  `choice1..choiceN` with `label` a letter ("A"-"D"), and/or `mcq_options{correct, incorrect1..3}`; GEN rows carry
-  the answer as `answer` or, in the official files, as `label`.
-* Hierarchical rows: `level, category, subcategory, prompt_en, prompt_tl, options, answer, word, metadata, id`;
-  GEN rows have no (or empty) `options`.
-
-Reading is liberal (either format in any file, ids synthesised from line numbers when missing, letters in any
-case, option lists or choice fields) and validation strict: every problem names the file and line.
+Rows are parsed by `rows` (one parser per row shape of the official files, chosen by the row's fields: PACUTE
+rows, flat bilingual rows of the hierarchical and stress files, question rows of cute, langgame and
+multi-digit addition). Reading is liberal (any shape in any file, ids synthesised from line numbers when
+missing, letters in any case) and validation strict: every problem names the file and line.
 
 Files are found under a benchmark folder (default `data/benchmarks`), in our layout or the official one:
 
@@ -18,8 +12,9 @@ Files are found under a benchmark folder (default `data/benchmarks`), in our lay
     <name>/<name>_{mcq,gen}.jsonl          or  <name>_{mcq,gen}.jsonl    (name: cute, langgame, multi_digit_addition)
 
 Benchmark names: `pacute`, `pacute-affixation`, `hierarchical`, `hierarchical-level2` (also `hierarchical-2`),
-`cute`, `langgame`, `multi_digit_addition`. A whole benchmark with a subset missing is loaded, with a loud warning;
-`survey` lists the files a run reads and the ones it leaves.
+`cute`, `langgame`, `multi_digit_addition`. A whole benchmark with a subset missing is loaded, with a warning
+(calm where the generator's manifest says the subset is not generated, loud otherwise); `survey` lists the files
+a run reads and the ones it leaves.
 
     from morphcpt.evaluate.items import load_benchmark
     tasks = load_benchmark("hierarchical-level2", "mcq")   # {"hierarchical-level2": [Item, ...]}
@@ -38,6 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from morphcpt import paths
+from morphcpt.evaluate.rows import LANGUAGES, BenchmarkFormatError, parse_row, row_mode
+
+__all__ = ["LANGUAGES", "BenchmarkFormatError", "Item", "load_benchmark", "load_file"]
 
 log = logging.getLogger(__name__)
 BENCHMARK_DIR = paths.DATA_DIR / "benchmarks"
@@ -47,15 +45,10 @@ SINGLE_FILE_BENCHMARKS = ("cute", "langgame", "multi_digit_addition")
 BENCHMARKS = ("pacute", "hierarchical", *SINGLE_FILE_BENCHMARKS)
 HIERARCHICAL_LEVELS = (0, 1, 2, 3, 4, 5)
 MODES = ("mcq", "gen")
-LANGUAGES = ("en", "tl")
 
 
 def task_of(benchmark: str, subset: str) -> str:
     return benchmark if subset == benchmark else f"{benchmark}-{subset}"
-
-
-class BenchmarkFormatError(ValueError):
-    """A benchmark file or row that cannot be read unambiguously."""
 
 
 @dataclass(frozen=True)
@@ -63,8 +56,8 @@ class Item:
     """One benchmark question. For MCQ, `options[correct_index] == answer`; for GEN, `options` is empty."""
 
     id: str
-    benchmark: str  # "pacute" | "hierarchical"
-    subset: str  # "affixation" ... | "level0" ... "level5"
+    benchmark: str  # "pacute" | "hierarchical" | "cute" | "langgame" | "multi_digit_addition"
+    subset: str  # "affixation" ... | "level0" ... "level5" | the benchmark's name
     mode: str  # "mcq" | "gen"
     category: str
     subcategory: str
@@ -74,6 +67,12 @@ class Item:
     options: tuple[str, ...] = ()
     correct_index: int | None = None
     level: int | None = None
+    # What joins the prompt and an option: " " (lm-eval's target_delimiter), or "" where the options carry their
+    # own leading space (question rows: " make" after "Answer:").
+    delimiter: str = " "
+    # The prompt language the answer and options were chosen for, where the row gives them per language
+    # (stress rows: "2nd" / "ikalawa"); None where one answer holds for every language.
+    language: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -84,6 +83,11 @@ class Item:
     def prompt(self, language: str = "en") -> str:
         if language not in LANGUAGES:
             raise ValueError(f"prompt language must be one of {LANGUAGES}, not {language!r}")
+        if self.language not in (None, language):
+            raise ValueError(
+                f"item {self.id} holds its {self.language!r} answer; load the benchmark with language="
+                f"{language!r} to ask it in {language!r}"
+            )
         text = self.prompt_en if language == "en" else self.prompt_tl
         if not text:
             raise BenchmarkFormatError(f"item {self.id} has no {language!r} prompt")
@@ -104,9 +108,10 @@ class Item:
     @property
     def fingerprint(self) -> str:
         """Hash of what is asked and what counts as right: paired comparisons only pair identical items."""
-        payload = json.dumps(
-            [self.prompt_en, self.prompt_tl, list(self.options), self.answer], ensure_ascii=False
-        )
+        asked = [self.prompt_en, self.prompt_tl, list(self.options), self.answer]
+        if self.delimiter != " ":  # only then, so the fingerprints of earlier results stay valid
+            asked.append(self.delimiter)
+        payload = json.dumps(asked, ensure_ascii=False)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     @property
@@ -117,135 +122,6 @@ class Item:
     @property
     def has_duplicate_options(self) -> bool:
         return len(set(self.options)) != len(self.options)
-
-
-# --------------------------------------------------------------------------------------------------- row parsing
-
-
-def _text(row: dict, key: str, where: str, *, required: bool = True) -> str:
-    value = row.get(key)
-    if value is None:
-        if required:
-            raise BenchmarkFormatError(f"{where}: missing field {key!r}")
-        return ""
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise BenchmarkFormatError(f"{where}: field {key!r} must be text, got {type(value).__name__}")
-    return str(value)
-
-
-def _label_index(label: str, options: list[str], where: str) -> int:
-    """A PACUTE label is a letter ("A", "b", "(C)", "D."); as a last resort the text of one option."""
-    letter = label.strip().strip("().").strip()
-    if len(letter) == 1 and letter.isalpha() and letter.isascii():
-        index = ord(letter.upper()) - ord("A")
-        if index >= len(options):
-            raise BenchmarkFormatError(f"{where}: label {label!r} points past the {len(options)} options")
-        return index
-    matches = [i for i, option in enumerate(options) if option == label]
-    if matches:  # several copies of one text are one answer
-        return matches[0]
-    raise BenchmarkFormatError(f"{where}: label {label!r} is neither a letter A-Z nor the text of one option")
-
-
-def _pacute_options(prompt: dict, row: dict, where: str) -> tuple[list[str], int]:
-    numbered = sorted(
-        (int(key[len("choice") :]), value)
-        for key, value in prompt.items()
-        if re.fullmatch(r"choice\d+", key) and value is not None
-    )
-    mcq = prompt.get("mcq_options") or row.get("mcq_options")
-    if numbered:
-        if [n for n, _ in numbered] != list(range(1, len(numbered) + 1)):
-            raise BenchmarkFormatError(f"{where}: choice fields must be choice1..choiceN without gaps")
-        options = [str(value) for _, value in numbered]
-        if row.get("label") is not None:
-            index = _label_index(str(row["label"]), options, where)
-        elif isinstance(mcq, dict) and "correct" in mcq:
-            matches = [i for i, option in enumerate(options) if option == str(mcq["correct"])]
-            if not matches:
-                raise BenchmarkFormatError(f"{where}: mcq_options.correct is none of the choices")
-            index = matches[0]  # a duplicated answer: any copy counts (Item.gold_indices)
-        else:
-            raise BenchmarkFormatError(
-                f"{where}: MCQ row has choices but neither a label nor mcq_options.correct"
-            )
-        if isinstance(mcq, dict) and "correct" in mcq and str(mcq["correct"]) != options[index]:
-            raise BenchmarkFormatError(
-                f"{where}: label {row.get('label')!r} selects {options[index]!r} but mcq_options.correct is "
-                f"{mcq['correct']!r}"
-            )
-        return options, index
-    if isinstance(mcq, dict) and "correct" in mcq:
-        # Without choice fields the order is correct, incorrect1, ...: the scorer's tie-breaking must not
-        # (and does not) favour position A.
-        incorrect = sorted((k for k in mcq if re.fullmatch(r"incorrect\d+", k)), key=lambda k: int(k[9:]))
-        return [str(mcq["correct"]), *(str(mcq[k]) for k in incorrect)], 0
-    raise BenchmarkFormatError(f"{where}: MCQ row has neither choice1..choiceN nor mcq_options")
-
-
-def _parse_pacute(row: dict, where: str, mode: str) -> dict:
-    prompts = row.get("prompts")
-    if not isinstance(prompts, list) or not prompts or not isinstance(prompts[0], dict):
-        raise BenchmarkFormatError(f"{where}: 'prompts' must be a non-empty list of objects")
-    prompt = prompts[0]
-    fields = {
-        "category": _text(row, "category", where),
-        "subcategory": _text(row, "subcategory", where, required=False),
-        "prompt_en": _text(prompt, "text_en", where, required=False),
-        "prompt_tl": _text(prompt, "text_tl", where, required=False),
-        "metadata": {k: v for k, v in row.items() if k not in {"prompts", "label", "answer", "id"}},
-    }
-    if mode == "mcq":
-        options, index = _pacute_options(prompt, row, where)
-        fields.update(options=tuple(options), correct_index=index, answer=options[index])
-    else:
-        answer = row.get("answer", row.get("label"))
-        fields["answer"] = _text({"answer": answer}, "answer", where)
-    return fields
-
-
-def _mapping(value: Any, key: str, where: str) -> dict:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise BenchmarkFormatError(f"{where}: field {key!r} must be an object")
-    return value
-
-
-def _parse_hierarchical(row: dict, where: str, mode: str) -> dict:
-    level = row.get("level")
-    if isinstance(level, bool) or not isinstance(level, int | str) or not str(level).isdigit():
-        raise BenchmarkFormatError(f"{where}: 'level' must be a non-negative integer, got {level!r}")
-    fields = {
-        "level": int(level),
-        "category": _text(row, "category", where),
-        "subcategory": _text(row, "subcategory", where, required=False),
-        "prompt_en": _text(row, "prompt_en", where, required=False),
-        "prompt_tl": _text(row, "prompt_tl", where, required=False),
-        "answer": _text(row, "answer", where),
-        "metadata": {"word": row.get("word"), **_mapping(row.get("metadata"), "metadata", where)},
-    }
-    if mode == "mcq":
-        options = row.get("options")
-        if not isinstance(options, list) or not all(isinstance(o, str | int | float) for o in options):
-            raise BenchmarkFormatError(f"{where}: MCQ row needs 'options', a list of texts")
-        options = [str(o) for o in options]
-        if fields["answer"] not in options:
-            raise BenchmarkFormatError(
-                f"{where}: answer {fields['answer']!r} is not among the options {options}"
-            )
-        fields.update(options=tuple(options), correct_index=options.index(fields["answer"]))
-    return fields
-
-
-def _detect_mode(row: dict) -> str:
-    if "prompts" in row:
-        prompt = row["prompts"][0] if isinstance(row["prompts"], list) and row["prompts"] else {}
-        has_options = isinstance(prompt, dict) and (
-            "mcq_options" in prompt or "choice1" in prompt or "mcq_options" in row
-        )
-        return "mcq" if has_options else "gen"
-    return "mcq" if row.get("options") else "gen"
 
 
 def read_rows(path: Path) -> Iterator[tuple[int, dict]]:
@@ -267,21 +143,26 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict]]:
             yield number, row
 
 
-def load_file(path: Path | str, benchmark: str, mode: str, subset: str | None = None) -> list[Item]:
-    """Every item of one file. `subset` None takes it from the row (hierarchical: `level<N>`; PACUTE: category)."""
+def load_file(
+    path: Path | str, benchmark: str, mode: str, subset: str | None = None, *, language: str = "en"
+) -> list[Item]:
+    """Every item of one file. `subset` None takes it from the row (hierarchical: `level<N>`; PACUTE: category).
+    `language` picks the answer and options of rows that give them per language."""
     path = Path(path)
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    if language not in LANGUAGES:
+        raise ValueError(f"language must be one of {LANGUAGES}, not {language!r}")
     items: list[Item] = []
     seen: dict[str, int] = {}
     for number, row in read_rows(path):
         where = f"{path}:{number}"
-        row_mode = _detect_mode(row)
-        if row_mode != mode:
-            raise BenchmarkFormatError(f"{where}: a {row_mode.upper()} row in a file read as {mode.upper()}")
-        fields = (
-            _parse_pacute(row, where, mode) if "prompts" in row else _parse_hierarchical(row, where, mode)
-        )
+        found_mode = row_mode(row)
+        if found_mode != mode:
+            raise BenchmarkFormatError(
+                f"{where}: a {found_mode.upper()} row in a file read as {mode.upper()}"
+            )
+        fields = parse_row(row, where, mode, benchmark=benchmark, language=language)
         if not fields["prompt_en"] and not fields["prompt_tl"]:
             raise BenchmarkFormatError(f"{where}: the row has no prompt in any language")
         if mode == "mcq" and len(fields["options"]) < 2:
@@ -357,27 +238,52 @@ def find_subset(root: Path, benchmark: str, subset: str, mode: str) -> tuple[Pat
     )
 
 
-def load_subset(root: Path, benchmark: str, subset: str, mode: str) -> list[Item]:
+def load_subset(root: Path, benchmark: str, subset: str, mode: str, language: str = "en") -> list[Item]:
     found = find_subset(root, benchmark, subset, mode)
     if found is None:
         tried = "\n  ".join(str(p) for p, _ in _candidates(root, benchmark, subset, mode))
-        raise FileNotFoundError(f"no {mode.upper()} file for {benchmark}-{subset}; looked for:\n  {tried}")
+        raise FileNotFoundError(
+            f"no {mode.upper()} file for {task_of(benchmark, subset)}; looked for:\n  {tried}"
+        )
     path, combined = found
     if combined:
-        return [item for item in load_file(path, benchmark, mode) if item.subset == subset]
-    return load_file(path, benchmark, mode, subset=subset)
+        return [item for item in load_file(path, benchmark, mode, language=language) if item.subset == subset]
+    return load_file(path, benchmark, mode, subset=subset, language=language)
 
 
-def load_benchmark(name: str, mode: str, benchmark_dir: Path | str | None = None) -> dict[str, list[Item]]:
-    """Items of a benchmark by task (`pacute-affixation`, ...). A whole benchmark takes the subsets it finds and
-    warns loudly about the others (`missing_subsets` names them); a named subset that is missing, or a benchmark
-    with no file at all, is an error."""
+def not_generated(root: Path | str) -> dict[str, str]:
+    """Subsets the benchmark generator does not make, as its `manifest.json` lists them ("pacute/stress" -> why);
+    empty for a folder without a manifest (the official files)."""
+    try:
+        manifest = json.loads((Path(root) / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    skipped = manifest.get("skipped") if isinstance(manifest, dict) else None
+    return {str(k): str(v) for k, v in skipped.items()} if isinstance(skipped, dict) else {}
+
+
+def not_generated_note(root: Path | str, benchmark: str, subset: str) -> str:
+    """One calm sentence: the subset is not in the generated set, and how to add the official files."""
+    return (
+        f"{task_of(benchmark, subset)} is not part of the generated set under {root} (the generator cannot make "
+        f"it; manifest.json says why). To score it, copy the official {subset}_mcq.jsonl and {subset}_gen.jsonl "
+        f"into {Path(root) / benchmark}"
+    )
+
+
+def load_benchmark(
+    name: str, mode: str, benchmark_dir: Path | str | None = None, *, language: str = "en"
+) -> dict[str, list[Item]]:
+    """Items of a benchmark by task (`pacute-affixation`, ...). A whole benchmark takes the subsets it finds;
+    a subset the generator's manifest says it does not make is left out quietly (the runner says so once, with
+    how to add it), any other missing subset is warned about loudly (`missing_subsets` names them). A named subset that is
+    missing, or a benchmark with no file at all, is an error. `language` picks per-language answers."""
     root = Path(benchmark_dir) if benchmark_dir is not None else BENCHMARK_DIR
     benchmark, subsets = expand_benchmark(name)
     if len(subsets) == 1:
-        return {task_of(benchmark, subsets[0]): load_subset(root, benchmark, subsets[0], mode)}
+        return {task_of(benchmark, subsets[0]): load_subset(root, benchmark, subsets[0], mode, language)}
     tasks = {
-        task_of(benchmark, subset): load_subset(root, benchmark, subset, mode)
+        task_of(benchmark, subset): load_subset(root, benchmark, subset, mode, language)
         for subset in subsets
         if find_subset(root, benchmark, subset, mode) is not None
     }
@@ -385,7 +291,8 @@ def load_benchmark(name: str, mode: str, benchmark_dir: Path | str | None = None
     if not tasks:
         hint = " (--eval-mode selects the modes to run)" if mode == "gen" else ""
         raise FileNotFoundError(f"no {mode.upper()} files for benchmark {benchmark!r} under {root}{hint}")
-    missing = [s for s in subsets if task_of(benchmark, s) not in tasks]
+    skipped = not_generated(root)
+    missing = [s for s in subsets if task_of(benchmark, s) not in tasks and f"{benchmark}/{s}" not in skipped]
     if missing:
         log.warning(
             "!!! %s %s is INCOMPLETE under %s: no items for %s; its pooled score covers only %s",

@@ -8,7 +8,9 @@ Writes, per task and mode, `data/<name>.jsonl` (prompt, options, gold indices, a
 (`multiple_choice` with acc/acc_norm for MCQ, `generate_until` for GEN), plus one group YAML per benchmark and
 mode (`morphcpt_pacute_mcq`, ...). Data paths in the YAMLs are absolute, so lm_eval can run from any folder.
 
-Both evaluators score alike: MCQ `gold` lists *every* index holding the answer (lm-eval then counts a pick of any
+Both evaluators score alike: MCQ continuations are `target_delimiter + option`, the delimiter " " except for
+tasks whose options carry their own separator (question rows: " make" after "Answer:"), exported with
+`target_delimiter: ""` so lm-eval scores the same string; MCQ `gold` lists *every* index holding the answer (lm-eval then counts a pick of any
 copy, as we do); GEN tasks run our own `answers.process_results` (the module is copied beside the YAMLs as
 `morphcpt_answers.py`), so the stop rule, normalisation and exact/prefix/contains are the same code. GEN decoding
 stops at `<eos>` or `max_gen_toks` and the first line is cut afterwards (a newline stop would end an answer that
@@ -38,9 +40,10 @@ def task_name(task: str, mode: str, language: str = "en") -> str:
 
 
 def _row(item: Item, language: str) -> dict:
+    prompt = item.prompt(language)
     row = {
         "id": item.id,
-        "prompt": item.prompt(language).rstrip(" \t"),
+        "prompt": prompt.rstrip(" \t") if item.delimiter else prompt,
         "answer": item.answer,
         "category": item.category,
         "subcategory": item.subcategory,
@@ -51,7 +54,18 @@ def _row(item: Item, language: str) -> dict:
     return row
 
 
-def _task_config(name: str, data_file: Path, mode: str) -> dict:
+def _delimiter(items: Sequence[Item], name: str) -> str:
+    """lm-eval takes one target_delimiter per task: every item of the task must join prompt and option alike."""
+    found = {item.delimiter for item in items}
+    if len(found) > 1:
+        raise ValueError(
+            f"{name}: its items join prompt and option in {len(found)} ways ({sorted(map(repr, found))}); "
+            "lm-eval takes one target_delimiter per task, so put such rows in separate files"
+        )
+    return found.pop() if found else " "
+
+
+def _task_config(name: str, data_file: Path, mode: str, delimiter: str = " ") -> dict:
     config = {
         "task": name,
         "tag": ["morphcpt"],
@@ -66,7 +80,7 @@ def _task_config(name: str, data_file: Path, mode: str) -> dict:
             output_type="multiple_choice",
             doc_to_choice="options",
             doc_to_target="gold",
-            target_delimiter=" ",
+            target_delimiter=delimiter,
             metric_list=[
                 {"metric": metric, "aggregation": "mean", "higher_is_better": True}
                 for metric in ("acc", "acc_norm")
@@ -76,7 +90,7 @@ def _task_config(name: str, data_file: Path, mode: str) -> dict:
         config.update(
             output_type="generate_until",
             doc_to_target="answer",
-            target_delimiter=" ",
+            target_delimiter=delimiter,
             generation_kwargs={"until": [], "do_sample": False, "max_gen_toks": 50},
             process_results=_FunctionTag(f"{ANSWERS_MODULE}.process_results"),
             metric_list=[
@@ -116,7 +130,10 @@ def export_lm_eval(
         config_file = out_dir / f"{name}.yaml"
         config_file.write_text(
             yaml.dump(
-                _task_config(name, data_file, mode), Dumper=_Dumper, allow_unicode=True, sort_keys=False
+                _task_config(name, data_file, mode, _delimiter(items, name)),
+                Dumper=_Dumper,
+                allow_unicode=True,
+                sort_keys=False,
             )
         )
         written.append(config_file)

@@ -1,8 +1,10 @@
 """MCQ scoring by log-likelihood: the option the model finds most probable after the prompt is its answer.
 
 Each option is scored as the continuation `" " + option` of the prompt (trailing spaces of the prompt dropped so
-the separator is never doubled), as lm-evaluation-harness 0.4.x does with `target_delimiter: " "`. Two
-predictions per item, each exactly lm-eval's:
+the separator is never doubled), as lm-evaluation-harness 0.4.x does with `target_delimiter: " "`. Items whose
+options carry their own separator (`Item.delimiter == ""`: the question rows of langgame and multi-digit addition,
+" make" after "... Answer:", "455" after "341+114=") are scored as the prompt followed by the option exactly as
+written, as lm-eval does with `target_delimiter: ""`. Two predictions per item, each exactly lm-eval's:
 
 * `acc`: the option with the highest summed log-probability;
 * `acc_norm`: the highest summed log-probability divided by the option's length in characters — the option
@@ -42,8 +44,10 @@ class LogLikelihoodModel(Protocol):
 
 
 def mcq_requests(item: Item, language: str = "en") -> list[tuple[str, str]]:
-    context = item.prompt(language).rstrip(" \t")
-    return [(context, " " + option) for option in item.options]
+    context = item.prompt(language)
+    if item.delimiter:  # with no delimiter, a trailing space of the prompt is part of the text
+        context = context.rstrip(" \t")
+    return [(context, item.delimiter + option) for option in item.options]
 
 
 def choose(scores: Sequence[float], key: str) -> tuple[int, bool]:
@@ -94,7 +98,8 @@ def score_mcq(
         span = slice(offset, offset + len(item.options))
         offset += len(item.options)
         scores = [float(s) for s in logprobs[span]]
-        # lm-eval's acc_norm: by the option's own length, not the delimiter's (the loader rejects empty options).
+        # lm-eval's acc_norm: by the option's length as written, not the delimiter's (the loader rejects empty
+        # options); an option's own leading space counts, as it does in lm-eval with target_delimiter "".
         per_char = [s / len(option) for s, option in zip(scores, item.options, strict=True)]
         pred, tied = choose(scores, item.id)
         pred_norm, tied_norm = choose(per_char, item.id)

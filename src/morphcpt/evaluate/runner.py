@@ -19,6 +19,7 @@ import hashlib
 import json
 import logging
 import os
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -29,14 +30,16 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from morphcpt import paths
+from morphcpt.errors import reported
 from morphcpt.evaluate import items as catalogue
 from morphcpt.evaluate.gen import GEN_METRICS, score_gen
 from morphcpt.evaluate.items import BENCHMARK_DIR, LANGUAGES, Item, find_subset, load_benchmark
 from morphcpt.evaluate.mcq import MCQ_METRICS, score_mcq
+from morphcpt.evaluate.models import ModelResolutionError, resolve_models
+from morphcpt.jsonio import read_json
 
 log = logging.getLogger(__name__)
 RESULTS_DIR = paths.REPO_ROOT / "results"
-METADATA_FILE = "morphcpt_metadata.json"
 RESULT_FORMAT = "morphcpt-eval/1"
 
 
@@ -84,19 +87,14 @@ class ModelSpec:
 
 
 def model_specs(models: Sequence[str], names: Sequence[str] | None = None) -> list[ModelSpec]:
-    """A folder is named after itself, a hub id `org/name` becomes `org__name`; names must not collide."""
+    """A folder is named after itself, a hub id `org/name` becomes `org__name`, a training run (or one of its
+    checkpoints) `<run_name>-step<N>` after its export (`morphcpt.evaluate.models`); names must not collide."""
     if names is not None and len(names) != len(models):
         raise ValueError(f"{len(names)} --model-names for {len(models)} --models")
-    specs = []
-    for i, model in enumerate(models):
-        paths.model_source(model)  # a folder that is not there: one clear error before any task runs
-        folder = Path(model)
-        is_dir = folder.is_dir()
-        metadata_file = folder / METADATA_FILE
-        metadata = json.loads(metadata_file.read_text()) if is_dir and metadata_file.is_file() else {}
-        default = folder.resolve().name if is_dir else model.replace("/", "__")
-        path = str(folder.resolve()) if is_dir else model
-        specs.append(ModelSpec(name=names[i] if names else default, path=path, metadata=metadata))
+    specs = [
+        ModelSpec(name=names[i] if names else found.name, path=found.path, metadata=found.metadata)
+        for i, found in enumerate(resolve_models(models))
+    ]
     seen = defaultdict(list)
     for spec in specs:
         seen[spec.name].append(spec.path)
@@ -112,19 +110,48 @@ def result_path(output_dir: Path, model: str, task: str, mode: str, language: st
 
 
 def load_tasks(cfg: EvalConfig) -> dict[tuple[str, str], list[Item]]:
-    """(task, mode) -> items, for every benchmark and mode asked for, cut to `limit`. A task without items is an
-    error (its result would hold n=0, and look done); so are files that differ from the generator's manifest."""
+    """(task, mode) -> items, for every benchmark and mode asked for, cut to `limit`. A benchmark with files in
+    only one of the modes asked for runs in that one, with a note (cute has no MCQ file); one with no file in any
+    of them is an error, as is a task without items (its result would hold n=0, and look done) and a file that
+    differs from the generator's manifest."""
     tasks: dict[tuple[str, str], list[Item]] = {}
+    absent: dict[str, list[tuple[str, FileNotFoundError]]] = defaultdict(list)
     for mode in cfg.modes:
         for name in cfg.benchmarks:
-            for task, items in load_benchmark(name, mode, cfg.benchmark_dir).items():
+            try:
+                loaded = load_benchmark(name, mode, cfg.benchmark_dir, language=cfg.language)
+            except FileNotFoundError as error:
+                absent[name].append((mode, error))
+                continue
+            for task, items in loaded.items():
                 if not items:
                     raise ValueError(
                         f"{task} ({mode}) has no items under {cfg.benchmark_dir}: its file is empty; "
                         "regenerate the benchmarks or leave that task out"
                     )
                 tasks[(task, mode)] = items[: cfg.limit] if cfg.limit else items
+    for name, failures in absent.items():
+        if len(failures) == len(cfg.modes):
+            raise failures[0][1]
+        for mode, _ in failures:
+            log.info(
+                "%s has no %s file under %s: scored in the other mode only",
+                name,
+                mode.upper(),
+                cfg.benchmark_dir,
+            )
     check_manifest(Path(cfg.benchmark_dir), tasks)
+    skipped = catalogue.not_generated(cfg.benchmark_dir)
+    for name in cfg.benchmarks:
+        benchmark, subsets = catalogue.expand_benchmark(name)
+        for subset in subsets:
+            if f"{benchmark}/{subset}" in skipped and len(subsets) > 1:
+                log.info(catalogue.not_generated_note(cfg.benchmark_dir, benchmark, subset))
+    one_prompt = sorted({t for (t, _), items in tasks.items() if items[0].prompt_en == items[0].prompt_tl})
+    if cfg.language != "en" and one_prompt:
+        log.info(
+            "%s: one prompt per row (no %s version), asked as written", ", ".join(one_prompt), cfg.language
+        )
     return tasks
 
 
@@ -135,10 +162,9 @@ def check_manifest(benchmark_dir: Path, tasks: dict[tuple[str, str], list[Item]]
     manifest_path = benchmark_dir / "manifest.json"
     if not manifest_path.is_file():
         return
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except ValueError as error:
-        raise ValueError(f"{manifest_path} is unreadable ({error}); regenerate the benchmarks") from None
+    manifest = read_json(
+        manifest_path, what="the generated benchmarks' manifest", fix="regenerate the benchmarks"
+    )
     if manifest.get("complete") is False:
         raise ValueError(
             f"{manifest_path}: the generation of these benchmarks did not finish (the set may mix old and new "
@@ -254,6 +280,7 @@ def evaluate_task(
     items: Sequence[Item],
     cfg: EvalConfig,
     missing: Sequence[str] = (),
+    not_generated: dict[str, str] | None = None,
 ) -> Path:
     """Score the items still missing, then write the complete result file and drop the partial log."""
     final = result_path(cfg.output_dir, spec.name, task, mode, cfg.language)
@@ -302,6 +329,7 @@ def evaluate_task(
             "benchmark_dir": str(Path(cfg.benchmark_dir).resolve()),
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
             "missing_subsets": list(missing),  # of this benchmark, not evaluated in this run
+            "not_generated": dict(not_generated or {}),  # of this benchmark, which the generator cannot make
             "scored_now": len(todo),
             "seconds": round(time.perf_counter() - started, 3),
             "summary": summarise(predictions, mode),
@@ -358,9 +386,13 @@ def run_evaluation(cfg: EvalConfig, model_factory: ModelFactory = load_hf_model)
             log.info("%s: every task already done", spec.name)
             continue
         model = model_factory(spec, cfg)
+        skipped = catalogue.not_generated(cfg.benchmark_dir)
         for task, mode in pending:
-            missing = catalogue.missing_subsets(task, [t for t, m in tasks if m == mode])
-            outputs.append(evaluate_task(model, spec, task, mode, tasks[(task, mode)], cfg, missing))
+            benchmark = task.partition("-")[0]
+            absent = catalogue.missing_subsets(task, [t for t, m in tasks if m == mode])
+            missing = [s for s in absent if f"{benchmark}/{s}" not in skipped]
+            unmade = {s: skipped[f"{benchmark}/{s}"] for s in absent if f"{benchmark}/{s}" in skipped}
+            outputs.append(evaluate_task(model, spec, task, mode, tasks[(task, mode)], cfg, missing, unmade))
         del model
         gc.collect()
     return outputs
@@ -370,7 +402,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--models", nargs="*", default=[], help="exported model folders or hub ids")
+    parser.add_argument(
+        "--models",
+        nargs="*",
+        default=[],
+        help="exported model folders, hub ids, training run folders, their checkpoints/ or one checkpoint",
+    )
     parser.add_argument(
         "--model-names", nargs="*", help="result folder names, one per model (default: folder name)"
     )
@@ -409,7 +446,12 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
 
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    written = run_evaluation(config_from_args(build_parser().parse_args(argv)))
+    with reported("run_evaluation"):
+        try:
+            written = run_evaluation(config_from_args(build_parser().parse_args(argv)))
+        except ModelResolutionError as error:  # a --models entry: one sentence each, no traceback
+            print(f"run_evaluation: {error}", file=sys.stderr)
+            return 1
     for path in written:
         print(path)
     return 0

@@ -33,7 +33,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from morphcpt.errors import UserError
+from morphcpt.jsonio import read_json
 from morphcpt.train import bridge_compat
+from morphcpt.train import inputs as run_inputs
 from morphcpt.train.plan import CPTPlan, plan_to_yaml, save_dry_run
 from morphcpt.train.progress import write_progress as write_progress_file
 
@@ -41,7 +44,7 @@ IMPORT_MARKER = "import.done.json"
 VERIFIED_MARKER = "verified.json"
 
 
-class WeightVerificationError(RuntimeError):
+class WeightVerificationError(UserError, RuntimeError):
     """The imported Megatron weights do not reproduce the Hugging Face model's logits."""
 
 
@@ -262,7 +265,7 @@ def _write_run_folder(plan: CPTPlan, extra: dict) -> None:
     meta_path = run_dir / "metadata.json"
     now = datetime.now(UTC).isoformat(timespec="seconds")
     if meta_path.exists():
-        meta = json.loads(meta_path.read_text())
+        meta = read_json(meta_path, keys=("jobs",), fix="delete it: the next job writes it again")
     else:
         meta = {
             "run_name": plan.run_name,
@@ -311,13 +314,15 @@ def import_weights(plan: CPTPlan) -> Path:
 
     target = Path(plan.cluster.import_dir)
     if (target / IMPORT_MARKER).exists():
+        check_import(plan, target)
         return target
     staging = target.with_name(f"{target.name}.tmp-{socket.gethostname()}-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     AutoBridge.import_ckpt(
         hf_model_id=plan.model.pretrained, megatron_path=str(staging), torch_dtype=torch.bfloat16
     )
-    (staging / IMPORT_MARKER).write_text(json.dumps({"source": plan.model.pretrained}))
+    base = run_inputs.source_record(str(plan.model.pretrained), None)
+    (staging / IMPORT_MARKER).write_text(json.dumps({"source": plan.model.pretrained, "base_model": base}))
     if target.exists() and not (target / IMPORT_MARKER).exists():
         shutil.rmtree(target)  # left by an interrupted import of an earlier version: never complete
     try:
@@ -327,6 +332,25 @@ def import_weights(plan: CPTPlan) -> Path:
             raise
         shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def check_import(plan: CPTPlan, target: Path) -> None:
+    """A finished import is reused only while it is whole (its iter_ folder) and was made from the files
+    `model.pretrained` holds now (a base model replaced in place would otherwise train on the old weights)."""
+    fix = f"delete {target} and rerun cluster.stage=prepare (the import is made again)"
+    marker = read_json(target / IMPORT_MARKER, fix=fix)
+    if not any(target.glob("iter_*")):
+        raise WeightVerificationError(f"the import {target} holds no iter_* folder (deleted?); {fix}")
+    recorded = marker.get("base_model")
+    if recorded is None or marker.get("source") != plan.model.pretrained:
+        return  # an import made before contents were recorded, or one the check stage names (another source)
+    current = run_inputs.source_record(str(plan.model.pretrained), recorded)
+    changed = run_inputs.compare({"inputs": {"base_model": recorded}}, {"inputs": {"base_model": current}})
+    if changed:
+        raise WeightVerificationError(
+            f"the import {target} was made from other files than {plan.model.pretrained} holds now "
+            f"({changed['base_model']}); {fix}"
+        )
 
 
 def megatron_hf_parity(hf_reference: str, megatron_dir: Path, hf_dir: str, tokenizer_dir: str):
@@ -356,7 +380,9 @@ def verify_import(plan: CPTPlan) -> dict:
     target = Path(plan.cluster.import_dir)
     marker = target / VERIFIED_MARKER
     if marker.exists():
-        return json.loads(marker.read_text())
+        return read_json(
+            marker, fix="delete it and rerun cluster.stage=prepare (the import is verified again)"
+        )
     parity = megatron_hf_parity(
         plan.model.pretrained, target, plan.model.pretrained, plan.model.tokenizer or plan.model.pretrained
     )
@@ -384,6 +410,9 @@ def prepare(plan: CPTPlan) -> dict:
     check_ready(plan.data)
     vocab = Vocabulary.load(plan.model.tokenizer or plan.model.pretrained)
     check_tokenizer([*plan.data.chunk_prefixes(), plan.data.validation_prefix()], vocab)
+    # a resubmitted job must not resume the run's checkpoints on a tokenizer, base model or data changed in place
+    resuming = (plan.checkpoint_dir / "latest_checkpointed_iteration.txt").exists()
+    run_inputs.check_resume(plan, plan.run_dir, plan.checkpoint_dir if resuming else None, main=True)
     import_weights(plan)
     verification = verify_import(plan)
     run_dir = Path(plan.run_dir)
@@ -427,6 +456,26 @@ def wandb_environment(plan: CPTPlan) -> dict[str, str]:
     }
 
 
+def stage_commands(plan: CPTPlan) -> str:
+    """What to type to run the prepare and train stages by hand (the PBS job runs check, prepare, train)."""
+    typed = "<your overrides>"
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        if HydraConfig.initialized():
+            task = HydraConfig.get().overrides.task
+            typed = " ".join(o for o in task if not o.startswith("cluster.stage=")) or ""
+    except ImportError:  # pragma: no cover - hydra is a dependency
+        pass
+    script = "training/nemo/run_in_enroot.sh {} training/nemo/run_cpt.py" + (f" {typed}" if typed else "")
+    torchrun = f"torchrun --standalone --nproc-per-node {plan.cluster.gpus_per_node}"
+    return (
+        f"  {script.format('python')} cluster.stage=prepare   (once: import and verify the weights, 1 GPU)\n"
+        f"  {script.format(torchrun)}   (train)\n"
+        "or submit the run's job, qsub jobs/run_cpt_<variant>.pbs, which runs check, prepare and train"
+    )
+
+
 def train(plan: CPTPlan) -> None:
     """Stage 2 (under torchrun): pretrain() from the verified import, or resume from the run's checkpoints.
 
@@ -437,7 +486,14 @@ def train(plan: CPTPlan) -> None:
 
     if not (Path(plan.cluster.import_dir) / VERIFIED_MARKER).exists():
         raise WeightVerificationError(
-            f"no verified import in {plan.cluster.import_dir}: run cluster.stage=prepare first (the PBS job does)"
+            f"no verified import in {plan.cluster.import_dir}: run cluster.stage=prepare first (the PBS job "
+            f"does); by hand:\n{stage_commands(plan)}"
+        )
+    world = plan.cluster.nodes * plan.cluster.gpus_per_node
+    if "WORLD_SIZE" not in os.environ and world > 1:
+        raise SystemExit(
+            f"cluster.stage=train trains on {world} GPUs under torchrun, and this is one plain process; type:\n"
+            f"{stage_commands(plan)}"
         )
     check_ready(plan.data)
     cfg = build_config(plan, training_blend(plan))
