@@ -32,7 +32,7 @@ import numpy as np
 import torch
 
 from morphcpt import paths
-from morphcpt.indexed import IndexedWriter
+from morphcpt.indexed import IndexedWriter, dataset_digest
 from morphcpt.tokenization.vocabulary import Vocabulary
 from morphcpt.train import load_plan, memory
 from morphcpt.train.gpus import gpu_type
@@ -60,8 +60,13 @@ def write_synthetic(root: Path, vocab: Vocabulary, tokens: int, seed: int = 0) -
                 writer.add([vocab.bos_id, *rng.integers(low, vocab.size, length).tolist(), vocab.eos_id])
                 written += length + 2
                 documents += 1
-        # what training checks in preprocessing's marker: the documents, and the tokenizer that wrote the ids
-        marker = {"documents": documents, "key": {"tokenizer_fingerprint": vocab.fingerprint}}
+        # what training checks in preprocessing's marker: the documents, the tokenizer that wrote the ids, and the
+        # files' sizes and checksums (the run records its inputs by them)
+        marker = {
+            "documents": documents,
+            "key": {"tokenizer_fingerprint": vocab.fingerprint},
+            "files": dataset_digest(prefix),
+        }
         prefix.with_name(prefix.name.removesuffix("_text_document") + ".done.json").write_text(
             json.dumps(marker)
         )

@@ -152,7 +152,7 @@ def check_training_memory(settings: dict[str, str], stages: list[Stage], echo=pr
     from morphcpt.train.plan import load_plan
 
     for stage in stages:
-        if stage.group != "cpt" or stage.marker():
+        if stage.group != "cpt" or stage.check() is None:
             continue
         plan = load_plan(training_plan_overrides(settings, stage))
         engine = "hf" if plan.data.scheme == "eeve" else plan.engine
