@@ -1,6 +1,7 @@
 """Training on several nodes, simulated on this machine: two "nodes" (127.0.0.1 and 127.0.0.2, both loopback) run
 the RENDERED job scripts through stand-ins for PBS Pro's pbsdsh and Slurm's srun (tests/fakes), which start each
-node's command with its own node number and host, pbsdsh with the job's submission environment only.
+node's command with its own node number and host, pbsdsh with the job's submission environment only (and, for
+the launcher tests, stand-ins for torchrun and the one-process check stage: tests/fakes/torchrun_stub).
 
 - the scripts ask for N nodes and each node's torchrun gets the one rendezvous (a stand-in torchrun records it);
 - a node that fails, dies or falls silent ends the job with a message naming it; SIGTERM reaches every node;
@@ -215,6 +216,10 @@ def test_each_node_starts_torchrun_at_one_rendezvous(scheduler, tmp_path, make_j
     assert status == 0, output
     runs = job.torchruns()
     assert [r["host"] for r in runs] == HOSTS
+    [check] = [
+        json.loads(p.read_text()) for p in job.records.glob("python_*.json")
+    ]  # once, on the first node
+    assert check["host"] == "head" and check["argv"].endswith("engine=hf cluster.stage=check")
     endpoints = set()
     for node, run in enumerate(runs):
         argv = run["argv"]
@@ -251,9 +256,10 @@ def test_pyxis_starts_every_node_in_the_image_and_torchrun_runs_inside(tmp_path,
     job.env["CONTAINER_RUNTIME"] = "pyxis"  # as .env sets it
     status, output = job.run("run_cpt_baseline", timeout=120)
     assert status == 0, output
-    [launch] = job.launches()
+    check, launch = job.launches()  # the check stage: one step on one node; training: one task on each node
+    assert check["argv"][:3] == ["--nodes=1", "--ntasks=1", "--cpus-per-task=4"]
     assert launch["argv"][:4] == ["--nodes=2", "--ntasks=2", "--ntasks-per-node=1", "--kill-on-bad-exit=1"]
-    assert any(a.startswith("--container-image=") for a in launch["argv"])
+    assert all(any(a.startswith("--container-image=") for a in step["argv"]) for step in (check, launch))
     assert [r["env"]["MORPHCPT_IN_CONTAINER"] for r in job.torchruns()] == ["1", "1"]
 
 
