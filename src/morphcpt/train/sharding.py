@@ -92,13 +92,19 @@ def ensure_process_group(device: torch.device) -> bool:
     return True
 
 
+def shard_ranks(loop: LoopPlan, world: int, ranks_per_node: int) -> int:
+    """How many ranks one fsdp copy of the model is sharded over: `loop.fsdp_shard_size`, else one node's ranks,
+    at most the world (the memory planner counts the sharded state with the same rule)."""
+    return min(world, loop.fsdp_shard_size or ranks_per_node)
+
+
 def fsdp_mesh(loop: LoopPlan, device: torch.device):
     """FSDP2's device mesh for this job: None (plain FSDP over every rank) when one copy of the model spans the
     whole world, else replicas x shard ranks, `loop.fsdp_shard_size` ranks a copy (default: one node's ranks,
     torchrun's LOCAL_WORLD_SIZE). With one copy per node, the all-gathers and reduce-scatters of every layer stay
     on the node's fast links and the nodes exchange only one all-reduce of the gradient shards a step."""
     world = dist.get_world_size() if dist.is_initialized() else 1
-    size = loop.fsdp_shard_size or int(os.environ.get("LOCAL_WORLD_SIZE", world))
+    size = shard_ranks(loop, world, int(os.environ.get("LOCAL_WORLD_SIZE", world)))
     if size >= world:
         return None
     if world % size:
