@@ -253,4 +253,6 @@ def test_the_planner_knows_the_nodes(monkeypatch, capsys):
     assert memory.main(["recipe=cpt_patok", "cluster.nodes=2"]) == 0
     out = capsys.readouterr().out
     assert "## megatron engine, 2 node(s) x 8 GPUs" in out and "distributed optimizer over DP 16" in out
-    assert "## hf engine, 16 rank(s) on 2 node(s); fsdp: one copy sharded over 8 rank(s), 2 copies (HSDP)" in out
+    assert (
+        "## hf engine, 16 rank(s) on 2 node(s); fsdp: one copy sharded over 8 rank(s), 2 copies (HSDP)" in out
+    )
