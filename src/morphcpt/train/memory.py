@@ -74,7 +74,7 @@ def fsdp_ranks(plan: CPTPlan, world: int) -> int:
     return sharding_mod.shard_ranks(plan.loop, world, per_node)
 
 
-def _per_rank(plan: CPTPlan, engine: str, world: int) -> int:
+def per_rank_batch(plan: CPTPlan, engine: str, world: int) -> int:
     """Samples one data-parallel rank handles per optimiser step (what a micro batch must divide)."""
     if engine == "megatron":
         from morphcpt.train.megatron import data_parallel_size
@@ -125,7 +125,7 @@ def hf_rows(plan: CPTPlan, world: int, card: Card, shape: memory_hf.Shape | None
     shape = shape or memory_hf.model_shape(plan)
     loop = plan.loop
     own = (loop.sharding, loop.activation_checkpointing, loop.cpu_offload, plan.peft.method == "lora")
-    per_rank = _per_rank(plan, "hf", world)
+    per_rank = per_rank_batch(plan, "hf", world)
     bf16 = loop.precision == "bf16-mixed"
     gpu = torch.device("cuda")  # the engine's choices on the card planned for
     compiled = sharding_mod.compile_mode(loop, gpu) != "none"
@@ -178,7 +178,7 @@ def megatron_rows(plan: CPTPlan, card: Card, shape: memory_megatron.MegatronShap
     shape = shape or memory_megatron.MegatronShape.from_plan(
         plan, micro_batch=1 if micro == "auto" else micro
     )
-    per_rank = _per_rank(plan, "megatron", 0)
+    per_rank = per_rank_batch(plan, "megatron", 0)
     variants = [(shape, "")]
     if shape.recompute != "full":
         full = replace(shape, recompute="full", recompute_method="uniform", recompute_num_layers=1)
