@@ -94,7 +94,7 @@ def test_cluster_check_plans_the_run_on_every_node(monkeypatch):
     assert two["training layout"].detail == "2 node(s) x 8 GPUs, DP 16, grad accumulation 8"
     assert two["CPT memory"].ok
     launcher = two["multi-node launcher"]
-    assert not launcher.ok and not launcher.required and "pbsdsh is not on PATH here" in launcher.fix
+    assert not launcher.ok and not launcher.required and "pbsdsh not on PATH here" in launcher.detail
     three = {c.name: c for c in check_gpu_plan({"TRAIN_NODES": "3"})}
     assert not three["training layout"].ok and "CPT memory" not in three
     assert "3 node(s) x 8 GPUs: global batch 256 is not a multiple of micro batch x DP = 48" in (
@@ -105,4 +105,8 @@ def test_cluster_check_plans_the_run_on_every_node(monkeypatch):
         c.name: c for c in check_gpu_plan({"TRAIN_NODES": "2", "SCHEDULER": "slurm", "TRAIN_ENGINE": "hf"})
     }
     assert slurm["training layout"].detail == "2 node(s) x 8 GPUs, 16 data-parallel ranks"
-    assert "srun starts one torchrun on each of the 2 nodes" in slurm["multi-node launcher"].detail
+    assert (
+        "srun not on PATH here (it starts one torchrun on each of the 2 nodes)"
+        in slurm["multi-node launcher"].detail
+    )
+    assert "command -v srun" in slurm["multi-node launcher"].fix

@@ -202,13 +202,15 @@ def check_layout(plan, engine: str, env: dict[str, str]) -> list[Check]:
     if cluster.nodes > 1:
         scheduler = env.get("SCHEDULER") or SETTINGS["SCHEDULER"]
         launcher = "srun" if scheduler == "slurm" else "pbsdsh"
+        found = shutil.which(launcher)
         checks.append(
             Check(
                 "multi-node launcher",
-                shutil.which(launcher) is not None,
-                f"{launcher} starts one torchrun on each of the {cluster.nodes} nodes",
-                f"{launcher} is not on PATH here; the training jobs need it on the compute nodes "
-                "(docs/multi-node.md), or set TRAIN_NODES=1",
+                found is not None,
+                f"{found or launcher + ' not on PATH here'} (it starts one torchrun on each of the "
+                f"{cluster.nodes} nodes)",
+                f"the training jobs need {launcher} on the compute nodes (docs/multi-node.md); check there "
+                f"(command -v {launcher}), or set TRAIN_NODES=1",
                 required=False,
             )
         )
