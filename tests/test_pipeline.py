@@ -45,8 +45,18 @@ def submitted(tmp_path) -> list[str]:
     )
 
 
-@pytest.mark.parametrize("schemes", [["vanilla", "patok"], ["eeve", "patok", "stochastok", "vanilla"]])
-def test_every_stage_waits_for_exactly_its_inputs(cluster, schemes):
+@pytest.mark.parametrize(
+    ("schemes", "seeds"),
+    [
+        (["vanilla", "patok"], 1),
+        (["eeve", "patok", "stochastok", "vanilla"], 1),
+        (["eeve", "patok", "vanilla"], 2),
+    ],
+)
+def test_every_stage_waits_for_exactly_its_inputs(cluster, schemes, seeds):
+    if seeds > 1:
+        with open(".env", "a") as env:
+            env.write(f"SEEDS={seeds}\n")
     assert pipeline.main(["--env", ".env", "--schemes", *schemes]) == 0
     lines = submitted(cluster)
     ids = {
@@ -69,6 +79,45 @@ def test_every_stage_waits_for_exactly_its_inputs(cluster, schemes):
     assert " -h " in gate
     release = cluster / "out" / "runs"
     assert any(p.read_text().strip() == ids["cpt_done_patok"] for p in release.glob("*/release_on_complete"))
+    if (
+        seeds > 1
+    ):  # seed 1: patok's own data, vanilla's and eeve's shared; its own runs and exports, all evaluated
+        names = {stage.name: stage for stage in pipeline.build_stages(settings, schemes)}
+        assert names["cpt_patok_seed1"].inputs == ("preprocess_patok_seed1", "preprocess_vanilla")
+        assert names["cpt_baseline_seed1"].inputs == ("preprocess_vanilla",)
+        assert names["cpt_eeve_seed1"].inputs == ("preprocess_eeve",)
+        assert "preprocess_vanilla_seed1" not in names and "preprocess_eeve_seed1" not in names
+        assert {"export_patok_seed1", "export_baseline_seed1", "cpt_eeve_seed1"} <= set(
+            names["evaluate"].inputs
+        )
+        script = (cluster / "jobs" / "preprocess_data_patok_seed1.pbs").read_text()
+        assert '"replicate=$REPLICATE"' in script and 'REPLICATE="1"' in script
+        run = (cluster / "jobs" / "run_cpt_patok_seed1.pbs").read_text()
+        assert '"data.replicate=1"' in run and "/runs/gemma3-1b-patok-seed1" in run
+
+
+def test_the_pilot_chain_runs_the_pilot_recipes_on_gemma3_270m(cluster, capsys):
+    args = [
+        "--env",
+        ".env",
+        "--recipes",
+        "pilot",
+        "--seeds",
+        "2",
+        "--dry-run",
+        "--schemes",
+        "vanilla",
+        "patok",
+    ]
+    assert pipeline.main(args) == 0
+    out = capsys.readouterr().out
+    assert "cpt_patok_seed1" in out and "preprocess_patok_seed1" in out and not submitted(cluster)
+    script = (cluster / "jobs" / "run_cpt_patok_seed1.pbs").read_text()
+    assert 'RECIPE="pilot_patok"' in script and 'export BASE_MODEL="google/gemma-3-270m"' in script
+    assert "/runs/gemma3-270m-patok-seed1" in script and '"data.replicate=1"' in script
+    with pytest.raises(SystemExit):
+        pipeline.main(["--env", ".env", "--seeds", "0", "--dry-run"])
+    assert "--seeds must be 1 or more" in capsys.readouterr().err
 
 
 def test_dry_run_submits_nothing_and_a_rerun_only_what_is_left(cluster):

@@ -67,6 +67,15 @@ def test_the_command_reports_the_1b_shape_offline(capsys):
     assert float(rows["fsdp"][1]) == pytest.approx(float(rows["ddp"][1]) / 4, abs=0.01)  # params GiB per GPU
 
 
+def test_the_pilot_recipe_is_planned_at_the_270m_shape_offline(capsys):
+    """The pilot (gemma-3-270m, same vocabulary) fits its default micro batch of 4 on a 40 GB card under ddp."""
+    assert memory.main(["recipe=pilot_patok", "gpu_memory=40GB", "gpus=8"]) == 0
+    out = capsys.readouterr().out
+    assert "0.268B parameters (18 layers, vocab 262144), seq 2048, 8 GPU(s) of 40 GiB" in out
+    ddp = next(line.split() for line in out.splitlines() if line.startswith("ddp "))
+    assert int(ddp[-2]) >= 4  # largest micro batch that fits
+
+
 def test_gpu_memory_is_parsed_or_refused():
     assert memory.parse_bytes("80GB") == memory.parse_bytes("80GiB") == 80 * 2**30
     assert memory.parse_bytes("512MB") == 512 * 2**20

@@ -1,8 +1,14 @@
 """Submit the whole pipeline, raw corpus to report, as one chain of scheduler jobs (PBS Pro or Slurm).
 
-    python scripts/submit_pipeline.py [--from STAGE] [--to STAGE] [--schemes vanilla patok] [--dry-run]
+    python scripts/submit_pipeline.py [--from STAGE] [--to STAGE] [--schemes vanilla patok] [--seeds 3] [--dry-run]
     python scripts/submit_pipeline.py --status          (also: morphcpt submit ...)
-    python scripts/submit_pipeline.py --local [--sample]  (the same scripts, run here in order: morphcpt.local_chain)
+    python scripts/submit_pipeline.py --local [--sample] [--seeds 2]  (the same scripts, run here in order)
+
+Seeds: `--seeds N` (or SEEDS in .env) runs every arm N times, seed k = 0..N-1 (docs/replicates-and-power.md):
+stochastok and patok get a preprocessing array per seed (`preprocess_patok_seed1`, ids in <scheme>/seed<k>/),
+vanilla and eeve one (their ids do not depend on the seed); every arm gets one training run per seed
+(`cpt_patok_seed1`, run `<name>-seed1`), each waiting for its own seed's data; the evaluation waits for all.
+Seed 0 keeps the names, folders and bytes of a single-seed chain, so a rerun with more seeds adds only the new ones.
 
 Stages, in order: download, split, benchmarks, preprocess (one array per scheme, after the eeve_tokenizer job for
 eeve), cpt (the eeve run exports itself), export (one per training run), evaluate (one GPU), analyze. Each job waits (`afterok`) for exactly the jobs that write its inputs. A stage
@@ -66,11 +72,12 @@ def _json_complete(path: str) -> Callable[[], bool]:
     return check
 
 
-def _chunks_done(settings: dict[str, str], scheme: str) -> Callable[[], bool]:
+def _chunks_done(settings: dict[str, str], scheme: str, replicate: int = 0) -> Callable[[], bool]:
+    from morphcpt.tokenization.schemes import data_folder
+
     digits, root = int(settings["CHUNK_DIGITS"]), Path(settings["PROCESSED_DIR"])
-    needed = [
-        root / scheme / f"chunk_{i:0{digits}d}.done.json" for i in range(1, int(settings["NUM_CHUNKS"]) + 1)
-    ]
+    folder = root / data_folder(scheme, replicate)
+    needed = [folder / f"chunk_{i:0{digits}d}.done.json" for i in range(1, int(settings["NUM_CHUNKS"]) + 1)]
     if scheme == "vanilla" and (Path(settings["CHUNK_DIR"]) / "validation.jsonl").exists():
         needed.append(root / "validation" / "validation.done.json")
     return lambda: all(path.exists() for path in needed)
@@ -78,15 +85,19 @@ def _chunks_done(settings: dict[str, str], scheme: str) -> Callable[[], bool]:
 
 def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> list[Stage]:
     """Every stage for `schemes` (default: all), in submission order, each with exactly its inputs."""
-    from morphcpt.train.plan import cluster_runs, load_plan  # Hydra; only needed here
+    from morphcpt.tokenization.schemes import data_folder
+    from morphcpt.train.plan import cluster_runs  # Hydra; only needed here
 
     known = jobs.scheme_names()
     schemes = list(schemes or known)
     unknown = sorted(set(schemes) - set(known))
     if unknown:
         raise PipelineError(f"unknown scheme(s) {', '.join(unknown)}: the schemes are {', '.join(known)}")
-    runs = [run for run in cluster_runs() if load_plan([f"recipe={run['RECIPE']}"]).data.scheme in schemes]
-    run_scheme = {run["VARIANT"]: load_plan([f"recipe={run['RECIPE']}"]).data.scheme for run in runs}
+    try:
+        seeds = jobs.seeds(settings)
+    except ValueError as error:
+        raise PipelineError(str(error)) from None
+    runs = [run for run in cluster_runs(seeds, prefix=settings["RECIPES"]) if run["SCHEME"] in schemes]
     s = settings
     stages = [
         Stage("download", "download", "download", (), _exists(s["CORPUS"] + ".done")),
@@ -103,16 +114,25 @@ def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> 
     if eeve:  # the expanded tokenizer, learnt from the chunks, that the eeve data and run use
         tokenizer = _exists(f"{s['EEVE_TOKENIZER']}/eeve_expansion.json")
         stages.append(Stage("eeve_tokenizer", "preprocess", "eeve_tokenizer", ("split",), tokenizer))
-    # the vanilla array also builds the validation set every training run reads
-    for scheme in sorted(set(schemes) | ({"vanilla"} if runs else set())):
-        marker = _chunks_done(s, scheme)
+    # the vanilla array also builds the validation set every training run reads; a scheme that draws has one
+    # array per seed, the others one for all
+    wanted = set(schemes) | ({"vanilla"} if runs else set())
+    data_stage: dict[tuple[str, int], str] = {}  # (scheme, seed) -> the stage writing that seed's ids
+    for variant in jobs.preprocess_variants(settings):
+        scheme, k = variant["SCHEME"], int(variant["REPLICATE"])
+        if scheme not in wanted:
+            continue
+        name = f"preprocess_{variant['DATA_VARIANT']}"
         inputs = ("split", "eeve_tokenizer") if scheme == "eeve" else ("split",)
-        stages.append(
-            Stage(f"preprocess_{scheme}", "preprocess", f"preprocess_data_{scheme}", inputs, marker)
-        )
+        marker = _chunks_done(s, scheme, k)
+        stages.append(Stage(name, "preprocess", f"preprocess_data_{variant['DATA_VARIANT']}", inputs, marker))
+        for seed in range(seeds):
+            if data_folder(scheme, seed) == data_folder(scheme, k):
+                data_stage[(scheme, seed)] = name
     for run in runs:
         variant, run_dir = run["VARIANT"], f"{s['OUTPUT_ROOT']}/runs/{run['RUN_NAME']}"
-        inputs = tuple(dict.fromkeys([f"preprocess_{run_scheme[variant]}", "preprocess_vanilla"]))
+        own = data_stage[(run["SCHEME"], int(run["REPLICATE"]))]
+        inputs = tuple(dict.fromkeys([own, "preprocess_vanilla"]))
         progress = _json_complete(f"{run_dir}/progress.json")
         stages.append(Stage(f"cpt_{variant}", "cpt", f"run_cpt_{variant}", inputs, progress, run_dir))
     for run in runs:
@@ -126,12 +146,22 @@ def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> 
                 _exists(f"{export}/morphcpt_metadata.json"),
             )
         )
-    if eeve:  # seven stages in one run folder; the job exports the model after the last one
-        name = jobs.eeve_run_name()
-        exported = _exists(f"{s['OUTPUT_ROOT']}/exports/{name}/morphcpt_metadata.json")
-        run_dir = f"{s['OUTPUT_ROOT']}/runs/{name}"
-        stages.append(Stage("cpt_eeve", "cpt", "run_cpt_eeve", ("preprocess_eeve",), exported, run_dir))
-    exports = tuple(f"export_{run['VARIANT']}" for run in runs) + (("cpt_eeve",) if eeve else ())
+    eeve_runs = jobs.eeve_runs(settings) if eeve else []
+    for run in eeve_runs:  # seven stages in one run folder; the job exports the model after the last one
+        exported = _exists(f"{s['OUTPUT_ROOT']}/exports/{run['RUN_NAME']}/morphcpt_metadata.json")
+        run_dir = f"{s['OUTPUT_ROOT']}/runs/{run['RUN_NAME']}"
+        stage = Stage(
+            f"cpt_{run['VARIANT']}",
+            "cpt",
+            f"run_cpt_{run['VARIANT']}",
+            ("preprocess_eeve",),
+            exported,
+            run_dir,
+        )
+        stages.append(stage)
+    exports = tuple(f"export_{run['VARIANT']}" for run in runs) + tuple(
+        f"cpt_{run['VARIANT']}" for run in eeve_runs
+    )
     stages += [
         Stage(
             "evaluate",
@@ -294,6 +324,17 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
     parser.add_argument("--to", dest="last", metavar="STAGE", help="last stage")
     parser.add_argument("--schemes", nargs="+", help="tokenization schemes (default: all)")
     parser.add_argument(
+        "--seeds",
+        type=int,
+        metavar="N",
+        help="training runs per arm, seeds 0..N-1 (default: SEEDS in .env, else 1)",
+    )
+    parser.add_argument(
+        "--recipes",
+        choices=sorted(jobs.RECIPE_SETS),
+        help="cpt: gemma-3-1b-pt (default); pilot: gemma-3-270m on a token budget (RECIPES in .env)",
+    )
+    parser.add_argument(
         "--dry-run", action="store_true", help="print what would be submitted; submit nothing"
     )
     parser.add_argument("--status", action="store_true", help="where the chain stands, then exit")
@@ -319,6 +360,12 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
         env = local_chain.sample_settings(args.output_dir)
     if args.scheduler:
         env["SCHEDULER"] = args.scheduler
+    if args.recipes:
+        env["RECIPES"] = args.recipes
+    if args.seeds is not None:
+        if args.seeds < 1:
+            parser.error("--seeds must be 1 or more")
+        env["SEEDS"] = str(args.seeds)
     jobs_dir = Path(args.jobs_dir or (args.output_dir / "jobs" if args.sample else "jobs"))
     started = time.perf_counter()
     try:
@@ -348,7 +395,7 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
                 "note: AUTO_RESUBMIT is not 1: resubmit unfinished CPT runs by hand; the chain waits for them"
             )
         chain.submit(stages, everything, args.dry_run)
-    except (PipelineError, local_chain.LocalChainError, scheduler.SchedulerError) as error:
+    except (PipelineError, local_chain.LocalChainError, scheduler.SchedulerError, ValueError) as error:
         print(f"submit_pipeline: {error}", file=sys.stderr)
         return 1
     if not args.dry_run:
