@@ -10,7 +10,7 @@ from morphcpt.analysis import power, replicates
 from morphcpt.analysis.report import build_report
 from morphcpt.analysis.simulate import Regime, rejection_rate, simulate
 from morphcpt.analysis.stats import bonferroni
-from test_analysis import SkilledModel, all_items, evaluate, write_benchmarks
+from test_analysis import IndifferentModel, SkilledModel, all_items, evaluate, write_benchmarks
 
 
 def test_the_difference_is_the_difference_of_the_arms_mean_accuracies_and_its_interval_holds_it():
@@ -135,3 +135,19 @@ def test_the_power_command_refuses_a_pilot_without_seeds(tmp_path, capsys):
     evaluate(root, root / "results", {"vanilla": ({"scheme": "vanilla"}, SkilledModel(items, {}, 1))})
     assert power.main(["--pilot", str(root / "results")]) == 1
     assert "needs two or more seeds per arm" in capsys.readouterr().err
+
+
+def test_runs_that_never_vary_get_item_level_intervals_not_points(tmp_path):
+    """Tiny models near chance answer every item alike in every seed: the variance over items and seeds is 0,
+    and a "+0.0 [+0.0, +0.0]" would read as certainty; seed 0's item-level intervals stand in."""
+    write_benchmarks(tmp_path / "benchmarks", scale=0.2)
+    models = {
+        f"{scheme}{f'-seed{k}' if k else ''}": ({"scheme": scheme, "replicate": k}, IndifferentModel())
+        for scheme in ("vanilla", "patok")
+        for k in (0, 1)
+    }
+    evaluate(tmp_path, tmp_path / "results", models)
+    report = build_report(tmp_path / "results", tmp_path / "analysis", plots=False).read_text()
+    answer = report.split("## Design")[0]
+    assert "t test over items and seeds" in answer  # seeded, yet
+    assert "[+0.0, +0.0]" not in answer and "0.0 [0.0, 0.0]" not in answer

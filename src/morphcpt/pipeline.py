@@ -72,6 +72,21 @@ def _json_complete(path: str) -> Callable[[], bool]:
     return check
 
 
+def _evaluated(results_dir: str, run_names: list[str]) -> Callable[[], bool]:
+    """The evaluation's marker, and results for every run of the chain: a chain rerun with more seeds (or
+    schemes) evaluates the runs it added (the evaluation resumes, keeping finished tasks)."""
+    root = Path(results_dir)
+    return lambda: (root / "evaluation.done").exists() and all((root / name).is_dir() for name in run_names)
+
+
+def _newer(path: str, than: str) -> Callable[[], bool]:
+    """`path` exists and is not older than `than` (a report made before the last evaluation is out of date)."""
+    return lambda: (
+        Path(path).exists()
+        and (not Path(than).exists() or Path(path).stat().st_mtime >= Path(than).stat().st_mtime)
+    )
+
+
 def _chunks_done(settings: dict[str, str], scheme: str, replicate: int = 0) -> Callable[[], bool]:
     from morphcpt.tokenization.schemes import data_folder
 
@@ -168,10 +183,14 @@ def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> 
             "evaluate",
             "run_evaluation",
             (*exports, "benchmarks"),
-            _exists(f"{s['RESULTS_DIR']}/evaluation.done"),
+            _evaluated(s["RESULTS_DIR"], [run["RUN_NAME"] for run in runs + eeve_runs]),
         ),
         Stage(
-            "analyze", "analyze", "analyze", ("evaluate",), _exists(f"{s['RESULTS_DIR']}/analysis/report.md")
+            "analyze",
+            "analyze",
+            "analyze",
+            ("evaluate",),
+            _newer(f"{s['RESULTS_DIR']}/analysis/report.md", f"{s['RESULTS_DIR']}/evaluation.done"),
         ),
     ]
     return stages

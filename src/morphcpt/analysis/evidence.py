@@ -9,6 +9,9 @@
 `SeedEvidence` (an arm with two or more seeds) compares over items and seeds together (`replicates.difference`)
 on the items every run of both arms answered, and gives each arm's accuracy as the mean over its seeds with an
 interval that includes the seed variance (`replicates.accuracy`, run variance pooled over the arms of a group).
+Where nothing varies at all (every run of both arms answers every item alike, as tiny models near chance do), the
+variance estimate is 0 and its interval would be a point read as certainty: seed 0's item-level interval (Tango's,
+Wilson's) stands in for it.
 Both give the primary metric of each mode (MCQ acc_norm, GEN exact).
 """
 
@@ -21,7 +24,7 @@ import numpy as np
 
 from morphcpt.analysis import replicates
 from morphcpt.analysis.results import PRIMARY_METRIC, ModelInfo, TaskResult, replicate_sets
-from morphcpt.analysis.stats import PairedDifference, paired_difference
+from morphcpt.analysis.stats import PairedDifference, paired_difference, wilson_ci
 from morphcpt.analysis.tables import ComparisonRow, ScoreRow, grouped_predictions
 
 ARMS = ("baseline", "stochastok", "patok", "eeve")
@@ -147,7 +150,10 @@ class SeedEvidence:
         a, b = table[role_a], table[role_b]
         if a.shape[0] + b.shape[0] < 3:  # one run each: nothing to estimate the seed variance from
             return self._item_level(a[0], b[0], confidence)
-        return replicates.difference(a, b, confidence=confidence), float(a.mean()), float(b.mean())
+        diff = replicates.difference(a, b, confidence=confidence)
+        if diff.se == 0:  # no variation over seeds or items to estimate from: seed 0's item-level interval
+            return self._item_level(a[0], b[0], confidence)
+        return diff, float(a.mean(axis=1).mean()), float(b.mean(axis=1).mean())
 
     @staticmethod
     def _item_level(a: np.ndarray, b: np.ndarray, confidence: float):
@@ -171,6 +177,9 @@ class SeedEvidence:
         if pooled[1] < 1:
             return None
         acc = replicates.accuracy(runs, run_variance=pooled)
+        if acc.se == 0:  # every run alike on every item (0 % or 100 %, say): the item-level Wilson interval
+            _, low, high = wilson_ci(runs[0])
+            return ArmAccuracy(acc.mean, low, high, acc.n, acc.seeds, chance, acc.run_sd)
         return ArmAccuracy(acc.mean, acc.low, acc.high, acc.n, acc.seeds, chance, acc.run_sd)
 
 
