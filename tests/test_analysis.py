@@ -246,6 +246,7 @@ def evaluate(root: Path, out: Path, models: dict[str, tuple[dict, object]]) -> N
         folder = root / "models" / name
         folder.mkdir(parents=True)
         (folder / "morphcpt_metadata.json").write_text(json.dumps(metadata))
+        (folder / "config.json").write_text("{}")  # an export folder (the fake model is never loaded from it)
         cfg = EvalConfig(
             models=[str(folder)],
             benchmarks=["pacute", "hierarchical"],

@@ -295,10 +295,19 @@ def test_a_corrupt_shard_is_named(tmp_path, parquet_dataset):
 
 
 def test_download_from_the_hub_needs_a_token(tmp_path, monkeypatch):
+    from morphcpt import paths
+
     monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setattr(paths, "ENV_FILE", tmp_path / ".env")  # none: a checkout's own .env would hold one
     with pytest.raises(RuntimeError, match="HF_TOKEN"):
         download.download_seapile(tmp_path / "x.jsonl", "fil", progress=False)
     assert download.language_dir("fil") == download.language_dir("tagalog") == "tl"
+    # The plan loads .env with a plain `source .env`, which exports nothing: the token is read from .env itself
+    (tmp_path / ".env").write_text("HF_TOKEN=hf_from_dotenv\n")
+    asked = []
+    monkeypatch.setattr(download, "hub_shards", lambda data_dir, token, where: asked.append(token) or [])
+    download.download_seapile(tmp_path / "y.jsonl", "fil", progress=False)
+    assert asked == ["hf_from_dotenv"]
 
 
 def test_download_cli(tmp_path, parquet_dataset, capsys):

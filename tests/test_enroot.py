@@ -29,7 +29,7 @@ with open(log, "a") as f:
     f.write(json.dumps({"argv": sys.argv[1:], "env": dict(os.environ)}) + "\n")
 cmd = sys.argv[1:]
 if cmd[0] == "list":
-    print("morphcpt-nemo")
+    print("nemo_framework")
 elif cmd[0] == "import":
     out = cmd[cmd.index("-o") + 1]
     if os.path.exists(out):
@@ -66,7 +66,7 @@ def fake_enroot(tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_ENROOT_LOG", str(log))
     monkeypatch.delenv("MORPHCPT_NO_ENROOT", raising=False)
     monkeypatch.delenv("NVIDIA_VISIBLE_DEVICES", raising=False)
-    monkeypatch.setenv("CONTAINER_NAME", "morphcpt-nemo")  # the name the fake lists (hosts may set another)
+    monkeypatch.setenv("CONTAINER_NAME", "nemo_framework")  # the name the fake lists (hosts may set another)
 
     def calls(verb: str = "start") -> list[dict]:
         if not log.exists():
@@ -173,6 +173,49 @@ def test_an_interrupted_image_import_does_not_block_the_next(fake_enroot, tmp_pa
     assert sqsh.read_text() == "image" and not (sqsh.parent / "nemo.sqsh.partial").exists()
     probe = fake_enroot("start")[-1]["argv"]
     assert "require_supported" in probe[-1] and "megatron-core" in probe[-1]  # versions printed and checked
+    assert _mounts(probe) == [str(paths.REPO_ROOT)] and f"PYTHONPATH={paths.REPO_ROOT / 'src'}" in probe
+    # the name the training plan greps for, and its ./run_in_enroot.sh (forwarding to the real script)
+    assert (
+        "container: nemo_framework" in done.stdout and "enroot list | grep -x nemo_framework" in done.stdout
+    )
+    forwarder = paths.REPO_ROOT / "run_in_enroot.sh"
+    assert "training/nemo/run_in_enroot.sh" in forwarder.read_text() and os.access(forwarder, os.X_OK)
+    assert subprocess.run(["git", "check-ignore", "-q", str(forwarder)], cwd=paths.REPO_ROOT).returncode == 0
+    inside = subprocess.run(
+        [str(forwarder), "python", "-c", "import os; print(os.getcwd())"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MORPHCPT_NO_ENROOT": "1"},
+        cwd=tmp_path,
+    )
+    assert inside.stdout.strip() == str(paths.REPO_ROOT)
+
+
+def test_an_older_container_of_the_same_name_is_named_with_the_fix(fake_enroot, tmp_path, monkeypatch):
+    """The earlier pipeline created `nemo_framework` from nemo:25.11: setup must not take it for this image."""
+    sqsh = tmp_path / "nemo.sqsh"
+    sqsh.write_text("image")
+    monkeypatch.setenv("CONTAINER_SQSH", str(sqsh))
+    monkeypatch.setenv("FAKE_ENROOT_EXEC", "1")
+    monkeypatch.setenv("FAKE_SITE", str(_fake_site(tmp_path, "0.1.0", "0.14.0")))
+    setup = paths.REPO_ROOT / "training" / "nemo" / "setup" / "setup_enroot.sh"
+    done = subprocess.run(["bash", str(setup)], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "existed before this setup" in done.stderr and "enroot remove nemo_framework" in done.stderr
+    assert fake_enroot("create") == []  # the listed container was kept, not replaced silently
+
+
+def test_verify_setup_on_a_node_with_enroot_checks_the_plans_container(fake_enroot, tmp_path):
+    from morphcpt.setup_check import run_checks
+
+    env = tmp_path / ".env"
+    env.write_text(f"CONTAINER_SQSH={tmp_path / 'missing.sqsh'}\n")
+    checks = {c.name: c for c in run_checks(cluster=False, env_file=env)}
+    assert checks["container"].ok and "nemo_framework" in checks["container"].detail
+    assert not checks["container image"].ok and not checks["container image"].required  # a warning here
+    env.write_text(f"CONTAINER_NAME=mine\nCONTAINER_SQSH={tmp_path / 'missing.sqsh'}\n")
+    checks = {c.name: c for c in run_checks(cluster=False, env_file=env)}
+    assert not checks["container"].ok and "setup_enroot.sh" in checks["container"].fix
 
 
 def _fake_site(tmp_path: Path, bridge: str, core: str) -> Path:

@@ -803,8 +803,9 @@ def test_tagalog_prompts_and_changed_settings_get_their_own_results(benchmark_di
 
 
 def test_models_must_have_distinct_names(tmp_path):
-    (tmp_path / "a" / "step_10").mkdir(parents=True)
-    (tmp_path / "b" / "step_10").mkdir(parents=True)
+    for folder in ("a", "b"):  # two exported models of the same name
+        (tmp_path / folder / "step_10").mkdir(parents=True)
+        (tmp_path / folder / "step_10" / "config.json").write_text("{}")
     with pytest.raises(ValueError, match="--model-names"):
         model_specs([str(tmp_path / "a" / "step_10"), str(tmp_path / "b" / "step_10")])
     assert [s.name for s in model_specs(["google/gemma-3-1b-pt"])] == ["google__gemma-3-1b-pt"]

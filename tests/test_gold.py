@@ -72,3 +72,72 @@ def test_the_analyser_agrees_with_the_gold_set(gold):
 
 def test_the_shipped_file_is_the_default():
     assert GOLD_FILE == paths.DATA_DIR / "gold" / "tl_segmentation.tsv" and GOLD_FILE.is_file()
+
+
+# ---------------------------------------------------------------- generated sets and the evaluate command
+HELDOUT_FILES = {name: paths.DATA_DIR / "gold_heldout" / f"{name}.tsv" for name in ("dev", "heldout")}
+
+
+def test_the_generated_sets_are_separate_from_each_other_and_from_data_gold(gold):
+    sets = {name: GoldSegmentation.load(path) for name, path in HELDOUT_FILES.items()}
+    assert all(len(s) > 2000 for s in sets.values())
+    roots = {name: {w.root for w in s.words.values()} for name, s in sets.items()}
+    assert not roots["dev"] & roots["heldout"]
+    for s in sets.values():
+        assert not set(s.words) & set(gold.words)
+        assert all(w.root and w.cls for w in s.words.values())
+
+
+def test_form_and_segmentation_layout_reads_like_the_gold_layout(tmp_path):
+    path = tmp_path / "fs.tsv"
+    path.write_text("takpan\ttakp|an\ttakip\tLF-an:INF\tsyncope\nbahay\tbahay\n", encoding="utf-8")
+    words = GoldSegmentation.load(path).words
+    assert words["takpan"].morphs == ("takp", "an") and words["takpan"].root == "takip"
+    assert words["takpan"].tags == ("syncope",) and words["bahay"].morphs == ("bahay",)
+
+
+def test_root_key_accepts_only_the_regular_alternations():
+    from morphcpt.morphology.evaluate import root_key
+
+    assert root_key("inum") == root_key("inom") and root_key("lakar") == root_key("lakad")
+    assert root_key("basah") == root_key("basa") and root_key("araw-") == root_key("araw")
+    assert root_key("takp") != root_key("takip") and root_key("bili") != root_key("bil")
+
+
+class _WholeWords:
+    """A pack that never cuts: every word is one root."""
+
+    def parse(self, word):
+        from morphcpt.morphology.base import Analysis, Morph
+
+        return Analysis(word, (Morph(word, "root", 0, len(word)),), word.lower())
+
+
+def test_evaluate_scores_a_perfect_and_a_never_cutting_analyser(tmp_path):
+    from morphcpt.morphology.evaluate import evaluate
+
+    path = tmp_path / "g.tsv"
+    path.write_text(
+        "k|um|ain\tI\tkain\tAF\nbansa\t0\tbansa\troot\nmag|la|laro\tPR\tlaro\tAF\n", encoding="utf-8"
+    )
+    gold_set = GoldSegmentation.load(path)
+    perfect = evaluate(FILIPINO, gold_set).total.figures()
+    assert perfect["exact"] == perfect["root"] == perfect["affixes"] == perfect["f1"] == 1.0
+    lazy = evaluate(_WholeWords(), gold_set)
+    figures = lazy.total.figures()
+    assert figures["exact"] == figures["root"] == pytest.approx(1 / 3) and figures["recall"] == 0.0
+    assert lazy.by_class["root"].figures()["exact"] == 1.0 and lazy.by_class["AF"].figures()["exact"] == 0.0
+    assert {f["word"] for f in lazy.failures} == {"kumain", "maglalaro"}
+
+
+def test_evaluate_command_prints_figures_and_refuses_a_bad_file(tmp_path, capsys):
+    from morphcpt.morphology.evaluate import main
+
+    assert main([str(GOLD_FILE), "--failures", "3", "--json", str(tmp_path / "s.json")]) == 0
+    out = capsys.readouterr().out
+    assert "802 words" in out and "by class:" in out
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("kumain\tkain|um\n", encoding="utf-8")
+    assert main([str(bad)]) == 2
+    assert f"{bad}:1: expected" in capsys.readouterr().err
+    assert main([str(tmp_path / "missing.tsv")]) == 2

@@ -351,14 +351,17 @@ def test_gpt_dataset_samples_from_the_output(tmp_path, processed, vocab):
 
 
 # sha256 of each scheme's output on the whole shipped sample (sample tokenizer, seed 1234, corpus index 0 first),
-# recorded before the start-up and speed work of issue #12: optimisations must not change a single byte.
+# recorded before the start-up and speed work of issue #12: optimisations must not change a single byte. Patok's
+# was recorded again for issue #25: the analyser it cuts at reads more words (larger root lexicon, syncope, d -> r,
+# stacked prefixes, cluster copies, roots the word lists show inflecting, Taglish hyphens), so its cuts, and only
+# patok's bytes, changed (the same with and without the kernels).
 SAMPLE_OUTPUT_SHA256 = {
     "vanilla": ("33dca78092e2f1cfec627d137c1da46658450663511e4efc5b6d978783b8e9db",
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("b5a35fee0c8e8e8205bb6213e5c3392a0ce149df862d38c8fe087c7487627d91",
-              "2c705897fe5aa9a2bd399bc97ee2717153a2e7fee76e6c702da8da49e7ba277d"),
+    "patok": ("924a78488c3648aa8009f92fc7e34c0bf58dcbecd6596cdcac0bacfc486e1a32",
+              "3faa9a4ea8a12324e7597b08d9160d6ed0cf032da4563b8670089e8fecef3877"),
 }  # fmt: skip
 
 

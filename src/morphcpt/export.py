@@ -138,6 +138,7 @@ def export_run(
     """Export the run's latest checkpoint (or `step`) to `output` (default `<output_root>/exports/<run_name>`);
     `extra` adds to (or overrides) the metadata, e.g. the EEVE stages and added tokens."""
     plan = plan_from_yaml(Path(run_dir) / "config.yaml")
+    plan.run_dir = str(Path(run_dir).resolve())  # where the run is now, should it have moved since
     checkpoint, found_step = find_checkpoint(plan, step)
     output = Path(output) if output is not None else default_output(plan, step)
     staging = output.with_name(output.name + ".tmp")

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from morphcpt import paths, scheduler
+from morphcpt.paths import read_env
 
 # Every setting a template may use, with the default used when `.env` does not set it. Paths default to the
 # checkout, so `jobs/` renders and runs on a workstation without any `.env`.
@@ -48,7 +49,7 @@ SETTINGS: dict[str, str] = {
     # Megatron-Bridge 0.4.0 + megatron-core 0.17.0 ship in 26.04 (morphcpt.train.bridge_compat: supported releases).
     "CONTAINER_IMAGE": "nvcr.io#nvidia/nemo:26.04",
     "CONTAINER_SQSH": "",  # default: $PROJECT_DIR/containers/nemo.sqsh
-    "CONTAINER_NAME": "morphcpt-nemo",
+    "CONTAINER_NAME": "nemo_framework",  # the name the training plan checks: enroot list | grep nemo_framework
     "TOKENIZER": "google/gemma-3-1b-pt",  # a Hub id or a local folder (offline compute nodes)
     "BASE_MODEL": "",  # the weights CPT starts from (Hub id or local HF folder); default: the RECIPES' model
     # Which recipe set the training jobs run: cpt (gemma-3-1b-pt, conf/recipe/cpt_*.yaml and eeve) or pilot
@@ -267,25 +268,6 @@ JOBS: list[JobSpec] = [
     JobSpec("run_evaluation.pbs", "run_evaluation.pbs", _evaluation),
     JobSpec("run_cpt_eeve.pbs", "run_cpt_{VARIANT}.pbs", eeve_runs),
 ]
-
-
-def read_env(path: str | Path) -> dict[str, str]:
-    """`KEY=VALUE` lines of a `.env` file (comments, blank lines, `export ` and surrounding quotes allowed)."""
-    values: dict[str, str] = {}
-    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, sep, value = line.removeprefix("export ").partition("=")
-        key, value = key.strip(), value.strip()
-        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
-            raise ValueError(f"{path}:{number}: expected KEY=VALUE, got {line!r}")
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        else:
-            value = re.split(r"\s+#", value, maxsplit=1)[0]
-        values[key] = value
-    return values
 
 
 def render_template(text: str, variables: dict[str, str], source: str = "template") -> str:

@@ -2,11 +2,13 @@
 
 Shipped data (sample corpus, sample tokenizer, lexicons) lives in the repository's `data/` folder; set
 `MORPHCPT_DATA_DIR` to use another copy (for example when the package is installed outside the repository).
+The user's settings live in the checkout's `.env` (`read_env`, `env_setting`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -17,6 +19,7 @@ SAMPLE_CORPUS = DATA_DIR / "sample" / "tl_sample.jsonl"
 SAMPLE_TOKENIZER_DIR = DATA_DIR / "tokenizer"
 LEXICON_DIR = DATA_DIR / "lexicon"
 OUTPUTS_DIR = REPO_ROOT / "outputs"
+ENV_FILE = REPO_ROOT / ".env"  # the user's settings (.env.example), read by the jobs and a few commands
 
 
 def model_source(name_or_path: str | Path, what: str = "model") -> str:
@@ -38,3 +41,32 @@ def model_source(name_or_path: str | Path, what: str = "model") -> str:
             )
         return str(folder)
     return text
+
+
+def read_env(path: str | Path) -> dict[str, str]:
+    """`KEY=VALUE` lines of a `.env` file (comments, blank lines, `export ` and surrounding quotes allowed)."""
+    values: dict[str, str] = {}
+    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.removeprefix("export ").partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+            raise ValueError(f"{path}:{number}: expected KEY=VALUE, got {line!r}")
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        else:
+            value = re.split(r"\s+#", value, maxsplit=1)[0]
+        values[key] = value
+    return values
+
+
+def env_setting(name: str) -> str | None:
+    """A setting from the environment, else from the checkout's `.env` (the training plan loads it with a plain
+    `source .env`, which exports nothing to the commands it then runs)."""
+    if os.environ.get(name):
+        return os.environ[name]
+    if not ENV_FILE.is_file():
+        return None
+    return read_env(ENV_FILE).get(name) or None

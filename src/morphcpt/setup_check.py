@@ -2,6 +2,8 @@
 
     python scripts/verify_setup.py              # a workstation: the demo and the tests
     python scripts/verify_setup.py --cluster    # a cluster login node: also GPUs, enroot, the container, .env
+                                                # (without --cluster, a node with enroot still gets the container
+                                                # checks, as warnings)
 
 Checks Python packages and versions, GPUs and their memory, enroot and the container image, `.env` values (paths
 exist; HF_TOKEN and WANDB_API_KEY present — their values are never printed), the sample tokenizer and the base
@@ -94,23 +96,50 @@ CONTAINER_PROBE = (
 )
 
 
-def check_enroot(env: dict[str, str]) -> list[Check]:
+def check_enroot(env: dict[str, str], required: bool = True) -> list[Check]:
+    from morphcpt.jobs import SETTINGS
+
     enroot = shutil.which("enroot")
     sqsh = env.get("CONTAINER_SQSH") or str(paths.REPO_ROOT / "containers" / "nemo.sqsh")
     checks = [
         Check(
-            "enroot", enroot is not None, enroot or "not on PATH", "ask the cluster admins to install enroot"
+            "enroot",
+            enroot is not None,
+            enroot or "not on PATH",
+            "ask the cluster admins to install enroot",
+            required,
         ),
         Check(
             "container image",
             Path(sqsh).is_file(),
             sqsh if Path(sqsh).is_file() else f"{sqsh} not found",
             "bash training/nemo/setup/setup_enroot.sh (imports CONTAINER_IMAGE once)",
+            required,
         ),
     ]
+    if enroot:
+        checks.append(check_container_name(env.get("CONTAINER_NAME") or SETTINGS["CONTAINER_NAME"]))
     if enroot and Path(sqsh).is_file():
-        checks.append(check_container_versions(env))
+        versions = check_container_versions(env)
+        versions.required = required
+        checks.append(versions)
     return checks
+
+
+def check_container_name(name: str) -> Check:
+    """The container setup_enroot.sh creates (CONTAINER_NAME; the plan greps `enroot list` for it). Optional: a
+    job creates it from the image on a compute node whose enroot data is node-local."""
+    try:
+        listed = subprocess.run(["enroot", "list"], capture_output=True, text=True, timeout=60).stdout.split()
+    except (OSError, subprocess.SubprocessError) as error:
+        return Check("container", False, f"enroot list failed: {error}", required=False)
+    return Check(
+        "container",
+        name in listed,
+        f"{name} (enroot list | grep -x {name})" if name in listed else f"{name} not created on this node",
+        "bash training/nemo/setup/setup_enroot.sh (jobs create it from CONTAINER_SQSH where it is missing)",
+        required=False,
+    )
 
 
 def check_container_versions(env: dict[str, str]) -> Check:
@@ -259,7 +288,8 @@ def run_checks(cluster: bool, env_file: Path) -> list[Check]:
         *check_packages(cluster),
         check_kernels(),
         *check_gpus(cluster),
-        *(check_enroot(env) if cluster else []),
+        # a login node with enroot gets the container checks without --cluster (warnings only)
+        *(check_enroot(env, required=cluster) if cluster or shutil.which("enroot") else []),
         *check_env(env_file, env, cluster),
         *check_models(env, cluster),
         *check_data(env),

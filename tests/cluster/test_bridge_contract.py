@@ -206,6 +206,9 @@ def test_progress_is_written_once_by_rank0_when_bridge_exits_on_duration(
 
     monkeypatch.setattr(bridge_pretrain, "pretrain", pretrain)
     monkeypatch.setenv("RANK", rank)
+    monkeypatch.setenv(
+        "WORLD_SIZE", "8"
+    )  # as torchrun sets it (a plain process is refused with the commands)
     for name in ("WANDB_RUN_ID", "WANDB_RESUME", "WANDB_MODE"):
         monkeypatch.delenv(name, raising=False)
     megatron.train(plan)  # returns: exit 0 is a normal end of a job

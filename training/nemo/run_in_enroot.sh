@@ -39,7 +39,8 @@ fi
 # Every host folder the command reads or writes is mounted at its own path: the project, the data, the outputs
 # (imports, checkpoints, progress.json, exports: written inside an unmounted path they would stay in the container,
 # where the host never sees them), the logs, the Hugging Face cache, and local model/tokenizer folders (offline
-# compute nodes). MORPHCPT_EXTRA_MOUNTS adds more, colon-separated. A folder inside one already mounted is skipped.
+# compute nodes). MORPHCPT_EXTRA_MOUNTS (.env) adds more, colon-separated, and so does MORPHCPT_JOB_MOUNTS (set by a
+# job script, e.g. the export job's RUN_DIR). A folder inside one already mounted is skipped.
 mounts=()
 mounted=()
 add_mount() {
@@ -61,12 +62,17 @@ done
 for path in "${BASE_MODEL:-}" "${TOKENIZER:-}"; do
     [[ -d "$path" ]] && add_mount "$path"  # a Hub id is not a folder
 done
-IFS=: read -r -a extra <<< "${MORPHCPT_EXTRA_MOUNTS:-}"
+IFS=: read -r -a extra <<< "${MORPHCPT_EXTRA_MOUNTS:-}:${MORPHCPT_JOB_MOUNTS:-}"  # .env's, and a job's own
 for path in "${extra[@]}"; do
     add_mount "$path"
 done
 
-envs=(--env "PYTHONPATH=$PROJECT_DIR/src" --env "HF_HOME=${HF_HOME:-$PROJECT_DIR/.cache/huggingface}")
+# MORPHCPT_MOUNTS tells the command which folders reach the host: training refuses a run folder outside them,
+# whose checkpoints would stay inside the container.
+export MORPHCPT_MOUNTS
+MORPHCPT_MOUNTS=$(IFS=:; echo "${mounted[*]}")
+envs=(--env "PYTHONPATH=$PROJECT_DIR/src" --env "HF_HOME=${HF_HOME:-$PROJECT_DIR/.cache/huggingface}"
+      --env MORPHCPT_MOUNTS)
 # By name only, so secrets never appear on a command line (enroot copies the value from this environment).
 for name in HF_TOKEN WANDB_API_KEY WANDB_PROJECT WANDB_ENTITY WANDB_MODE HF_HUB_OFFLINE TRANSFORMERS_OFFLINE \
     PBS_JOBID PBS_ARRAY_INDEX SLURM_JOB_ID MORPHCPT_NATIVE CC; do
@@ -92,7 +98,7 @@ if ! command -v enroot >/dev/null 2>&1; then
     exit 127
 fi
 
-CONTAINER_NAME="${CONTAINER_NAME:-morphcpt-nemo}"
+CONTAINER_NAME="${CONTAINER_NAME:-nemo_framework}"
 CONTAINER_SQSH="${CONTAINER_SQSH:-$PROJECT_DIR/containers/nemo.sqsh}"
 # ENROOT_DATA_PATH is often node-local: a container created on the login node does not exist on a compute node,
 # so create it here from the shared .sqsh when missing. The lock keeps array tasks on one node from racing.

@@ -22,11 +22,12 @@ import argparse
 import contextlib
 import json
 import logging
-import os
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from morphcpt import paths
 
 log = logging.getLogger(__name__)
 
@@ -144,11 +145,11 @@ def download_seapile(
     if from_parquet is not None:
         shards = local_shards(from_parquet, data_dir)
     else:
-        token = token or os.environ.get("HF_TOKEN")
+        token = token or paths.env_setting("HF_TOKEN")  # the environment, else the checkout's .env
         if not token:
             raise RuntimeError(
-                f"HF_TOKEN is not set: {REPO_ID} is gated. Accept its terms on the Hub, then export HF_TOKEN=... "
-                "(or put it in .env), pass --token, or read a local copy with --from-parquet"
+                f"HF_TOKEN is not set: {REPO_ID} is gated. Accept its terms on the Hub, then put HF_TOKEN=... in "
+                ".env (or export it), pass --token, or read a local copy with --from-parquet"
             )
         shards = hub_shards(data_dir, token, output.parent)
     source = (

@@ -19,6 +19,7 @@ import hashlib
 import json
 import logging
 import os
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -33,10 +34,10 @@ from morphcpt.evaluate import items as catalogue
 from morphcpt.evaluate.gen import GEN_METRICS, score_gen
 from morphcpt.evaluate.items import BENCHMARK_DIR, LANGUAGES, Item, find_subset, load_benchmark
 from morphcpt.evaluate.mcq import MCQ_METRICS, score_mcq
+from morphcpt.evaluate.models import ModelResolutionError, resolve_models
 
 log = logging.getLogger(__name__)
 RESULTS_DIR = paths.REPO_ROOT / "results"
-METADATA_FILE = "morphcpt_metadata.json"
 RESULT_FORMAT = "morphcpt-eval/1"
 
 
@@ -84,19 +85,14 @@ class ModelSpec:
 
 
 def model_specs(models: Sequence[str], names: Sequence[str] | None = None) -> list[ModelSpec]:
-    """A folder is named after itself, a hub id `org/name` becomes `org__name`; names must not collide."""
+    """A folder is named after itself, a hub id `org/name` becomes `org__name`, a training run (or one of its
+    checkpoints) `<run_name>-step<N>` after its export (`morphcpt.evaluate.models`); names must not collide."""
     if names is not None and len(names) != len(models):
         raise ValueError(f"{len(names)} --model-names for {len(models)} --models")
-    specs = []
-    for i, model in enumerate(models):
-        paths.model_source(model)  # a folder that is not there: one clear error before any task runs
-        folder = Path(model)
-        is_dir = folder.is_dir()
-        metadata_file = folder / METADATA_FILE
-        metadata = json.loads(metadata_file.read_text()) if is_dir and metadata_file.is_file() else {}
-        default = folder.resolve().name if is_dir else model.replace("/", "__")
-        path = str(folder.resolve()) if is_dir else model
-        specs.append(ModelSpec(name=names[i] if names else default, path=path, metadata=metadata))
+    specs = [
+        ModelSpec(name=names[i] if names else found.name, path=found.path, metadata=found.metadata)
+        for i, found in enumerate(resolve_models(models))
+    ]
     seen = defaultdict(list)
     for spec in specs:
         seen[spec.name].append(spec.path)
@@ -405,7 +401,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--models", nargs="*", default=[], help="exported model folders or hub ids")
+    parser.add_argument(
+        "--models",
+        nargs="*",
+        default=[],
+        help="exported model folders, hub ids, training run folders, their checkpoints/ or one checkpoint",
+    )
     parser.add_argument(
         "--model-names", nargs="*", help="result folder names, one per model (default: folder name)"
     )
@@ -444,7 +445,11 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
 
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    written = run_evaluation(config_from_args(build_parser().parse_args(argv)))
+    try:
+        written = run_evaluation(config_from_args(build_parser().parse_args(argv)))
+    except ModelResolutionError as error:  # a --models entry: one sentence each, no traceback
+        print(f"run_evaluation: {error}", file=sys.stderr)
+        return 1
     for path in written:
         print(path)
     return 0

@@ -21,12 +21,20 @@ PREFIXES: tuple[str, ...] = (
     "pa", "pag", "pagka", "pagpa", "paka", "paki", "pakiki", "pakikipag",
     "pang", "pan", "pam", "pina", "pinag", "pinaka", "pinang", "pinan", "pinam",
     "sing", "sin", "sim", "tag", "taga", "tig", "pala", "mala",
-    "nakaka", "makaka",
+    "nakaka", "makaka", "nakiki", "makiki", "nakikipag", "makikipag",
 )  # fmt: skip
-# Compound prefixes whose second part is the CV reduplication of the ka- prefix (nakakatawa = naka|ka|tawa).
+# Stacked prefixes read as one unit but cut into their parts: the CV copy of the ka-/ki- prefix (nakakatawa =
+# naka|ka|tawa, nakikisama = naki|ki|sama), and maki- + pag-, which data/gold's rules do not list as one unit
+# (nakipaglaro = naki|pag|laro, nakikipag-usap = naki|ki|pag-|usap).
 PREFIX_PARTS: dict[str, tuple[tuple[str, str], ...]] = {
     "nakaka": (("naka", "prefix"), ("ka", "reduplicant")),
     "makaka": (("maka", "prefix"), ("ka", "reduplicant")),
+    "nakiki": (("naki", "prefix"), ("ki", "reduplicant")),
+    "makiki": (("maki", "prefix"), ("ki", "reduplicant")),
+    "nakipag": (("naki", "prefix"), ("pag", "prefix")),
+    "makipag": (("maki", "prefix"), ("pag", "prefix")),
+    "nakikipag": (("naki", "prefix"), ("ki", "reduplicant"), ("pag", "prefix")),
+    "makikipag": (("maki", "prefix"), ("ki", "reduplicant"), ("pag", "prefix")),
 }
 INFIXES: tuple[str, ...] = ("um", "in")
 # -han/-hin after vowel-final roots, -nan/-nin in a few (tawanan), plain -an/-in elsewhere (and after a glottal stop).
@@ -40,8 +48,16 @@ CIRCUMFIXES: tuple[tuple[str, str], ...] = (
 LINKER = "ng"  # after a vowel (magandang); after n only -g is added (noon -> noong, atin -> ating)
 LINKER_AFTER_N = "g"
 # Prefixes ending in the syllable a CV reduplicant would copy: when the root starts with that syllable, the
-# reading with a plain prefix plus reduplication wins (nakikita = na|ki|kita, nagsisimula = nag|si|simula).
-SYLLABLE_PREFIXES = frozenset({"naki", "maki", "paki", "mala", "pala", "magsi", "nagsi"})
+# reading with a shorter affix plus the copy wins where it exists (nakikita = na|ki|kita, nagsisimula =
+# nag|si|simula, nakakawili = naka|ka|wili, nagkakamay = nag|ka|kamay), and so for the
+# prefixes whose last syllable may be a pa-/ka-initial root's copy after -in- or i- (pina|pansin is p|in|a|pansin,
+# ipa|plantsa is i|pa|plantsa, ikina|kabit is i|k|in|a|kabit). Prefix -> the syllable it ends in, as a copy would
+# spell it (-in- left out).
+COPY_LIKE_PREFIXES: dict[str, str] = {
+    **{p: p[-2:] for p in ("naki", "maki", "paki", "mala", "pala", "magsi", "nagsi", "naka", "maka", "nagka", "magka")},
+    **{p: p[-2:] for p in ("ipa", "ika", "napa", "mapa")},
+    "pina": "pa", "ipina": "pa", "ikina": "ka",
+}  # fmt: skip
 
 # Nasal-final prefix families. The allomorph agrees with the root's first sound; mang-/nang-/pang- (and the
 # i-/pin- forms) may also swallow that sound, which the analyser restores.
@@ -65,10 +81,11 @@ SUBSTITUTED = {"m": ("b", "p"), "n": ("t", "s", "d"), "ng": ("k",)}
 LABIAL = frozenset("bp")
 CORONAL = frozenset("dlrst")
 
-# Roots that lose their last vowel (or change) before -in/-an; the surface stem maps to the dictionary root.
+# Irregular roots that lose their last vowel (or change) before -in/-an; the surface stem maps to the dictionary
+# root. The regular syncope of a consonant-final root (takp|an <- takip) is undone by rule (`filipino._lemma`).
 SYNCOPE: dict[str, str] = {
     "gaw": "gawa", "dal": "dala", "bil": "bili", "sund": "sunod", "kun": "kuha", "tamn": "tanim",
-    "saky": "sakay", "hing": "hingi", "tingn": "tingin",
+    "saky": "sakay", "hing": "hingi", "tingn": "tingin", "dingg": "dinig",
 }  # fmt: skip
 
 

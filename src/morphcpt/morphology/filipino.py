@@ -11,74 +11,67 @@ undoes: h-/n-insertion before -an/-in (basahin, tawanan), o -> u raising (inumin
 (gawin <- gawa), nasal assimilation of mang-/pang- with deletion of the root's first consonant (mamili <- bili),
 the linker -ng (magandang). `apply_affix` runs the same rules forwards for the benchmark generators.
 
-Root lexicon, built lazily on first use from the word lists `lexicon.py` reads (about 3 s with the shipped ones,
-then cached in `data/cache/morphology/`, keyed by the inputs and this analyser's source):
-- the curated roots in `morphology/data/tl_roots.txt`, plus any `*root*` file in `data/lexicon/` (one root per
-  line, first whitespace-separated field, "#" comments);
-- the dictionary headwords of `data/lexicon/tgl_words.txt` (tglstemmer's list, which mixes roots and derived
-  words such as "kumain") that have no affixed reading even when every headword may serve as a root: those are
-  roots ("bansa", "saka"); the rest are derived ("kumain" = k|um|ain). Curated roots always stay roots, which is
-  how look-alikes such as "kabayo" (not ka+bayo) are protected.
+The root lexicon (`rootlexicon`: curated roots, underived dictionary headwords, and the words the shipped lists
+show inflecting) is built lazily on first use and cached in `data/cache/morphology/`. Curated roots always stay
+roots, which is how look-alikes such as "kabayo" (not ka+bayo) are protected.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
 
+from morphcpt.morphology import rootlexicon
 from morphcpt.morphology.affixes import (
     CIRCUMFIXES,
-    CORONAL,
-    DELETED_BY_ENDING,
-    DELETING,
+    COPY_LIKE_PREFIXES,
     INFIXES,
-    LABIAL,
     LINKER,
     LINKER_AFTER_N,
-    NASAL_BARE,
-    NASAL_OF,
-    PREFIX_PARTS,
     PREFIXES,
-    SUBSTITUTED,
     SUFFIXES,
-    SYLLABLE_PREFIXES,
-    SYNCOPE,
     fold,
     is_vowel,
-    onset_len,
 )
 from morphcpt.morphology.base import Analysis, LanguagePack, Morph
 from morphcpt.morphology.lexicon import (
     FREQUENCY_FILE,
     HEADWORD_FILES,
     curated_roots,
+    known_words,
     read_words,
     word_frequencies,
 )
-from morphcpt.morphology.syllabify import VOWELS, folded_first_syllable_cv
-
-_MAX_WORD = 40
-_MAX_PREFIXES = 3
-_PREFIX_SET = frozenset(PREFIXES)
-_VOWEL_LETTERS = "".join(sorted(VOWELS))
-_PREFIX_LENGTHS = sorted({len(p) for p in PREFIXES}, reverse=True)
-# prefix -> (its prefix labels, the reduplicant it contains): nakaka- is the prefix naka- plus ka
-_PREFIX_LABELS = {
-    p: (
-        tuple(t for t, k in PREFIX_PARTS.get(p, ((p, "prefix"),)) if k == "prefix"),
-        "".join(t for t, k in PREFIX_PARTS.get(p, ()) if k == "reduplicant"),
-    )
-    for p in PREFIXES
-}
-
+from morphcpt.morphology.stems import (
+    _MAX_PREFIXES,
+    _MAX_WORD,
+    COMMON_ZIPF,
+    SYNCOPATED,
+    StemReadings,
+    _copy_may_end_at,
+    _Reading,
+)
+from morphcpt.morphology.syllabify import folded_first_syllable_cv
 
 # Where an affix of the inventory shows in a folded word, if it has one (see `_bare`).
 _AFFIXED_ENDS = (*SUFFIXES, LINKER, LINKER_AFTER_N)
-_AFFIXED_STARTS = (*PREFIXES, "ni")  # ni-: -in- before l/y (ni|luto)
+_AFFIXED_STARTS = (*PREFIXES, "ni")  # ni-: -in- before l/r/y (ni|luto, ni|renta)
+# prefixes whose forms show a root in its full spelling (`FilipinoPack._inflects`)
+_FULL_FORM_PREFIXES = (
+    "mag",
+    "nag",
+    "pag",
+    "ma",
+    "na",
+    "i",
+    "maka",
+    "naka",
+    "taga",
+    "pinag",
+    "magpa",
+    "nagpa",
+)
 
 
 def _bare(f: str) -> bool:
@@ -96,71 +89,116 @@ def _bare(f: str) -> bool:
     return not any(len(f) > k and _copy_may_end_at(f, k) for k in (1, 2, 3))
 
 
-def _copy_may_end_at(s: str, k: int) -> bool:
-    """Whether `s[:k]` can be a CV copy of the syllable after it (len(s) > k): a copy ends in a vowel and starts
-    with the letter its syllable starts with, d where that is r (da|rating <- dating)."""
-    return s[k - 1] in VOWELS and (s[k] == s[0] or (s[0], s[k]) == ("d", "r"))
-
-
-def _syllable_ok(root: str) -> bool:
-    """Affixed readings need a root of two syllables or more: Tagalog content roots are, "an"/"bay" are not."""
-    return len(root) >= 3 and sum(map(root.count, _VOWEL_LETTERS)) >= 2
-
-
 def load_roots(lexicon_dir: Path | None = None, cache_dir: Path | None = None) -> frozenset[str]:
-    """Curated roots, `*root*` files and the underived headwords of `lexicon_dir` (see the module docstring).
-
-    The underived headwords are cached in `cache_dir` under a hash of every input, including the analyser's own
-    source, so a change to the rules or the lists recomputes them, and the file written then replaces those of
-    earlier inputs; an unwritable cache is skipped.
-    """
-    roots = set(curated_roots(lexicon_dir))
-    if lexicon_dir is None or not Path(lexicon_dir).is_dir():
-        return frozenset(roots)
-    headword_files = [Path(lexicon_dir) / n for n in HEADWORD_FILES if (Path(lexicon_dir) / n).is_file()]
-    if not headword_files:
-        return frozenset(roots)
-    digest = hashlib.sha256("\n".join(sorted(roots)).encode())
-    for path in [
-        *headword_files,
-        *(Path(__file__).with_name(n) for n in ("filipino.py", "affixes.py", "syllabify.py", "lexicon.py")),
-    ]:
-        digest.update(path.read_bytes())
-    cache = Path(cache_dir) / f"tl_underived_{digest.hexdigest()[:20]}.txt" if cache_dir else None
-    if cache is not None and cache.is_file():
-        return frozenset(roots | set(cache.read_text(encoding="utf-8").split()))
-    headwords = {w for path in headword_files for w in read_words(path)}
-    everything = FilipinoPack(roots=roots | headwords, cache_size=0)
-    underived = sorted(w for w in headwords - roots if not everything.has_affixed_reading(w))
-    if cache is not None:
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-            tmp.write_text("\n".join(underived) + "\n", encoding="utf-8")
-            os.replace(tmp, cache)
-            for stale in cache.parent.glob("tl_underived_*.txt"):  # other rules or lists: never read again
-                if stale != cache:
-                    stale.unlink(missing_ok=True)
-        except OSError:
-            pass  # a read-only data folder: recompute next time
-    return frozenset(roots | set(underived))
+    """Every root of the lexicon of `lexicon_dir` (see `rootlexicon`)."""
+    return load_root_tiers(lexicon_dir, cache_dir)[0]
 
 
-class _Reading(NamedTuple):
-    """One candidate reading of a folded word: spans (start, end, kind) and the linguistic labels (a named tuple:
-    the analyser builds several per word, and a tuple builds in a third of a frozen dataclass's time)."""
-
-    spans: tuple[tuple[int, int, str], ...]
-    root: str
-    prefixes: tuple[str, ...] = ()
-    infix: str = ""
-    suffix: str = ""
-    reduplicant: str = ""
-    linker: str = ""
-    restored: bool = False
+def load_root_tiers(
+    lexicon_dir: Path | None = None, cache_dir: Path | None = None
+) -> tuple[frozenset[str], frozenset[str]]:
+    """(every root, the roots only the lists' inflected forms show) of `lexicon_dir` (see `rootlexicon`)."""
+    return rootlexicon.load_root_tiers(lexicon_dir, cache_dir, _lexicon_pack)
 
 
-class FilipinoPack(LanguagePack):
+def _lexicon_pack(roots: Iterable[str], zipf: dict[str, float], known: frozenset[str]) -> FilipinoPack:
+    """A pack over exactly `roots` that trusts every one of them, for sorting the word lists."""
+    pack = FilipinoPack(roots=roots, cache_size=0)
+    pack._zipf, pack._known = zipf, known
+    return pack
+
+
+def _hyphenated(f: str) -> _Reading | None:
+    """Affixes written before a hyphen on a root no lexicon lists, in the folded word `f`: Filipino spelling keeps a
+    borrowed word in its own spelling and hyphenates the prefixes and the CV copy before it (mag-|cast, i-|verify,
+    naka-|block, ma|i-|update, ma|di-|disable, nag-|na|navigate, in-|import, in|a-|upload, s|in|e-|save). What
+    stands before the last hyphen must read whole as up to two prefixes, then at most one of: a copy of the root's
+    first consonants and a vowel (the copy follows the sound: se-save), -in- (before a vowel), -in- and a vowel
+    (before a vowel: ina-upload), or -in- inside such a copy (sh|in|e-share). With prefixes alone, the root itself
+    may start with the copy (nag-|na|navigate). A hyphen stays with the morph before it."""
+    head, _, root = f.rpartition("-")
+    if not root.isalpha() or len(root) < 2 or not head.replace("-", "").isalpha():
+        return None  # (also a word that starts or ends with a hyphen: "" is no letters)
+    h = head.replace("-", "")
+    onset = len(root) - len(root.lstrip("bcdfghjklmnpqrstvwxyz"))
+    tails: list[tuple[tuple[int, str], ...]] = [()]  # (length, kind) of the morphs after the prefixes
+    if onset:
+        tails += [((onset + 1, "reduplicant"),)] + [
+            ((onset, "reduplicant"), (2, "infix"), (1, "reduplicant"))
+        ]
+    else:
+        tails += [((1, "reduplicant"),), ((2, "infix"),), ((2, "infix"), (1, "reduplicant"))]
+    for tail in tails:
+        n_tail = sum(n for n, _ in tail)
+        if n_tail > len(h):
+            continue
+        copy = h[len(h) - n_tail :] if n_tail else ""
+        if n_tail and not _copy_shaped(copy, tail, root[:onset]):
+            continue
+        prefixes = _prefix_split(h[: len(h) - n_tail])
+        if prefixes is None or (not prefixes and not tail):
+            continue
+        parts = [(p, "prefix") for p in prefixes] + [(copy[a:b], k) for a, b, k in _cumulative(tail)]
+        body = [(root, "root")]
+        rest = root[onset + 1 :]
+        if (
+            not tail
+            and onset
+            and root[onset : onset + 1] in "aeiou"
+            and len(rest) >= 4
+            and rest.startswith(root[:onset])
+        ):
+            body = [(root[: onset + 1], "reduplicant"), (rest, "root")]  # nag-|na|navigate
+        return _spelled(f, parts + body, tuple(prefixes), "in" if any(k == "infix" for _, k in parts) else "")
+    return None
+
+
+def _copy_shaped(copy: str, tail: tuple[tuple[int, str], ...], onset: str) -> bool:
+    """Whether `copy` is the copy `tail` describes of a root starting with the consonants `onset`."""
+    if len(tail) == 1 and tail[0][1] == "infix":
+        return copy == "in"
+    if len(tail) == 1:
+        return copy[:-1] == onset and copy[-1] in "aeiou"
+    if tail[0][1] == "infix":
+        return copy[:2] == "in" and copy[2] in "aeiou"
+    return copy[: len(onset)] == onset and copy[len(onset) : len(onset) + 2] == "in" and copy[-1] in "aeiou"
+
+
+def _prefix_split(h: str) -> list[str] | None:
+    """`h` as at most two prefixes of the inventory (longest first), [] for "", None when it is not."""
+    if not h:
+        return []
+    if h in PREFIXES:
+        return [h]
+    for k in range(len(h) - 1, 0, -1):
+        if h[:k] in PREFIXES and h[k:] in PREFIXES:
+            return [h[:k], h[k:]]
+    return None
+
+
+def _cumulative(tail: tuple[tuple[int, str], ...]) -> list[tuple[int, int, str]]:
+    out, at = [], 0
+    for n, kind in tail:
+        out.append((at, at + n, kind))
+        at += n
+    return out
+
+
+def _spelled(f: str, parts: list[tuple[str, str]], prefixes: tuple[str, ...], infix: str) -> _Reading:
+    """The reading of `f` whose morphs are `parts` (text without hyphens, kind), each hyphen of `f` joined to the
+    morph before it."""
+    spans, at = [], 0
+    for text, kind in parts:
+        end = at + len(text)
+        while end < len(f) and f[end] == "-":
+            end += 1
+        spans.append((at, end, kind))
+        at = end
+    copy = "".join(t for t, k in parts if k == "reduplicant")
+    return _Reading(tuple(spans), parts[-1][0], prefixes, infix, reduplicant=copy)
+
+
+class FilipinoPack(StemReadings, LanguagePack):
     """Tagalog/Filipino morphology. `roots` overrides the lexicon (tests); by default it loads lazily."""
 
     code = "fil"
@@ -170,9 +208,13 @@ class FilipinoPack(LanguagePack):
     circumfixes = CIRCUMFIXES
 
     def __init__(self, roots: Iterable[str] | None = None, cache_size: int = 1 << 18):
+        self._rare: frozenset[str] = (
+            frozenset()
+        )  # weakest roots: only a dictionary or the paradigms of the lists
         self._roots = frozenset(fold(r) for r in roots) if roots is not None else None
         self._trusted = self._roots
         self._zipf: dict[str, float] = {}
+        self._known: frozenset[str] = frozenset()  # every word of the shipped lists (empty: no such check)
         self._best = lru_cache(maxsize=cache_size)(self._best_reading)
         self._parse = lru_cache(maxsize=cache_size)(self._analysis)
         self._bounds = lru_cache(maxsize=cache_size)(self._boundaries)
@@ -182,29 +224,36 @@ class FilipinoPack(LanguagePack):
         if self._roots is None:
             from morphcpt.paths import DATA_DIR, LEXICON_DIR
 
-            self._roots = load_roots(LEXICON_DIR, DATA_DIR / "cache" / "morphology")
+            self._roots, induced = load_root_tiers(LEXICON_DIR, DATA_DIR / "cache" / "morphology")
             self._trusted = curated_roots(LEXICON_DIR)
             self._zipf = word_frequencies(LEXICON_DIR / FREQUENCY_FILE)
+            self._known = known_words(LEXICON_DIR)
+            common = (set(self._trusted) | set(read_words(LEXICON_DIR / HEADWORD_FILES[0]))) - induced
+            self._rare = (
+                frozenset(r for r in self._roots if r not in common and not self._zipf.get(r)) | induced
+            )
         return self._roots
 
-    def _score(self, f: str, r: _Reading) -> tuple[int, int, int]:
-        """Longest root first; then the least marked reading (a root only known from the headword list, a
+    def _score(self, f: str, r: _Reading) -> tuple[int, int, int, int]:
+        """A root that some frequency or curated list knows before one only a dictionary lists (in|alis, not
+        i|nalis); then the longest root; then the least marked reading (a root only known from the headword list, a
         restored nasal-deleted consonant, bare -an/-in after a vowel, which needs an unwritten glottal stop);
         then the fewest morphs. kinain is k|in|ain (root kain), not kina|in."""
         root_chars = sum(e - s for s, e, k in r.spans if k == "root")
-        marked = int(r.restored) + int(r.root not in self._trusted)
+        marked = int(bool(r.restored)) + int(r.root not in self._trusted)
         for (s, e, kind), (_, _, after) in zip(r.spans, r.spans[1:], strict=False):
             if (
                 kind == "prefix"
-                and f[s:e] in SYLLABLE_PREFIXES
                 and after == "root"
-                and f[e : e + 2] == f[e - 2 : e]
+                and (tail := COPY_LIKE_PREFIXES.get(f[s:e]))
+                and folded_first_syllable_cv(f[e:]) == tail
             ):
-                marked += 1  # na|ki|kita, not naki|kita
+                marked += 1  # na|ki|kita, not naki|kita; p|in|a|pansin, not pina|pansin
         if r.suffix in ("an", "in"):
             start = next(s for s, _, k in reversed(r.spans) if k == "suffix" and f[s : s + 2] == r.suffix)
             marked += is_vowel(f[start - 1])
-        return (-root_chars, marked, len(r.spans))
+        stacked = max(len(r.prefixes) - 1, 0)  # na|gi|gipit, not nag|i|gipit
+        return (int(r.root in self._rare), -root_chars, marked, len(r.spans), stacked)
 
     # ---------------------------------------------------------------- analysis
     def parse(self, word: str) -> Analysis:
@@ -261,9 +310,34 @@ class FilipinoPack(LanguagePack):
         return fold(word) in self.roots
 
     def has_affixed_reading(self, word: str) -> bool:
-        """Whether some reading other than "the whole word is a root" leaves a lexicon root."""
+        """Whether some reading other than "the whole word is a root" leaves a lexicon root. Two readings do not
+        count when their root is rarer than the word and no common word (`COMMON_ZIPF`): a linker alone (sulong is
+        no sulo + -ng, but taong is tao|ng, kanyang kanya|ng) and an undone syncope (pansin is no pans|in <- panas,
+        but kamtan is kamt|an <- kamit), unless the lists show the root inflecting in its full spelling (masdan is
+        masd|an <- masid: `_inflects`)."""
         self.roots  # noqa: B018 - load the lexicon (and the frequencies `_readings` reads) first
-        return any(len(r.spans) > 1 for r in self._readings(fold(word)))
+        f = fold(word)
+        zipf = self._zipf.get(f, 0.0)
+        return any(
+            len(r.spans) > 1
+            and (
+                (r.restored != SYNCOPATED and (r.prefixes or r.infix or r.suffix or r.reduplicant))
+                or r.linker == LINKER_AFTER_N  # atin|g: -g never ends a root
+                or self._zipf.get(r.root, 0.0) >= min(zipf, COMMON_ZIPF)
+                or (r.restored == SYNCOPATED and self._inflects(r.root))
+            )
+            for r in self._readings(f)
+        )
+
+    def _inflects(self, root: str) -> bool:
+        """Whether the word lists hold at least two forms of `root` unshortened, with a prefix (and a CV copy) or
+        an infix: the root lives in its full spelling, so a shortened headword is its syncope (masdan <- masid:
+        nagmamasid, pagmamasid), unlike pansin (no such forms of panas)."""
+        copy = folded_first_syllable_cv(root)
+        forms = {p + c + root for p in _FULL_FORM_PREFIXES for c in ("", copy)}
+        if root[:1] not in "aeiou":
+            forms |= {root[0] + infix + root[1:] for infix in INFIXES}
+        return len(forms & self._known) >= 2
 
     def _best_reading(self, f: str) -> _Reading:
         # The word must be letters and hyphens: one C-level test rather than one per character.
@@ -272,8 +346,16 @@ class FilipinoPack(LanguagePack):
             return _Reading(((0, len(f), "root"),), f) if f else _Reading((), "")
         candidates = self._readings(f)
         if len(candidates) < 2:  # most words: nothing to score
-            return candidates[0] if candidates else _Reading(((0, len(f), "root"),), f)
-        return min(candidates, key=lambda r: self._score(f, r))
+            if candidates:
+                return candidates[0]
+            return ("-" in f and _hyphenated(f)) or _Reading(((0, len(f), "root"),), f)
+        best = min(candidates, key=lambda r: self._score(f, r))
+        # The same cut with another root (nang|uha: kuha or uha; man|ita: sita or nita): the more frequent root.
+        same_cut = [best, *(r for r in candidates if r.spans == best.spans and r.root != best.root)]
+        return min(same_cut, key=self._root_frequency) if len(same_cut) > 1 else best
+
+    def _root_frequency(self, r: _Reading) -> float:
+        return self._frequency(r.root)
 
     def _readings(self, f: str) -> list[_Reading]:
         """Every candidate reading of the folded word `f`, in a fixed order (`min` keeps the first of equal
@@ -281,11 +363,14 @@ class FilipinoPack(LanguagePack):
         out: list[_Reading] = []
         ends = [(len(f), "")]
         if f.endswith(LINKER) and len(f) > 4 and is_vowel(f[-3]):
-            # -ng after a vowel or -g after n: where both stems are words, the more frequent one (noon|g, una|ng)
+            # -ng after a vowel or -g after n: where both stems are words, the more frequent one (noon|g, una|ng).
+            # The linker follows a word: a stem no word list holds is no word (sulong is not sulo|ng, nor
+            # magsumbong magsumbo|ng), so the -ng stays with the root.
             after_vowel, after_n = (self._zipf.get(f[:-k], 0.0) for k in (2, 1))
-            if not after_n or after_vowel >= after_n:
+            known = self._known
+            if (not after_n or after_vowel >= after_n) and (not known or f[:-2] in known):
                 ends.append((len(f) - 2, LINKER))
-            if not after_vowel or after_n > after_vowel:
+            if (not after_vowel or after_n > after_vowel) and (not known or f[:-1] in known):
                 ends.append((len(f) - 1, LINKER_AFTER_N))
         for end, linker in ends:
             tail = ((end, len(f), "suffix"),) if linker else ()
@@ -300,8 +385,13 @@ class FilipinoPack(LanguagePack):
             for stem_end, suffix in self._suffix_splits(g):
                 stail = (((stem_end, end, "suffix"),) if suffix else ()) + tail
                 for r in self._prefixed(g[:stem_end], 0, _MAX_PREFIXES, suffix):
-                    if linker == LINKER_AFTER_N and r.root not in self._trusted:
-                        continue  # -g needs an n-final word: a root only the headword list knows is too weak
+                    if (
+                        linker == LINKER_AFTER_N
+                        and r.root not in self._trusted
+                        and self._zipf.get(g, 0.0) < COMMON_ZIPF
+                    ):
+                        continue  # -g needs an n-final word: a root only the headword list knows is too weak, unless
+                        # the word before the -g is a common one (kasalukuyan|g)
                     out.append(
                         _Reading(
                             r.spans + stail,
@@ -312,229 +402,6 @@ class FilipinoPack(LanguagePack):
                             r.reduplicant,
                             linker,
                             r.restored,
-                        )
-                    )
-        return out
-
-    @staticmethod
-    def _suffix_splits(g: str) -> list[tuple[int, str]]:
-        splits = [(len(g), "")]
-        if not g.endswith(SUFFIXES):  # most words: one C-level test
-            return splits
-        for sfx in SUFFIXES:
-            if g.endswith(sfx) and len(g) - len(sfx) >= 2:
-                stem = g[: -len(sfx)]
-                if sfx[0] in "hn" and not is_vowel(stem[-1]) and not any(map(stem.endswith, SYNCOPE)):
-                    continue  # -han/-hin/-nan/-nin follow a vowel, or a syncopated root (dal|hin)
-                splits.append((len(stem), sfx))
-        return splits
-
-    def _lemma(
-        self, surface: str, suffixed: str, restore: tuple[str, ...] = ("",)
-    ) -> tuple[str, bool] | None:
-        """Dictionary root for a surface root, undoing raising/syncope/-ado's lost vowel (`suffixed`: the suffix),
-        nasal deletion (`restore`) or d -> r between vowels (maramdaman <- damdam). Prefixes are no roots unless
-        curated (pag|kain, not pagka|in)."""
-        roots = self._roots
-        for c in restore:
-            t = c + surface
-            if not suffixed and t[:1] != "r":  # nearly every call: the surface root itself is the only option
-                if t in roots and _syllable_ok(t) and (t not in _PREFIX_SET or t in self._trusted):
-                    return t, bool(c)
-                continue
-            options = [(t, bool(c))]
-            if suffixed == "ado":  # the root's last vowel gave way: sigur|ado <- siguro
-                options = [(t + v, bool(c)) for v in "aoe"]
-            elif suffixed:
-                if t in SYNCOPE:
-                    options.append((SYNCOPE[t], bool(c)))
-                last_u = t.rfind("u")
-                if last_u >= 0 and not any(is_vowel(ch) for ch in t[last_u + 1 :]):
-                    options.append((t[:last_u] + "o" + t[last_u + 1 :], bool(c)))
-            if t.startswith("r"):
-                options += [("d" + o[1:], True) for o, _ in list(options)]
-            for o, restored in options:
-                if o in roots and _syllable_ok(o) and (o not in _PREFIX_SET or o in self._trusted):
-                    return o, restored
-        return None
-
-    def _prefixed(self, s: str, pos: int, depth: int, suffixed: str) -> list[_Reading]:
-        out = self._body(s, pos, suffixed)
-        if depth == 0 or not s.startswith(PREFIXES):  # (one C-level test for the common case: no prefix)
-            return out
-        # The prefixes `s` starts with, longest first (one of each length at most): a slice and a set lookup per
-        # length rather than a `startswith` per prefix.
-        for p in [s[:k] for k in _PREFIX_LENGTHS if k <= len(s) and s[:k] in _PREFIX_SET]:
-            n = len(p) + (1 if s[len(p) : len(p) + 1] == "-" else 0)
-            rest = s[n:]
-            if len(rest) < 2 or rest[0] == "-":
-                continue
-            head = self._prefix_spans(p, pos, n) if p in PREFIX_PARTS else ((pos, pos + n, "prefix"),)
-            labels, redup = _PREFIX_LABELS[p]
-            if p in NASAL_OF:
-                for r in self._nasal_root(p, rest, pos + n, suffixed):
-                    out.append(
-                        _Reading(
-                            head + r.spans, r.root, labels, reduplicant=r.reduplicant, restored=r.restored
-                        )
-                    )
-                continue
-            if p in NASAL_BARE and n == len(p):
-                for r in self._substituted(rest, pos + n, suffixed):
-                    out.append(
-                        _Reading(
-                            head + r.spans, r.root, (NASAL_BARE[p],), reduplicant=r.reduplicant, restored=True
-                        )
-                    )
-            for r in self._prefixed(rest, pos + n, depth - 1, suffixed):
-                if redup and r.reduplicant:
-                    continue
-                out.append(
-                    _Reading(
-                        head + r.spans,
-                        r.root,
-                        labels + r.prefixes,
-                        r.infix,
-                        r.suffix,
-                        r.reduplicant or redup,
-                        restored=r.restored,
-                    )
-                )
-        return out
-
-    @staticmethod
-    def _prefix_spans(p: str, pos: int, n: int) -> tuple[tuple[int, int, str], ...]:
-        parts = PREFIX_PARTS.get(p)
-        if not parts:
-            return ((pos, pos + n, "prefix"),)
-        spans, at = [], pos
-        for text, kind in parts:
-            spans.append((at, at + len(text), kind))
-            at += len(text)
-        spans[-1] = (spans[-1][0], pos + n, spans[-1][2])
-        return tuple(spans)
-
-    def _nasal_root(self, p: str, rest: str, pos: int, suffixed: str) -> list[_Reading]:
-        """The root after a nasal prefix, its first consonant possibly swallowed (mam|ili), possibly after a CV
-        reduplicant (nang|ya|yari)."""
-        out: list[_Reading] = []
-        ending = "ng" if p.endswith("ng") else p[-1]
-        restore = ("",) + (DELETED_BY_ENDING[ending] if p in DELETING else ())
-        bases = [("", rest)] + [
-            (rest[:k], rest[k:])
-            for k in (1, 2)
-            if len(rest) > k + 2 and rest[k - 1] in VOWELS and folded_first_syllable_cv(rest[k:]) == rest[:k]
-        ]
-        for red, base in bases:
-            for c in restore:
-                found = self._lemma(base, suffixed, (c,))
-                if found is None:
-                    continue
-                lemma = found[0]
-                initial = lemma[0]
-                agrees = (
-                    (ending == "m" and initial in LABIAL)
-                    or (ending == "n" and initial in CORONAL)
-                    or (ending == "ng" and initial not in LABIAL | CORONAL)
-                )
-                if agrees:
-                    spans = (((pos, pos + len(red), "reduplicant"),) if red else ()) + (
-                        (pos + len(red), pos + len(rest), "root"),
-                    )
-                    out.append(_Reading(spans, lemma, reduplicant=red, restored=bool(c) or found[1]))
-        return out
-
-    def _substituted(self, rest: str, pos: int, suffixed: str) -> list[_Reading]:
-        """CV reduplicant + a base whose first consonant is the prefix's nasal in place of the root's:
-        (na)|mi|mili <- bili, (pa)|nga|ngailangan <- kailangan."""
-        out: list[_Reading] = []
-        nasal = "ng" if rest.startswith("ng") else rest[:1]
-        if nasal not in SUBSTITUTED:
-            return out
-        red = rest[: len(nasal) + 1]
-        base = rest[len(red) :]
-        if len(red) <= len(nasal) or not is_vowel(red[-1]) or not base.startswith(red) or len(base) < 4:
-            return out
-        for c in SUBSTITUTED[nasal]:
-            found = self._lemma(base[len(nasal) :], suffixed, (c,))
-            if found is not None:
-                spans = ((pos, pos + len(red), "reduplicant"), (pos + len(red), pos + len(rest), "root"))
-                out.append(_Reading(spans, found[0], reduplicant=red))
-        return out
-
-    def _body(self, s: str, pos: int, suffixed: str) -> list[_Reading]:
-        """Readings of `s` as [reduplicant] [infix] root, with the infix inside the first syllable."""
-        out: list[_Reading] = []
-        end = pos + len(s)
-        found = self._lemma(s, suffixed)
-        if found:
-            out.append(_Reading(((pos, end, "root"),), found[0]))
-        # CV reduplication: la|laro, a|alis; the copy keeps d where the base has r (da|rating <- dating). The
-        # copied syllable is looked up only where a copy can end (`_copy_may_end_at`).
-        for k in (1, 2, 3):
-            if len(s) < k + 3 or not _copy_may_end_at(s, k):
-                continue
-            red, root = s[:k], s[k:]
-            copied = folded_first_syllable_cv(root)
-            if copied == red or (copied[:1] == "r" and red == "d" + copied[1:]):
-                found = self._lemma(root, suffixed)
-                if found:
-                    out.append(
-                        _Reading(
-                            ((pos, pos + k, "reduplicant"), (pos + k, end, "root")), found[0], reduplicant=red
-                        )
-                    )
-        c = onset_len(s)
-        for inf in INFIXES:
-            # vowel-initial root: um|alis, in|alis, um|a|alis
-            if s.startswith(inf) and len(s) > 3 and is_vowel(s[2]):
-                rest = s[2:]
-                found = self._lemma(rest, suffixed)
-                if found:
-                    out.append(
-                        _Reading(((pos, pos + 2, "infix"), (pos + 2, end, "root")), found[0], infix=inf)
-                    )
-                v = rest[0]
-                if rest[1:2] == v and (found := self._lemma(rest[1:], suffixed)):
-                    spans = (
-                        (pos, pos + 2, "infix"),
-                        (pos + 2, pos + 3, "reduplicant"),
-                        (pos + 3, end, "root"),
-                    )
-                    out.append(_Reading(spans, found[0], infix=inf, reduplicant=v))
-            # consonant-initial root: k|um|ain, s|um|u|sulat
-            if c and s[c : c + 2] == inf and len(s) > c + 3:
-                onset, after = s[:c], s[c + 2 :]
-                found = self._lemma(onset + after, suffixed)
-                if found:
-                    spans = (
-                        (pos, pos + c, "root"),
-                        (pos + c, pos + c + 2, "infix"),
-                        (pos + c + 2, end, "root"),
-                    )
-                    out.append(_Reading(spans, found[0], infix=inf))
-                if is_vowel(after[:1]) and len(after) > 3:
-                    root = after[1:]
-                    if folded_first_syllable_cv(root) == onset + after[0] and (
-                        found := self._lemma(root, suffixed)
-                    ):
-                        spans = (
-                            (pos, pos + c, "reduplicant"),
-                            (pos + c, pos + c + 2, "infix"),
-                            (pos + c + 2, pos + c + 3, "reduplicant"),
-                            (pos + c + 3, end, "root"),
-                        )
-                        out.append(_Reading(spans, found[0], infix=inf, reduplicant=onset + after[0]))
-        # -in- before l/y surfaces as ni-: ni|luto, ni|lu|luto
-        if s.startswith("ni") and s[2:3] in ("l", "y"):
-            for r in self._body(s[2:], pos + 2, suffixed):
-                if not r.infix:
-                    out.append(
-                        _Reading(
-                            ((pos, pos + 2, "infix"),) + r.spans,
-                            r.root,
-                            infix="in",
-                            reduplicant=r.reduplicant,
                         )
                     )
         return out

@@ -2,9 +2,12 @@
 
 - `morphology/data/tl_roots.txt`: the curated roots, plus any `*root*` file of `data/lexicon/` (one word per line,
   first whitespace-separated field, "#" comments);
-- `data/lexicon/tgl_words.txt`: dictionary headwords, roots and derived words mixed (`filipino.load_roots` sorts
+- `data/lexicon/tgl_words.txt`: dictionary headwords, roots and derived words mixed (`rootlexicon` sorts
   them with the analyser);
-- `data/lexicon/fil_wordfreq.tsv`: `word<TAB>zipf`, to choose between the linkers -ng and -g.
+- `data/lexicon/fil_wordfreq.tsv`: `word<TAB>zipf`, to choose between readings (the linkers -ng and -g, two roots
+  of one cut);
+- every word list (`list_words`): the words of the language, and the inflected forms from which `rootlexicon`
+  finds roots no dictionary lists.
 
 Every word is folded (`affixes.fold`: lowercase, diacritics removed). Provenance and licences: `data/NOTICE`.
 """
@@ -16,7 +19,7 @@ from pathlib import Path
 from morphcpt.morphology.affixes import fold
 
 CURATED_ROOTS = Path(__file__).resolve().parent / "data" / "tl_roots.txt"
-HEADWORD_FILES = ("tgl_words.txt",)
+HEADWORD_FILES = ("tgl_words.txt", "tl_wiktionary_headwords.txt")
 FREQUENCY_FILE = "fil_wordfreq.tsv"  # word<TAB>zipf, to choose between the linkers -ng and -g
 
 
@@ -34,14 +37,37 @@ def word_frequencies(path: Path) -> dict[str, float]:
     """word -> Zipf frequency from a `word<TAB>zipf` list (header line allowed); {} when the file is absent."""
     if not path.is_file():
         return {}
-    frequencies = {}
+    frequencies: dict[str, float] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         word, _, zipf = line.partition("\t")
         try:
-            frequencies[fold(word)] = float(zipf)
+            value = float(zipf)
         except ValueError:
             continue
+        # spellings that fold alike (bukas, bukás) keep the highest figure, not the last one read
+        folded = fold(word)
+        frequencies[folded] = max(value, frequencies.get(folded, value))
     return frequencies
+
+
+def list_words(lexicon_dir: Path) -> dict[str, frozenset[str]]:
+    """The words of each word list of `lexicon_dir` (file name -> folded words; not the affix lists)."""
+    lists = {}
+    if Path(lexicon_dir).is_dir():
+        for path in sorted(Path(lexicon_dir).iterdir()):
+            if path.is_file() and path.suffix in (".txt", ".tsv") and not path.name.endswith("fixes.txt"):
+                lists[path.name] = frozenset(
+                    fold(w)
+                    for line in path.read_text(encoding="utf-8").splitlines()
+                    if (w := line.split("\t")[0])
+                )
+    return lists
+
+
+def known_words(lexicon_dir: Path) -> frozenset[str]:
+    """Every word of every word list of `lexicon_dir` (not the affix lists): what counts as a word of the language
+    (the linker follows a word)."""
+    return frozenset().union(*list_words(lexicon_dir).values())
 
 
 def curated_roots(lexicon_dir: Path | None = None) -> frozenset[str]:

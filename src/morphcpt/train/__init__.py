@@ -19,7 +19,7 @@ import sys
 import hydra
 
 from morphcpt import paths
-from morphcpt.train.plan import CPTPlan, load_plan, plan_from_config, register
+from morphcpt.train.plan import CPTPlan, check_outputs_mounted, load_plan, plan_from_config, register
 from morphcpt.train.progress import write_progress
 
 __all__ = ["CPTPlan", "load_plan", "main", "run"]
@@ -27,6 +27,7 @@ __all__ = ["CPTPlan", "load_plan", "main", "run"]
 
 def run(plan: CPTPlan):
     """Execute a plan with its engine. Dry runs resolve and print without training (see each engine)."""
+    check_outputs_mounted(plan, os.environ.get("MORPHCPT_MOUNTS"))
     if plan.data.scheme == "eeve" and not plan.dry_run:  # vocabulary expansion: resize, then seven stages
         from morphcpt.train import eeve
 
@@ -68,9 +69,32 @@ def exit_status(result) -> int:
     return 128 + signal.SIGTERM if interrupted and getattr(result, "signalled", False) else 0
 
 
+def _said_errors() -> tuple[type[Exception], ...]:
+    """Errors whose message says what to do: shown alone, without Hydra's traceback."""
+    from morphcpt.train.megatron import WeightVerificationError
+    from morphcpt.train.plan import OutputsNotMounted
+
+    return (WeightVerificationError, OutputsNotMounted)
+
+
 @hydra.main(config_path=str(paths.CONF_DIR), config_name="train", version_base="1.3")
-def main(cfg) -> None:
-    """Hydra entry point: `python -m morphcpt.train KEY=VALUE ...`."""
-    status = exit_status(run(plan_from_config(cfg)))
+def _hydra_main(cfg) -> None:
+    try:
+        result = run(plan_from_config(cfg))
+    except Exception as error:
+        if not isinstance(error, _said_errors()):
+            raise
+        print(f"{type(error).__name__}: {error}", file=sys.stderr, flush=True)
+        raise SystemExit(1) from None
+    status = exit_status(result)
     if status:
         raise SystemExit(status)
+
+
+def main() -> None:
+    """Entry point: `python -m morphcpt.train KEY=VALUE ...`; the plan's flags (`--max-steps 10000`, see
+    `morphcpt.train.flags`) are read as the overrides they stand for."""
+    from morphcpt.train.flags import rewrite_argv
+
+    rewrite_argv()
+    _hydra_main()

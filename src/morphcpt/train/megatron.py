@@ -439,6 +439,26 @@ def wandb_environment(plan: CPTPlan) -> dict[str, str]:
     }
 
 
+def stage_commands(plan: CPTPlan) -> str:
+    """What to type to run the prepare and train stages by hand (the PBS job runs check, prepare, train)."""
+    typed = "<your overrides>"
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        if HydraConfig.initialized():
+            task = HydraConfig.get().overrides.task
+            typed = " ".join(o for o in task if not o.startswith("cluster.stage=")) or ""
+    except ImportError:  # pragma: no cover - hydra is a dependency
+        pass
+    script = "training/nemo/run_in_enroot.sh {} training/nemo/run_cpt.py" + (f" {typed}" if typed else "")
+    torchrun = f"torchrun --standalone --nproc-per-node {plan.cluster.gpus_per_node}"
+    return (
+        f"  {script.format('python')} cluster.stage=prepare   (once: import and verify the weights, 1 GPU)\n"
+        f"  {script.format(torchrun)}   (train)\n"
+        "or submit the run's job, qsub jobs/run_cpt_<variant>.pbs, which runs check, prepare and train"
+    )
+
+
 def train(plan: CPTPlan) -> None:
     """Stage 2 (under torchrun): pretrain() from the verified import, or resume from the run's checkpoints.
 
@@ -449,7 +469,14 @@ def train(plan: CPTPlan) -> None:
 
     if not (Path(plan.cluster.import_dir) / VERIFIED_MARKER).exists():
         raise WeightVerificationError(
-            f"no verified import in {plan.cluster.import_dir}: run cluster.stage=prepare first (the PBS job does)"
+            f"no verified import in {plan.cluster.import_dir}: run cluster.stage=prepare first (the PBS job "
+            f"does); by hand:\n{stage_commands(plan)}"
+        )
+    world = plan.cluster.nodes * plan.cluster.gpus_per_node
+    if "WORLD_SIZE" not in os.environ and world > 1:
+        raise SystemExit(
+            f"cluster.stage=train trains on {world} GPUs under torchrun, and this is one plain process; type:\n"
+            f"{stage_commands(plan)}"
         )
     check_ready(plan.data)
     cfg = build_config(plan, training_blend(plan))

@@ -307,6 +307,27 @@ def validate(plan: CPTPlan) -> CPTPlan:
     return plan
 
 
+class OutputsNotMounted(ValueError):
+    """A run would write where the host never sees it (inside the container)."""
+
+
+def check_outputs_mounted(plan: CPTPlan, mounts: str | None) -> None:
+    """Inside the container (`training/nemo/run_in_enroot.sh` lists the host folders it mounted, colon-separated,
+    in MORPHCPT_MOUNTS), refuse a run folder or output root outside them: what a run writes there (checkpoints,
+    progress.json, imported weights) would stay inside the container and never reach the host."""
+    if not mounts:
+        return
+    mounted = [Path(m) for m in mounts.split(":") if m]
+    for key, value in (("run_dir", plan.run_dir), ("output_root", plan.output_root)):
+        path = Path(value)
+        if not any(path == m or m in path.parents for m in mounted):
+            raise OutputsNotMounted(
+                f"{key} {path} is not on a folder mounted into the container ({', '.join(map(str, mounted))}): "
+                "what the run writes there would stay inside the container. Put it under OUTPUT_ROOT, or add its "
+                "host folder (it must exist on the host) to MORPHCPT_EXTRA_MOUNTS in .env"
+            )
+
+
 def resolve_paths(plan: CPTPlan) -> CPTPlan:
     """Make every filesystem path absolute (relative to the current directory); Hub ids stay as they are."""
     plan.output_root = str(Path(plan.output_root).resolve())

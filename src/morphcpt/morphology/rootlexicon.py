@@ -1,0 +1,181 @@
+"""The Tagalog root lexicon the analyser (`filipino.FilipinoPack`) checks its readings against.
+
+Three tiers, from the word lists `lexicon.py` reads:
+- the curated roots (`morphology/data/tl_roots.txt`) and any `*root*` file of `data/lexicon/`, trusted most;
+- the dictionary headwords (tglstemmer's `tgl_words.txt`, Wiktionary's `tl_wiktionary_headwords.txt`) that have no
+  affixed reading even when every headword may serve as a root ("bansa", "saka"; "kumain" is k|um|ain);
+- words of the frequency and form lists that no dictionary lists as roots but that the lists show inflecting
+  (bulong: bumubulong, ibinulong, pagbulong), ranked below the others (`_paradigm_roots`).
+
+Sorting the lists needs the analyser's reading search, which the caller passes in (`make_pack`: roots, word
+frequencies and known words -> a pack), so this module imports nothing of `filipino.py`. The result is built once
+(a few seconds with the shipped lists) and cached in `data/cache/morphology/`, keyed by the inputs and the
+analyser's source.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from morphcpt.morphology.affixes import LINKER, PREFIXES, SUBSTITUTED
+from morphcpt.morphology.lexicon import (
+    FREQUENCY_FILE,
+    HEADWORD_FILES,
+    curated_roots,
+    list_words,
+    read_words,
+    word_frequencies,
+)
+from morphcpt.morphology.stems import _MAX_WORD, COMMON_ZIPF, SYNCOPATED, _syllable_ok
+
+# roots, word frequencies, every listed word -> a pack over exactly those roots (`filipino._lexicon_pack`)
+MakePack = Callable[[Any, dict[str, float], frozenset[str]], Any]
+# A word the lists show inflecting is a root (`_paradigm_roots`): this many affixed forms, with this many affix sets.
+PARADIGM_WORDS, PARADIGM_AFFIXES = 3, 2
+_PARADIGM_MARK = "# roots the lists show inflecting\n"  # in the cache file, before `_paradigm_roots`' words
+
+
+def load_root_tiers(
+    lexicon_dir: Path | None, cache_dir: Path | None, make_pack: MakePack
+) -> tuple[frozenset[str], frozenset[str]]:
+    """(every root, the roots only the lists' inflected forms show): the curated roots and `*root*` files, the
+    underived headwords of `lexicon_dir`, and the words the lists show inflecting (see the module docstring).
+
+    The derived part is cached in `cache_dir` under a hash of every input, including the analyser's own source, so
+    a change to the rules or the lists recomputes it, and the file written then replaces those of earlier inputs;
+    an unwritable cache is skipped.
+    """
+    roots = set(curated_roots(lexicon_dir))
+    if lexicon_dir is None or not Path(lexicon_dir).is_dir():
+        return frozenset(roots), frozenset()
+    lexicon_dir = Path(lexicon_dir)
+    headword_files = [lexicon_dir / n for n in HEADWORD_FILES if (lexicon_dir / n).is_file()]
+    if not headword_files:
+        return frozenset(roots), frozenset()
+    lists = list_words(lexicon_dir)
+    digest = hashlib.sha256("\n".join(sorted(roots)).encode())
+    for path in [
+        *(lexicon_dir / name for name in lists),
+        *(
+            Path(__file__).with_name(n)
+            for n in ("filipino.py", "rootlexicon.py", "stems.py", "affixes.py", "syllabify.py", "lexicon.py")
+        ),
+    ]:
+        digest.update(path.name.encode() + path.read_bytes())
+    cache = Path(cache_dir) / f"tl_underived_{digest.hexdigest()[:20]}.txt" if cache_dir else None
+    if cache is not None and cache.is_file():
+        underived, _, induced = cache.read_text(encoding="utf-8").partition(_PARADIGM_MARK)
+        return frozenset(roots | set(underived.split()) | set(induced.split())), frozenset(induced.split())
+    headwords = {w for path in headword_files for w in read_words(path)}
+    zipf = word_frequencies(lexicon_dir / FREQUENCY_FILE)
+    known = frozenset().union(*lists.values())
+    everything = make_pack(roots | headwords, zipf, known)
+    underived = {w for w in headwords - roots if not everything.has_affixed_reading(w)}
+    attested = frozenset().union(*(words for name, words in lists.items() if name not in HEADWORD_FILES))
+    induced = _paradigm_roots(roots | underived, attested, zipf, known, make_pack)
+    if induced:  # a headword that is an affixed form of a root the lists show, and rarer, is none (salpakan)
+        wider = make_pack(roots | underived | induced, zipf, known)
+        underived = {
+            w
+            for w in underived
+            if not any(
+                r.root in induced and zipf.get(r.root, 0.0) >= zipf.get(w, 0.0) for r in wider._readings(w)
+            )
+        }
+    if cache is not None:
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+            text = "\n".join(sorted(underived)) + "\n" + _PARADIGM_MARK + "\n".join(sorted(induced)) + "\n"
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, cache)
+            for stale in cache.parent.glob("tl_underived_*.txt"):  # other rules or lists: never read again
+                if stale != cache:
+                    stale.unlink(missing_ok=True)
+        except OSError:
+            pass  # a read-only data folder: recompute next time
+    return frozenset(roots | underived | induced), frozenset(induced)
+
+
+def _paradigm_roots(
+    roots: frozenset[str] | set[str],
+    attested: frozenset[str],
+    zipf: dict[str, float],
+    known: frozenset[str],
+    make_pack: MakePack,
+) -> set[str]:
+    """Words of the frequency and form lists (`attested`) that no dictionary lists as roots but that the lists show
+    inflecting: a word of four letters or more with no affixed reading by `roots` becomes a root when at least
+    `PARADIGM_WORDS` other attested words read as affixed forms of it, with at least `PARADIGM_AFFIXES`
+    different affix sets (bulong: bumubulong, ibinulong, pagbulong; salpak: isinalpak, sinasalpak, salpakan).
+    Evidence is a prefix, -um-/-in- or -an/-in (not a linker, nor the rare -nan/-nin), on the word as spelled or
+    with a vowel-final alternation undone (no swallowed consonant put back: pang|anak is no evidence for kanak). A
+    word that is the raised spelling of another (batu <- bato) or an affixed form of another new root (bulungan)
+    is none."""
+    base = make_pack(roots, zipf, known)
+    plain = set()
+    for w in attested:
+        if len(w) < 4 or not w.isalpha() or w in roots or w in PREFIXES or not _syllable_ok(w):
+            continue
+        if _raised(w) in known or _looks_inflected(w, roots):
+            continue
+        if w.endswith(LINKER) and max(zipf.get(w[:-2], 0.0), zipf.get(w[:-1], 0.0)) >= COMMON_ZIPF:
+            continue  # a common word plus the linker (dalawa|ng, ilan|g), however often the lists inflect it
+        if not _affixed(base, w):
+            plain.add(w)
+    wider = make_pack(set(roots) | plain, zipf, known)
+    evidence: dict[str, set[tuple[str, tuple]]] = {}
+    for w in sorted(attested):
+        if not w.isalpha() or len(w) > _MAX_WORD or w in roots:
+            continue
+        if w.endswith(LINKER) and (w[:-2] in known or w[:-1] in known):
+            continue  # it may be a word plus the linker (pinakaunang): no evidence for unang
+        for r in wider._readings(w):
+            if (
+                r.root in plain
+                and r.root != w
+                and not r.linker
+                and r.restored in (0, SYNCOPATED)
+                and r.suffix in ("", "an", "in", "han", "hin")
+                and (r.prefixes or r.infix or r.suffix)
+            ):
+                evidence.setdefault(r.root, set()).add((w, (r.prefixes[:1], r.infix, r.suffix.lstrip("h"))))
+    found = {
+        root
+        for root, seen in evidence.items()
+        if len({w for w, _ in seen}) >= PARADIGM_WORDS and len({a for _, a in seen}) >= PARADIGM_AFFIXES
+    }
+    final = make_pack(set(roots) | found, zipf, known)
+    return {w for w in found if not _affixed(final, w)}
+
+
+def _affixed(pack, word: str) -> bool:
+    """Whether `pack` reads `word` with a prefix, an infix or a suffix: a linker reading does not count, as the
+    evidence of the word's own affixed forms outweighs it (bulong is no bulon|g)."""
+    return any(r.prefixes or r.infix or r.suffix for r in pack._readings(word) if len(r.spans) > 1)
+
+
+def _looks_inflected(word: str, roots: frozenset[str] | set[str]) -> bool:
+    """Whether `word` starts with a CV copy (sesend, tratrabaho, darating), is a root plus -n (tawan, paan), a root
+    with its d as r after a vowel (ramdam <- damdam), or a root's spelling after a nasal prefix took its first
+    consonant (mili <- bili, nalo <- talo): a stem, not a root."""
+    for k in (1, 2, 3):  # la|laro, pri|prito, da|rating
+        copy, rest = word[:k], word[k:]
+        if copy[-1] in "aeiou" and (
+            rest.startswith(copy) or (copy[0] == "d" and rest.startswith("r" + copy[1:]))
+        ):
+            return True
+    if (word.endswith("n") and word[:-1] in roots) or (word[0] == "r" and "d" + word[1:] in roots):
+        return True
+    nasal = "ng" if word.startswith("ng") else word[0]
+    return any(c + word[len(nasal) :] in roots for c in SUBSTITUTED.get(nasal, ()))
+
+
+def _raised(word: str) -> str:
+    """`word` with the u of its last syllable as o (batu -> bato): the spelling a root has before a suffix."""
+    last = max(word.rfind(v) for v in "aeiou")
+    return word[:last] + "o" + word[last + 1 :] if word[last] == "u" else ""

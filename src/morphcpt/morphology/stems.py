@@ -1,0 +1,368 @@
+"""The candidate readings of a folded Tagalog word: the search behind `filipino.FilipinoPack`.
+
+`StemReadings` finds every way a word splits into prefixes, a CV copy, an infix, a root and a suffix such that the
+root, with the alternations Tagalog spelling shows undone, is in the root lexicon: o -> u and final d -> r before a
+suffix (inum|in <- inom, lakar|in <- lakad), syncope (takp|an <- takip, datn|an <- dating), h/n before -an/-in,
+nasal assimilation and substitution (mam|ili <- bili), d -> r after a CV copy (d|um|a|rating <- dating), -in- as
+ni- before l, r and y. `filipino.FilipinoPack` scores the readings and keeps the best.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from morphcpt.morphology.affixes import (
+    CORONAL,
+    DELETED_BY_ENDING,
+    DELETING,
+    INFIXES,
+    LABIAL,
+    NASAL_BARE,
+    NASAL_OF,
+    PREFIX_PARTS,
+    PREFIXES,
+    SUBSTITUTED,
+    SUFFIXES,
+    SYNCOPE,
+    is_vowel,
+    onset_len,
+)
+from morphcpt.morphology.syllabify import VOWELS, folded_first_syllable_cv
+
+_MAX_WORD = 40
+COMMON_ZIPF = (
+    4.5  # a word this frequent (Zipf) is a common word (`_unshortened`, `filipino.has_affixed_reading`)
+)
+CLUSTER_SECOND = frozenset("lrwy")  # the second consonant of the onsets borrowings bring: pr, pl, ty, kw
+SYNCOPATED = (
+    2  # `_Reading.restored` of a root whose lost vowel was put back (1: a swallowed consonant, d <- r)
+)
+_MAX_PREFIXES = 3
+_PREFIX_SET = frozenset(PREFIXES)
+_VOWEL_LETTERS = "".join(sorted(VOWELS))
+_PREFIX_LENGTHS = sorted({len(p) for p in PREFIXES}, reverse=True)
+# prefix -> (its prefix labels, the reduplicant it contains): nakaka- is the prefix naka- plus ka
+_PREFIX_LABELS = {
+    p: (
+        tuple(t for t, k in PREFIX_PARTS.get(p, ((p, "prefix"),)) if k == "prefix"),
+        "".join(t for t, k in PREFIX_PARTS.get(p, ()) if k == "reduplicant"),
+    )
+    for p in PREFIXES
+}
+
+
+def _copy_may_end_at(s: str, k: int) -> bool:
+    """Whether `s[:k]` can be a CV copy of the syllable after it (len(s) > k): a copy ends in a vowel and starts
+    with the letter its syllable starts with, d where that is r (da|rating <- dating)."""
+    return s[k - 1] in VOWELS and (s[k] == s[0] or (s[0], s[k]) == ("d", "r"))
+
+
+def _syncope_of(found: tuple[str, int]) -> int:
+    """The `restored` mark a reading of a plain stem keeps from `_lemma`: only a syncope (the others weigh where
+    they arise)."""
+    return SYNCOPATED if found[1] == SYNCOPATED else 0
+
+
+def _syllable_ok(root: str) -> bool:
+    """Affixed readings need a root of two syllables or more: Tagalog content roots are, "an"/"bay" are not."""
+    return len(root) >= 3 and sum(map(root.count, _VOWEL_LETTERS)) >= 2
+
+
+class _Reading(NamedTuple):
+    """One candidate reading of a folded word: spans (start, end, kind) and the linguistic labels (a named tuple:
+    the analyser builds several per word, and a tuple builds in a third of a frozen dataclass's time)."""
+
+    spans: tuple[tuple[int, int, str], ...]
+    root: str
+    prefixes: tuple[str, ...] = ()
+    infix: str = ""
+    suffix: str = ""
+    reduplicant: str = ""
+    linker: str = ""
+    restored: int = 0  # 0, 1 (a swallowed consonant or d <- r put back) or SYNCOPATED
+
+
+class StemReadings:
+    """The reading search; the pack supplies `_roots` (the lexicon), `_trusted` (the curated roots), `_zipf`
+    (word frequencies) and `_known` (every word of the lists)."""
+
+    def _frequency(self, word: str) -> float:
+        """A sort key: the more frequent word first."""
+        return -self._zipf.get(word, 0.0)
+
+    def _unshortened(self, root: str) -> tuple[bool, float]:
+        """A sort key for the roots a syncope may have shortened: the more frequent first (ka|ibg|an <- ibig), but
+        a root of no common frequency that the lists show unshortened before a suffix last (kamt|an is kamit's:
+        kamot makes kamutin; sakit, common, keeps sakt|an although sakitin is a word)."""
+        last = root.rfind("o")
+        full = {root, root[:last] + "u" + root[last + 1 :]} if last >= len(root) - 2 else {root}
+        unshortened = any(f + sfx in self._known for f in full for sfx in ("an", "in"))
+        return (unshortened and self._zipf.get(root, 0.0) < COMMON_ZIPF, self._frequency(root))
+
+    @staticmethod
+    def _suffix_splits(g: str) -> list[tuple[int, str]]:
+        splits = [(len(g), "")]
+        if not g.endswith(SUFFIXES):  # most words: one C-level test
+            return splits
+        for sfx in SUFFIXES:
+            if g.endswith(sfx) and len(g) - len(sfx) >= 2:
+                stem = g[: -len(sfx)]
+                if sfx[0] in "hn" and not is_vowel(stem[-1]) and not any(map(stem.endswith, SYNCOPE)):
+                    continue  # -han/-hin/-nan/-nin follow a vowel, or a syncopated root (dal|hin)
+                splits.append((len(stem), sfx))
+        return splits
+
+    def _lemma(
+        self, surface: str, suffixed: str, restore: tuple[str, ...] = ("",)
+    ) -> tuple[str, bool] | None:
+        """Dictionary root for a surface root, undoing raising/syncope/-ado's lost vowel (`suffixed`: the suffix),
+        nasal deletion (`restore`) or d -> r between vowels (maramdaman <- damdam). Prefixes are no roots unless
+        curated (pag|kain, not pagka|in)."""
+        roots = self._roots
+        for c in restore:
+            t = c + surface
+            if not suffixed and t[:1] != "r":  # nearly every call: the surface root itself is the only option
+                if t in roots and _syllable_ok(t) and (t not in _PREFIX_SET or t in self._trusted):
+                    return t, bool(c)
+                continue
+            options = [(t, bool(c))]
+            if suffixed == "ado":  # the root's last vowel gave way: sigur|ado <- siguro
+                options = [(t + v, bool(c)) for v in "aoe"]
+            elif suffixed:
+                if t in SYNCOPE:
+                    options.append((SYNCOPE[t], bool(c)))
+                last_u = t.rfind("u")
+                if last_u >= 0 and not any(is_vowel(ch) for ch in t[last_u + 1 :]):
+                    options.append((t[:last_u] + "o" + t[last_u + 1 :], bool(c)))
+                # final d -> r between vowels before the suffix: lakar|in <- lakad, bayar|an <- bayad
+                if len(t) > 2 and t[-1] == "r" and is_vowel(t[-2]):
+                    options += [(o[:-1] + "d", bool(c)) for o, _ in list(options)]
+                # syncope: the root's last vowel lost between two consonants (takp|an <- takip, sund|in <- sunod,
+                # bigy|an <- bigay), an n for its final ng (datn|an <- dating); marked as a restoration
+                if len(t) >= 3 and not is_vowel(t[-1]) and not is_vowel(t[-2]) and is_vowel(t[-3]):
+                    ends = (t[-1], "ng") if t[-1] == "n" else (t[-1],)
+                    lost = sorted(
+                        (t[:-1] + v + e for e in ends for v in _VOWEL_LETTERS), key=self._unshortened
+                    )
+                    options += [(o, SYNCOPATED) for o in lost]
+            if t.startswith("r"):
+                options += [("d" + o[1:], True) for o, _ in list(options)]
+            for o, restored in options:
+                if o in roots and _syllable_ok(o) and (o not in _PREFIX_SET or o in self._trusted):
+                    return o, restored
+        return None
+
+    def _prefixed(self, s: str, pos: int, depth: int, suffixed: str) -> list[_Reading]:
+        out = self._body(s, pos, suffixed)
+        if depth == 0 or not s.startswith(PREFIXES):  # (one C-level test for the common case: no prefix)
+            return out
+        # The prefixes `s` starts with, longest first (one of each length at most): a slice and a set lookup per
+        # length rather than a `startswith` per prefix.
+        for p in [s[:k] for k in _PREFIX_LENGTHS if k <= len(s) and s[:k] in _PREFIX_SET]:
+            n = len(p) + (1 if s[len(p) : len(p) + 1] == "-" else 0)
+            rest = s[n:]
+            if len(rest) < 2 or rest[0] == "-":
+                continue
+            head = self._prefix_spans(p, pos, n) if p in PREFIX_PARTS else ((pos, pos + n, "prefix"),)
+            labels, redup = _PREFIX_LABELS[p]
+            if p in NASAL_OF:
+                for r in self._nasal_root(p, rest, pos + n, suffixed):
+                    out.append(
+                        _Reading(
+                            head + r.spans, r.root, labels, reduplicant=r.reduplicant, restored=r.restored
+                        )
+                    )
+                continue
+            if p in NASAL_BARE and n == len(p):
+                for r in self._substituted(rest, pos + n, suffixed):
+                    out.append(
+                        _Reading(
+                            head + r.spans, r.root, (NASAL_BARE[p],), reduplicant=r.reduplicant, restored=True
+                        )
+                    )
+            for r in self._prefixed(rest, pos + n, depth - 1, suffixed):
+                if redup and r.reduplicant:
+                    continue
+                out.append(
+                    _Reading(
+                        head + r.spans,
+                        r.root,
+                        labels + r.prefixes,
+                        r.infix,
+                        r.suffix,
+                        r.reduplicant or redup,
+                        restored=r.restored,
+                    )
+                )
+        return out
+
+    @staticmethod
+    def _prefix_spans(p: str, pos: int, n: int) -> tuple[tuple[int, int, str], ...]:
+        parts = PREFIX_PARTS.get(p)
+        if not parts:
+            return ((pos, pos + n, "prefix"),)
+        spans, at = [], pos
+        for text, kind in parts:
+            spans.append((at, at + len(text), kind))
+            at += len(text)
+        spans[-1] = (spans[-1][0], pos + n, spans[-1][2])
+        return tuple(spans)
+
+    def _nasal_root(self, p: str, rest: str, pos: int, suffixed: str) -> list[_Reading]:
+        """The root after a nasal prefix, its first consonant possibly swallowed (mam|ili), possibly after a CV
+        reduplicant (nang|ya|yari)."""
+        out: list[_Reading] = []
+        ending = "ng" if p.endswith("ng") else p[-1]
+        restore = ("",) + (DELETED_BY_ENDING[ending] if p in DELETING else ())
+        # the copy keeps d where the base turned it r (man|da|ragat <- dagat)
+        bases = [("", rest)] + [
+            (rest[:k], rest[k:])
+            for k in (1, 2)
+            if len(rest) > k + 2
+            and rest[k - 1] in VOWELS
+            and folded_first_syllable_cv(rest[k:]) in (rest[:k], "r" + rest[1:k] if rest[0] == "d" else "")
+        ]
+        for red, base in bases:
+            for c in restore:
+                found = self._lemma(base, suffixed, (c,))
+                if found is None:
+                    continue
+                lemma = found[0]
+                initial = lemma[0]
+                agrees = (
+                    (ending == "m" and initial in LABIAL)
+                    or (ending == "n" and initial in CORONAL)
+                    or (ending == "ng" and initial not in LABIAL | CORONAL)
+                )
+                if agrees:
+                    spans = (((pos, pos + len(red), "reduplicant"),) if red else ()) + (
+                        (pos + len(red), pos + len(rest), "root"),
+                    )
+                    out.append(_Reading(spans, lemma, reduplicant=red, restored=bool(c) or found[1]))
+        return out
+
+    def _substituted(self, rest: str, pos: int, suffixed: str) -> list[_Reading]:
+        """CV reduplicant + a base whose first consonant is the prefix's nasal in place of the root's:
+        (na)|mi|mili <- bili, (pa)|nga|ngailangan <- kailangan."""
+        out: list[_Reading] = []
+        nasal = "ng" if rest.startswith("ng") else rest[:1]
+        if nasal not in SUBSTITUTED:
+            return out
+        red = rest[: len(nasal) + 1]
+        base = rest[len(red) :]
+        if len(red) <= len(nasal) or not is_vowel(red[-1]) or not base.startswith(red) or len(base) < 4:
+            return out
+        # ng also stands before a vowel-initial root (na|nga|ngaral <- aral, ma|ngi|ngisda <- isda)
+        for c in SUBSTITUTED[nasal] + (("",) if nasal == "ng" else ()):
+            found = self._lemma(base[len(nasal) :], suffixed, (c,))
+            if found is not None:
+                spans = ((pos, pos + len(red), "reduplicant"), (pos + len(red), pos + len(rest), "root"))
+                out.append(_Reading(spans, found[0], reduplicant=red))
+        return out
+
+    def _body(self, s: str, pos: int, suffixed: str) -> list[_Reading]:
+        """Readings of `s` as [reduplicant] [infix] root, with the infix inside the first syllable."""
+        out: list[_Reading] = []
+        end = pos + len(s)
+        found = self._lemma(s, suffixed)
+        if found:
+            out.append(_Reading(((pos, end, "root"),), found[0], restored=_syncope_of(found)))
+        # CV reduplication: la|laro, a|alis; the copy keeps d where the base has r (da|rating <- dating). The
+        # copied syllable is looked up only where a copy can end (`_copy_may_end_at`).
+        for k in (1, 2, 3):
+            if len(s) < k + 3 or not _copy_may_end_at(s, k):
+                continue
+            red, root = s[:k], s[k:]
+            copied = folded_first_syllable_cv(root)
+            # the copy is the base's first consonant and vowel, d where the base has r, or a whole cluster and its
+            # vowel (pri|prito, tya|tyaga; pi|prito is the first kind)
+            if (
+                copied == red
+                or (copied[:1] == "r" and red == "d" + copied[1:])
+                or (k == 3 and red == root[:3] and root[0] not in VOWELS and root[1] in CLUSTER_SECOND)
+            ):
+                found = (red[:1] == "d" and self._lemma("d" + root[1:], suffixed)) or self._lemma(
+                    root, suffixed
+                )
+                if found:
+                    out.append(
+                        _Reading(
+                            ((pos, pos + k, "reduplicant"), (pos + k, end, "root")),
+                            found[0],
+                            reduplicant=red,
+                            restored=_syncope_of(found),
+                        )
+                    )
+        c = onset_len(s)
+        for inf in INFIXES:
+            # vowel-initial root: um|alis, in|alis, um|a|alis
+            if s.startswith(inf) and len(s) > 3 and is_vowel(s[2]):
+                rest = s[2:]
+                found = self._lemma(rest, suffixed)
+                if found:
+                    out.append(
+                        _Reading(
+                            ((pos, pos + 2, "infix"), (pos + 2, end, "root")),
+                            found[0],
+                            infix=inf,
+                            restored=_syncope_of(found),
+                        )
+                    )
+                v = rest[0]
+                if rest[1:2] == v and (found := self._lemma(rest[1:], suffixed)):
+                    spans = (
+                        (pos, pos + 2, "infix"),
+                        (pos + 2, pos + 3, "reduplicant"),
+                        (pos + 3, end, "root"),
+                    )
+                    out.append(
+                        _Reading(spans, found[0], infix=inf, reduplicant=v, restored=_syncope_of(found))
+                    )
+            # consonant-initial root: k|um|ain, s|um|u|sulat
+            if c and s[c : c + 2] == inf and len(s) > c + 3:
+                onset, after = s[:c], s[c + 2 :]
+                found = self._lemma(onset + after, suffixed)
+                if found:
+                    spans = (
+                        (pos, pos + c, "root"),
+                        (pos + c, pos + c + 2, "infix"),
+                        (pos + c + 2, end, "root"),
+                    )
+                    out.append(_Reading(spans, found[0], infix=inf, restored=_syncope_of(found)))
+                if is_vowel(after[:1]) and len(after) > 3:
+                    root = after[1:]
+                    copied = folded_first_syllable_cv(root)
+                    # the copy keeps d where the base turned it r (d|um|a|rating <- dating)
+                    if (copied == onset + after[0] or (onset == "d" and copied == "r" + after[0])) and (
+                        found := (onset == "d" and self._lemma("d" + root[1:], suffixed))
+                        or self._lemma(root, suffixed)
+                    ):
+                        spans = (
+                            (pos, pos + c, "reduplicant"),
+                            (pos + c, pos + c + 2, "infix"),
+                            (pos + c + 2, pos + c + 3, "reduplicant"),
+                            (pos + c + 3, end, "root"),
+                        )
+                        out.append(
+                            _Reading(
+                                spans,
+                                found[0],
+                                infix=inf,
+                                reduplicant=onset + after[0],
+                                restored=_syncope_of(found),
+                            )
+                        )
+        # -in- before l/r/y surfaces as ni-: ni|luto, ni|lu|luto, ni|renta
+        if s.startswith("ni") and s[2:3] in ("l", "r", "y"):
+            for r in self._body(s[2:], pos + 2, suffixed):
+                if not r.infix:
+                    out.append(
+                        _Reading(
+                            ((pos, pos + 2, "infix"),) + r.spans,
+                            r.root,
+                            infix="in",
+                            reduplicant=r.reduplicant,
+                            restored=r.restored,
+                        )
+                    )
+        return out
