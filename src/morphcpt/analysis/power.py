@@ -80,7 +80,8 @@ def reject_rate(v: Variances, seeds: int, items: int, delta: float, alpha: float
     run = (v.seed + v.churn / n) * rng.chisquare(run_df, DRAWS) / run_df
     churn = v.churn * rng.chisquare(run_df * (n - 1), DRAWS) / (run_df * (n - 1))
     variance, df = replicates.variance_and_df(item, run, churn, n=n, h=h, run_df=run_df, item_weight=h)
-    p_value = 2 * scipy_stats.t.sf(np.abs(diff) / np.sqrt(variance), df)
+    with np.errstate(divide="ignore", invalid="ignore"):  # no variance at all: nothing is ever rejected at 0
+        p_value = np.nan_to_num(2 * scipy_stats.t.sf(np.abs(diff) / np.sqrt(variance), df), nan=1.0)
     return float(np.mean(p_value < alpha))
 
 
