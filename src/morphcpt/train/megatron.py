@@ -22,7 +22,7 @@ the scheduler resets to 0.033 unless `start_weight_decay`/`end_weight_decay` are
 
 Other Gemma 3 sizes (the pilot's gemma-3-270m): neither release checked (0.4.0, 0.6.x) has a recipe for them, so
 the 1B recipe's settings are kept and its model takes the shape of `model.pretrained`, read by AutoBridge from
-the Hugging Face config (`model_shape_from_hf`; no weights are loaded for that).
+the Hugging Face config (`bridge_compat.model_shape_from_hf`; no weights are loaded for that).
 
 A dry run resolves everything and writes the exact overrides without importing megatron.bridge: on a machine
 without the container that is all this module can do, and what the tests check.
@@ -201,46 +201,16 @@ def training_blend(plan: CPTPlan) -> dict[str, Any]:
     return {"dataset.blend_per_split": [[[str(p) for p in prefixes], weights], validation, None]}
 
 
-def model_shape_from_hf(recipe_model, pretrained: str) -> dict[str, Any]:
-    """Set on the recipe's 1B model provider the shape of the Gemma 3 at `pretrained` (Hub id or HF folder; only
-    its config.json is read); returns the fields changed. AutoBridge builds providers for it and for the 1B
-    reference shape, and the fields where the two differ (layers, widths, ...) are the shape; everything else (the
-    recipe's kernels, precision, recompute settings) stays the recipe's."""
-    import tempfile
-
-    from megatron.bridge import AutoBridge
-
-    from morphcpt.train.models import gemma3_1b_config
-
-    with tempfile.TemporaryDirectory() as reference_dir:
-        reference = gemma3_1b_config()
-        reference.architectures = ["Gemma3ForCausalLM"]
-        reference.save_pretrained(reference_dir)
-        one_b = AutoBridge.from_hf_pretrained(reference_dir).to_megatron_provider(load_weights=False)
-    target = AutoBridge.from_hf_pretrained(pretrained).to_megatron_provider(load_weights=False)
-    ignored = {"hf_model_id", "generation_config"}  # where the config came from, not what the model is
-    changed = {
-        name: getattr(target, name)
-        for name in vars(one_b)
-        if name not in ignored
-        and hasattr(recipe_model, name)
-        and getattr(target, name) != getattr(one_b, name)
-    }
-    for name, value in changed.items():
-        setattr(recipe_model, name, value)
-    return changed
-
-
 def build_config(plan: CPTPlan, data: dict[str, Any] | None = None):
     """The installed release's Gemma 3 1B recipe with the plan applied (imports megatron.bridge: cluster only,
     or the contract environment of tests/cluster), then `data` (training_blend) on top. An unsupported release
     is refused with the reason. Another Gemma 3 (`model.name` other than gemma3-1b) keeps the recipe's settings
-    with its own shape (`model_shape_from_hf`)."""
+    with its own shape (`bridge_compat.model_shape_from_hf`)."""
     version, api = bridge_compat.require_supported()
     _, recipe = bridge_compat.recipe(api)
     cfg = recipe()
     if plan.model.name != RECIPE_MODEL:
-        model_shape_from_hf(cfg.model, plan.model.pretrained)
+        bridge_compat.model_shape_from_hf(cfg.model, plan.model.pretrained)
     apply_overrides(cfg, {**overrides(plan), **dict(api.extra_overrides), **(data or {})}, version)
     return cfg
 
