@@ -132,19 +132,24 @@ def test_a_rerun_with_more_seeds_evaluates_and_reports_again(cluster):
     (results / "evaluation.done").touch()  # done once, with one seed
     for name in ("gemma3-1b-baseline", "gemma3-1b-patok"):
         (results / name).mkdir()
-    assert not stages["evaluate"].marker() and not stages["analyze"].marker()
+        (results / name / "hierarchical-level2_mcq.json").write_text("{}")
+    assert "gemma3-1b-baseline-seed1" in stages["evaluate"].check()
+    assert "older than the last evaluation" in stages["analyze"].check()
     for name in ("gemma3-1b-baseline-seed1", "gemma3-1b-patok-seed1"):
         (results / name).mkdir()
-    assert stages["evaluate"].marker() and not stages["analyze"].marker()
+        (results / name / "hierarchical-level2_mcq.json").write_text("{}")
+    assert stages["evaluate"].check() is None and stages["analyze"].check() is not None
     (results / "analysis" / "report.md").touch()
-    assert stages["analyze"].marker()
+    assert stages["analyze"].check() is None
 
 
 def test_dry_run_submits_nothing_and_a_rerun_only_what_is_left(cluster):
     assert pipeline.main(["--env", ".env", "--dry-run", "--to", "split"]) == 0
     assert submitted(cluster) == []
     (cluster / "data" / "corpora").mkdir(parents=True)
-    (cluster / "data" / "corpora" / "seapile-v2-filipino.jsonl.done").touch()  # download finished
+    corpus = cluster / "data" / "corpora" / "seapile-v2-filipino.jsonl"
+    corpus.write_text("{}\n")
+    corpus.with_name(corpus.name + ".done").write_text("3\n")  # download finished: the corpus and its size
     assert pipeline.main(["--env", ".env", "--to", "split"]) == 0
     assert [line.split()[-1].rsplit("/", 1)[-1] for line in submitted(cluster)] == ["split.pbs"]
 

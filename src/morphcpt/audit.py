@@ -29,6 +29,7 @@ import numpy as np
 
 from morphcpt import indexed
 from morphcpt.corpus.reader import DEFAULT_MAX_CHARS, iter_documents
+from morphcpt.jsonio import read_json
 from morphcpt.preprocess import VALIDATION_DIR
 
 BASELINE = "vanilla"
@@ -39,7 +40,7 @@ EXAMPLE_MIN_TOKENS, EXAMPLE_TOKENS = 12, 40  # the token-level example shows a s
 def completed_chunks(folder: Path) -> dict[str, dict]:
     """Completion markers of a scheme folder, by chunk name."""
     return {
-        marker.name.removesuffix(".done.json"): json.loads(marker.read_text())
+        marker.name.removesuffix(".done.json"): read_json(marker)
         for marker in sorted(folder.glob("*.done.json"))
     }
 

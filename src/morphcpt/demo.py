@@ -16,7 +16,6 @@ stage works and what each prints, not the research answer (that needs the cluste
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from morphcpt import paths
+from morphcpt.jsonio import read_json
 
 SCHEMES = ("vanilla", "stochastok", "patok")
 # Small benchmark sizes: the demo evaluates four models on CPU in a couple of minutes.
@@ -64,7 +64,7 @@ def split_sample(cfg: DemoConfig) -> Path:
     chunks = cfg.output_dir / "chunks"
     if not (chunks / MANIFEST).exists():
         split_jsonl(paths.SAMPLE_CORPUS, chunks, cfg.num_chunks, holdout_lines=cfg.holdout_lines)
-    manifest = json.loads((chunks / MANIFEST).read_text())
+    manifest = read_json(chunks / MANIFEST, fix=f"delete {chunks} and rerun the demo")
     for entry in [*manifest["chunks"], manifest["validation"]]:
         print(f"  {entry['file']:<18} {entry['lines']:>5} lines  {entry['bytes']:>8,} bytes")
     return chunks
@@ -170,7 +170,7 @@ def train_eeve(cfg: DemoConfig, base_export: Path, common: list[str]) -> dict:
         ["recipe=demo_eeve", f"model.pretrained={base_export}", f"model.tokenizer={folder}", *common]
     )
     result = eeve.run(plan)
-    last = json.loads((eeve.stage_dir(plan, result.stages_run[-1]) / eeve.STAGE_DONE).read_text())
+    last = read_json(eeve.stage_dir(plan, result.stages_run[-1]) / eeve.STAGE_DONE)
     steps = sum(plan.eeve.steps[k - 1] for k in result.stages_run)
     final = SimpleNamespace(  # the last stage's run, with the steps of every stage
         run_dir=eeve.stage_dir(plan, result.stages_run[-1]),
@@ -191,14 +191,14 @@ def _export(export_run, result, output: Path) -> Path:
     from morphcpt.export import METADATA_FILE
 
     existing = output / METADATA_FILE
-    if existing.exists() and json.loads(existing.read_text()).get("step") == result.final_step:
+    if existing.exists() and read_json(existing).get("step") == result.final_step:
         return output
     return export_run(result.run_dir, output=output).output
 
 
 def _run_summary(result, export: Path) -> dict:
     """What the comparison shows of a run, including proof of the data it read (its data fingerprint)."""
-    fingerprint = json.loads((Path(result.run_dir) / "data_fingerprint.json").read_text())
+    fingerprint = read_json(Path(result.run_dir) / "data_fingerprint.json")
     folders = sorted({Path(prefix).parent.name for prefix in fingerprint["indexes"]} - {"validation"})
     return {
         "val_loss": result.val_loss,

@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from morphcpt.errors import reported
+from morphcpt.indexed import file_digest
+from morphcpt.jsonio import read_json
 from morphcpt.train.plan import CPTPlan, plan_from_yaml
 
 METADATA_FILE = "morphcpt_metadata.json"
@@ -151,8 +154,10 @@ def export_run(
     )
     facts = {"checkpoint": str(checkpoint), "parity": parity}
     if plan.engine == "hf":
-        facts["validation"] = json.loads((checkpoint / "meta.json").read_text()).get("validation")
+        facts["validation"] = read_json(checkpoint / "meta.json").get("validation")
     meta = metadata(plan, found_step, {**facts, **(extra or {})})
+    # what the folder holds, so that "exported" means these files are there (`morphcpt.completion.export`)
+    meta["files"] = {p.name: file_digest(p) for p in sorted(staging.iterdir()) if p.is_file()}
     (staging / METADATA_FILE).write_text(json.dumps(meta, indent=2))
     shutil.rmtree(output, ignore_errors=True)
     os.replace(staging, output)
@@ -167,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         "--output", default=None, help="output folder (default: <output_root>/exports/<run_name>)"
     )
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    result = export_run(args.run_dir, args.step, args.output)
+    with reported("morphcpt export"):
+        result = export_run(args.run_dir, args.step, args.output)
     print(f"exported step {result.step} to {result.output} (parity: {result.parity})")
     return 0
 

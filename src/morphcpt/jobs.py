@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from morphcpt import paths, scheduler
+from morphcpt.errors import UserError
 from morphcpt.paths import read_env
 
 # Every setting a template may use, with the default used when `.env` does not set it. Paths default to the
@@ -108,6 +109,10 @@ _SECRET = re.compile(r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|KEY)$")  # HF_TOKEN, WAND
 _PLACEHOLDER = re.compile(r"\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)\})")
 
 
+class SettingsError(UserError, ValueError):
+    """A setting of `.env` (or its command-line stand-in) that cannot be used, with what to write instead."""
+
+
 # recipe set -> (its EEVE recipe, the model its runs start from)
 RECIPE_SETS = {"cpt": ("eeve", "google/gemma-3-1b-pt"), "pilot": ("pilot_eeve", "google/gemma-3-270m")}
 
@@ -128,7 +133,7 @@ def derived_settings(settings: dict[str, str]) -> dict[str, str]:
     out["SCRATCH_TOKENIZER"] = out["SCRATCH_TOKENIZER"] or f"{out['DATA_ROOT']}/tokenizer"
     out["EEVE_TOKENIZER"] = out["EEVE_TOKENIZER"] or f"{out['OUTPUT_ROOT']}/tokenizers/gemma3-1b-eeve"
     if out.get("RECIPES", "cpt") not in RECIPE_SETS:
-        raise ValueError(f"RECIPES must be one of {', '.join(RECIPE_SETS)}, got {out['RECIPES']!r}")
+        raise SettingsError(f"RECIPES must be one of {', '.join(RECIPE_SETS)}, got {out['RECIPES']!r}")
     out["BASE_MODEL"] = out["BASE_MODEL"] or RECIPE_SETS[out.get("RECIPES", "cpt")][1]
     # Chunk files are chunk_01 … chunk_20: the job pads $PBS_ARRAY_INDEX to the same width as the splitter.
     out["CHUNK_DIGITS"] = str(max(2, len(out["NUM_CHUNKS"])))
@@ -152,13 +157,13 @@ class JobSpec:
 
 
 def seeds(settings: dict[str, str]) -> int:
-    """SEEDS (training runs per arm) as a number, or a ValueError saying what to write."""
+    """SEEDS (training runs per arm) as a number, or a SettingsError saying what to write."""
     try:
         count = int(settings.get("SEEDS") or "1")
     except ValueError:
         count = 0
     if count < 1:
-        raise ValueError(
+        raise SettingsError(
             f"SEEDS must be a whole number of runs per arm, 1 or more; got {settings.get('SEEDS')!r}"
         )
     return count
@@ -199,7 +204,10 @@ def _cpu_stages(settings: dict[str, str]) -> list[dict[str, str]]:
         else f'{enroot} python scripts/download_seapile.py --output "{s["CORPUS"]}" --language "{s["CORPUS_LANGUAGE"]}"'
     )
     stages = [
-        ("download", f'mkdir -p "$(dirname "{s["CORPUS"]}")"\n{download}\ntouch "{s["CORPUS"]}.done"'),
+        (
+            "download",
+            f'mkdir -p "$(dirname "{s["CORPUS"]}")"\n{download}\nwc -c < "{s["CORPUS"]}" > "{s["CORPUS"]}.done"',
+        ),
         (
             "split",
             f'{enroot} python training/nemo/data/split_jsonl.py --input "{s["CORPUS"]}" '

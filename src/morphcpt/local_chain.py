@@ -13,10 +13,11 @@ import re
 import time
 from pathlib import Path
 
-from morphcpt import jobs, paths, scheduler
+from morphcpt import completion, jobs, paths, scheduler
+from morphcpt.errors import UserError
 
 
-class LocalChainError(RuntimeError):
+class LocalChainError(UserError, RuntimeError):
     """A stage failed or left no outputs; the message holds the end of its log and what to do."""
 
 
@@ -111,11 +112,12 @@ def run(
     sched = scheduler.get(settings["SCHEDULER"])
     log_dir = Path(settings["LOG_DIR"]) / "local"
     chosen = {stage.name for stage in stages}
+    states = completion.stage_states(everything)
     done: dict[str, bool] = {}
     for stage in everything:
-        done[stage.name] = stage.marker()
+        done[stage.name], line = states[stage.name]
         if done[stage.name]:
-            echo(f"{stage.name:<22} done (its outputs are on disk)")
+            echo(f"{stage.name:<22} {line}")
             continue
         if stage.name not in chosen:
             continue
@@ -131,7 +133,7 @@ def run(
             if bad:
                 failure = (log_dir / f"{script.stem}_{bad[0][0]}.log", bad[0][1])
                 break
-            if stage.group != "cpt" or stage.marker() or _run_state(stage.run_dir) == before:
+            if stage.group != "cpt" or stage.check() is None or _run_state(stage.run_dir) == before:
                 break
             echo(f"{stage.name:<22} not complete yet and made progress: running it again")
         if failure is None and stage.group == "cpt":  # the gate: the run must be complete
@@ -145,9 +147,10 @@ def run(
                 f"{stage.name} failed ({jobs.describe_exit(code)}); the end of {log}:\n{tail}\n"
                 "Fix the cause and rerun the same command: finished stages are skipped."
             )
-        done[stage.name] = stage.marker()
-        if not done[stage.name]:
+        problem = stage.check()
+        done[stage.name] = problem is None
+        if problem:
             raise LocalChainError(
-                f"{stage.name} exited 0 but did not leave its outputs ({script}; logs in {log_dir})"
+                f"{stage.name} exited 0 but did not leave its outputs: {problem} ({script}; logs in {log_dir})"
             )
         echo(f"{stage.name:<22} ran in {time.perf_counter() - started:.1f} s")

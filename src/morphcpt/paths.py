@@ -11,6 +11,8 @@ import os
 import re
 from pathlib import Path
 
+from morphcpt.errors import UserError
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = PACKAGE_DIR.parents[1]
 CONF_DIR = PACKAGE_DIR / "conf"
@@ -20,6 +22,10 @@ SAMPLE_TOKENIZER_DIR = DATA_DIR / "tokenizer"
 LEXICON_DIR = DATA_DIR / "lexicon"
 OUTPUTS_DIR = REPO_ROOT / "outputs"
 ENV_FILE = REPO_ROOT / ".env"  # the user's settings (.env.example), read by the jobs and a few commands
+
+
+class FolderNotFound(UserError, FileNotFoundError):
+    """A model (or tokenizer) path that is not a folder here."""
 
 
 def model_source(name_or_path: str | Path, what: str = "model") -> str:
@@ -35,7 +41,7 @@ def model_source(name_or_path: str | Path, what: str = "model") -> str:
     if looks_like_path or Path(text).expanduser().exists():
         folder = Path(text).expanduser()
         if not folder.is_dir():
-            raise FileNotFoundError(
+            raise FolderNotFound(
                 f"{what} folder not found: {text} (give a folder holding config.json, or a Hub id such as "
                 "google/gemma-3-1b-pt)"
             )

@@ -27,67 +27,41 @@ of exporting a half-trained model. Until then the gate sits held, using no resou
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
-from morphcpt import jobs, local_chain, paths, scheduler
+from morphcpt import completion, jobs, local_chain, lockfile, paths, scheduler
+from morphcpt.errors import UserError
+from morphcpt.jsonio import JSONFileError, read_json, write_json
 
 GROUPS = ["download", "split", "benchmarks", "preprocess", "cpt", "export", "evaluate", "analyze"]
 Runner = Callable[..., subprocess.CompletedProcess]
 
 
-class PipelineError(RuntimeError):
+class PipelineError(UserError, RuntimeError):
     """Bad input or a refused submission, with what to do about it."""
 
 
 @dataclass(frozen=True)
 class Stage:
-    """One job of the chain: the rendered script it submits, the stages whose outputs it reads, its marker."""
+    """One job of the chain: the rendered script it submits, the stages whose outputs it reads, and its check:
+    None when its outputs are on disk (the marker and the files it lists, `morphcpt.completion`), else why not."""
 
     name: str
     group: str
     script: str  # rendered script name without suffix
     inputs: tuple[str, ...]
-    marker: Callable[[], bool]
+    check: Callable[[], str | None]
     run_dir: str = ""  # cpt: the run folder (gate file, latest job)
 
 
-def _exists(path: str) -> Callable[[], bool]:
-    return lambda: Path(path).exists()
-
-
-def _json_complete(path: str) -> Callable[[], bool]:
-    def check() -> bool:
-        try:
-            return json.loads(Path(path).read_text()).get("complete") is True
-        except (OSError, ValueError, AttributeError):
-            return False
-
-    return check
-
-
-def _evaluated(results_dir: str, run_names: list[str]) -> Callable[[], bool]:
-    """The evaluation's marker, and results for every run of the chain: a chain rerun with more seeds (or
-    schemes) evaluates the runs it added (the evaluation resumes, keeping finished tasks)."""
-    root = Path(results_dir)
-    return lambda: (root / "evaluation.done").exists() and all((root / name).is_dir() for name in run_names)
-
-
-def _newer(path: str, than: str) -> Callable[[], bool]:
-    """`path` exists and is not older than `than` (a report made before the last evaluation is out of date)."""
-    return lambda: (
-        Path(path).exists()
-        and (not Path(than).exists() or Path(path).stat().st_mtime >= Path(than).stat().st_mtime)
-    )
-
-
-def _chunks_done(settings: dict[str, str], scheme: str, replicate: int = 0) -> Callable[[], bool]:
+def _chunk_markers(settings: dict[str, str], scheme: str, replicate: int = 0) -> list[Path]:
     from morphcpt.tokenization.schemes import data_folder
 
     digits, root = int(settings["CHUNK_DIGITS"]), Path(settings["PROCESSED_DIR"])
@@ -95,7 +69,21 @@ def _chunks_done(settings: dict[str, str], scheme: str, replicate: int = 0) -> C
     needed = [folder / f"chunk_{i:0{digits}d}.done.json" for i in range(1, int(settings["NUM_CHUNKS"]) + 1)]
     if scheme == "vanilla" and (Path(settings["CHUNK_DIR"]) / "validation.jsonl").exists():
         needed.append(root / "validation" / "validation.done.json")
-    return lambda: all(path.exists() for path in needed)
+    return needed
+
+
+def _preprocessed(settings: dict[str, str], scheme: str, replicate: int = 0) -> str | None:
+    return completion.preprocess(_chunk_markers(settings, scheme, replicate))
+
+
+def _analysed(results_dir: str) -> str | None:
+    """The report, and not older than the evaluation (a chain rerun with more seeds evaluates the runs it added,
+    and then the report must be written again)."""
+    why = completion.analysis(results_dir)
+    report, evaluated = Path(results_dir) / "analysis" / "report.md", Path(results_dir) / "evaluation.done"
+    if why is None and evaluated.exists() and report.stat().st_mtime < evaluated.stat().st_mtime:
+        return f"{report} is older than the last evaluation"
+    return why
 
 
 def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> list[Stage]:
@@ -108,26 +96,19 @@ def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> 
     unknown = sorted(set(schemes) - set(known))
     if unknown:
         raise PipelineError(f"unknown scheme(s) {', '.join(unknown)}: the schemes are {', '.join(known)}")
-    try:
-        seeds = jobs.seeds(settings)
-    except ValueError as error:
-        raise PipelineError(str(error)) from None
+    seeds = jobs.seeds(settings)
     runs = [run for run in cluster_runs(seeds, prefix=settings["RECIPES"]) if run["SCHEME"] in schemes]
     s = settings
     stages = [
-        Stage("download", "download", "download", (), _exists(s["CORPUS"] + ".done")),
-        Stage("split", "split", "split", ("download",), _exists(f"{s['CHUNK_DIR']}/manifest.json")),
+        Stage("download", "download", "download", (), partial(completion.download, s["CORPUS"])),
+        Stage("split", "split", "split", ("download",), partial(completion.split, s["CHUNK_DIR"])),
         Stage(
-            "benchmarks",
-            "benchmarks",
-            "benchmarks",
-            (),
-            _json_complete(f"{s['BENCHMARK_DIR']}/manifest.json"),
+            "benchmarks", "benchmarks", "benchmarks", (), partial(completion.benchmarks, s["BENCHMARK_DIR"])
         ),
     ]
     eeve = "eeve" in schemes
     if eeve:  # the expanded tokenizer, learnt from the chunks, that the eeve data and run use
-        tokenizer = _exists(f"{s['EEVE_TOKENIZER']}/eeve_expansion.json")
+        tokenizer = partial(completion.eeve_tokenizer, s["EEVE_TOKENIZER"])
         stages.append(Stage("eeve_tokenizer", "preprocess", "eeve_tokenizer", ("split",), tokenizer))
     # the vanilla array also builds the validation set every training run reads; a scheme that draws has one
     # array per seed, the others one for all
@@ -139,8 +120,8 @@ def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> 
             continue
         name = f"preprocess_{variant['DATA_VARIANT']}"
         inputs = ("split", "eeve_tokenizer") if scheme == "eeve" else ("split",)
-        marker = _chunks_done(s, scheme, k)
-        stages.append(Stage(name, "preprocess", f"preprocess_data_{variant['DATA_VARIANT']}", inputs, marker))
+        check = partial(_preprocessed, s, scheme, k)
+        stages.append(Stage(name, "preprocess", f"preprocess_data_{variant['DATA_VARIANT']}", inputs, check))
         for seed in range(seeds):
             if data_folder(scheme, seed) == data_folder(scheme, k):
                 data_stage[(scheme, seed)] = name
@@ -148,50 +129,30 @@ def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> 
         variant, run_dir = run["VARIANT"], f"{s['OUTPUT_ROOT']}/runs/{run['RUN_NAME']}"
         own = data_stage[(run["SCHEME"], int(run["REPLICATE"]))]
         inputs = tuple(dict.fromkeys([own, "preprocess_vanilla"]))
-        progress = _json_complete(f"{run_dir}/progress.json")
-        stages.append(Stage(f"cpt_{variant}", "cpt", f"run_cpt_{variant}", inputs, progress, run_dir))
+        check = partial(completion.training, run_dir)
+        stages.append(Stage(f"cpt_{variant}", "cpt", f"run_cpt_{variant}", inputs, check, run_dir))
     for run in runs:
         variant, export = run["VARIANT"], f"{s['OUTPUT_ROOT']}/exports/{run['RUN_NAME']}"
-        stages.append(
-            Stage(
-                f"export_{variant}",
-                "export",
-                f"export_{variant}",
-                (f"cpt_{variant}",),
-                _exists(f"{export}/morphcpt_metadata.json"),
-            )
-        )
+        check = partial(completion.export, export)
+        stages.append(Stage(f"export_{variant}", "export", f"export_{variant}", (f"cpt_{variant}",), check))
     eeve_runs = jobs.eeve_runs(settings) if eeve else []
     for run in eeve_runs:  # seven stages in one run folder; the job exports the model after the last one
-        exported = _exists(f"{s['OUTPUT_ROOT']}/exports/{run['RUN_NAME']}/morphcpt_metadata.json")
+        exported = partial(completion.export, f"{s['OUTPUT_ROOT']}/exports/{run['RUN_NAME']}")
         run_dir = f"{s['OUTPUT_ROOT']}/runs/{run['RUN_NAME']}"
-        stage = Stage(
-            f"cpt_{run['VARIANT']}",
-            "cpt",
-            f"run_cpt_{run['VARIANT']}",
-            ("preprocess_eeve",),
-            exported,
-            run_dir,
+        name = f"cpt_{run['VARIANT']}"
+        stages.append(
+            Stage(name, "cpt", f"run_cpt_{run['VARIANT']}", ("preprocess_eeve",), exported, run_dir)
         )
-        stages.append(stage)
     exports = tuple(f"export_{run['VARIANT']}" for run in runs) + tuple(
-        f"cpt_{run['VARIANT']}" for run in eeve_runs
+        f"cpt_{r['VARIANT']}" for r in eeve_runs
+    )
+    # every run's results (a rerun with more seeds evaluates the runs it added), then a report newer than them
+    evaluated = partial(
+        completion.evaluation, s["RESULTS_DIR"], [run["RUN_NAME"] for run in runs + eeve_runs]
     )
     stages += [
-        Stage(
-            "evaluate",
-            "evaluate",
-            "run_evaluation",
-            (*exports, "benchmarks"),
-            _evaluated(s["RESULTS_DIR"], [run["RUN_NAME"] for run in runs + eeve_runs]),
-        ),
-        Stage(
-            "analyze",
-            "analyze",
-            "analyze",
-            ("evaluate",),
-            _newer(f"{s['RESULTS_DIR']}/analysis/report.md", f"{s['RESULTS_DIR']}/evaluation.done"),
-        ),
+        Stage("evaluate", "evaluate", "run_evaluation", (*exports, "benchmarks"), evaluated),
+        Stage("analyze", "analyze", "analyze", ("evaluate",), partial(_analysed, s["RESULTS_DIR"])),
     ]
     return stages
 
@@ -216,13 +177,26 @@ class Chain:
         self.jobs_dir = Path(jobs_dir)
         self.runner = runner
         self.state_file = Path(settings["LOG_DIR"]) / "pipeline" / f"jobs_{self.sched.name}.json"
-        self.state: dict[str, str] = (
-            json.loads(self.state_file.read_text()) if self.state_file.exists() else {}
+        self.state: dict[str, str] = {}
+
+    def read_state(self) -> dict[str, str]:
+        """The job ids recorded by earlier submissions, or `JSONFileError` saying how to go on without them."""
+        fix = (
+            f"it holds the ids of jobs submitted earlier, so that a rerun waits for them instead of submitting "
+            f"them again. See what is still queued ({self.sched.status_command} -u $USER), cancel it or let it "
+            f"finish, then move the file aside (mv {self.state_file} {self.state_file}.bad) and rerun: stages "
+            "whose outputs are on disk are skipped"
         )
+        state = read_json(self.state_file, default={}, what="the chain's job ids", fix=fix)
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in state.items()):
+            raise JSONFileError(
+                f"{self.state_file} (the chain's job ids) holds other values than job ids; {fix}"
+            )
+        return state
 
     def _save(self) -> None:
         self.state_file.parent.mkdir(parents=True, exist_ok=True)
-        self.state_file.write_text(json.dumps(self.state, indent=1) + "\n")
+        write_json(self.state_file, self.state, indent=1)
 
     def script(self, stage_script: str) -> str:
         return str(self.jobs_dir / (stage_script + self.sched.suffix))
@@ -253,6 +227,7 @@ class Chain:
                 f"Nothing after it was submitted; the jobs submitted before it are recorded in {self.state_file}. "
                 "Fix the cause and rerun the same command: it submits only what is left."
             )
+        lockfile.heartbeat(chain_lock(self.settings))
         return self.sched.parse_job_id(result.stdout)
 
     def submit(
@@ -264,11 +239,14 @@ class Chain:
                 f"{self.sched.submit_command} not found on PATH: run this on a login node of the "
                 f"{self.sched.name} cluster, or set SCHEDULER={'slurm' if self.sched.name == 'pbs' else 'pbs'} in .env"
             )
+        self.state = self.read_state()
+        done = completion.stage_states(everything)
         chosen = {stage.name for stage in stages}
         waits: dict[str, str] = {}
         for stage in everything:
-            if stage.marker():
-                echo(f"{stage.name:<22} done (its outputs are on disk)")
+            finished, line = done[stage.name]
+            if finished:
+                echo(f"{stage.name:<22} {line}")
                 continue
             recorded = self.state.get(stage.name)
             state = self.job_state(recorded)
@@ -318,10 +296,19 @@ class Chain:
         """One line per stage: done on disk, or where its job stands in the scheduler."""
         if not shutil.which(self.sched.status_command):
             echo(f"({self.sched.status_command} not found: showing the markers on disk only)")
+        try:
+            self.state = self.read_state()
+        except JSONFileError as error:
+            echo(
+                f"warning: {error}\n(showing what is on disk only: the jobs of earlier submissions are unknown)"
+            )
+            self.state = {}
+        done = completion.stage_states(stages)
         for stage in stages:
             recorded = self.state.get(stage.name)
-            if stage.marker():
-                line = "done"
+            finished, why = done[stage.name]
+            if finished:
+                line = why
             elif stage.group == "cpt" and recorded:
                 training = self._latest_training_job(stage)
                 line = (
@@ -333,8 +320,13 @@ class Chain:
                     f"job {recorded}: {self.job_state(recorded) or 'not in the queue (failed or cancelled?)'}"
                 )
             else:
-                line = "not submitted"
+                line = f"not submitted ({why})"
             echo(f"{stage.name:<22} {line}")
+
+
+def chain_lock(settings: dict[str, str]) -> Path:
+    """The claim one submission (or `--local` run) of the chain holds: `$LOG_DIR/pipeline/chain.lock`."""
+    return Path(settings["LOG_DIR"]) / "pipeline" / "chain.lock"
 
 
 def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
@@ -395,26 +387,33 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
         if args.status:
             chain.status(everything)
             return 0
-        jobs.render_jobs(paths.REPO_ROOT / "job_templates", jobs_dir, env)
-        if args.local:
-            if args.sample:
-                local_chain.make_sample_base(Path(settings["BASE_MODEL"]))
-            local_chain.run(
-                stages, everything, settings, jobs_dir, no_enroot=args.sample or not shutil.which("enroot")
-            )
-            report = Path(settings["RESULTS_DIR"]) / "analysis" / "report.md"
-            print(
-                f"the chain ran here in {time.perf_counter() - started:.0f} s; logs in {settings['LOG_DIR']}/local"
-            )
-            if report.exists():
-                print(f"report: {report}")
-            return 0
-        if settings["AUTO_RESUBMIT"] != "1" and any(stage.group == "cpt" for stage in stages):
-            print(
-                "note: AUTO_RESUBMIT is not 1: resubmit unfinished CPT runs by hand; the chain waits for them"
-            )
-        chain.submit(stages, everything, args.dry_run)
-    except (PipelineError, local_chain.LocalChainError, scheduler.SchedulerError, ValueError) as error:
+        # one submission (or local run) of the chain at a time: two would submit every job twice
+        what = "running the chain here (--local)" if args.local else "submitting the chain"
+        with lockfile.claim(chain_lock(settings), what):
+            jobs.render_jobs(paths.REPO_ROOT / "job_templates", jobs_dir, env)
+            if args.local:
+                if args.sample:
+                    local_chain.make_sample_base(Path(settings["BASE_MODEL"]))
+                local_chain.run(
+                    stages,
+                    everything,
+                    settings,
+                    jobs_dir,
+                    no_enroot=args.sample or not shutil.which("enroot"),
+                )
+                report = Path(settings["RESULTS_DIR"]) / "analysis" / "report.md"
+                print(
+                    f"the chain ran here in {time.perf_counter() - started:.0f} s; logs in {settings['LOG_DIR']}/local"
+                )
+                if report.exists():
+                    print(f"report: {report}")
+                return 0
+            if settings["AUTO_RESUBMIT"] != "1" and any(stage.group == "cpt" for stage in stages):
+                print(
+                    "note: AUTO_RESUBMIT is not 1: resubmit unfinished CPT runs by hand; the chain waits for them"
+                )
+            chain.submit(stages, everything, args.dry_run)
+    except UserError as error:  # a refused submission, a bad setting, a broken file, another submission
         print(f"submit_pipeline: {error}", file=sys.stderr)
         return 1
     if not args.dry_run:

@@ -32,7 +32,6 @@ every chunk) or give any JSONL file. Training finds its data with `dataset_prefi
 from __future__ import annotations
 
 import gc
-import json
 import logging
 import multiprocessing
 import os
@@ -51,6 +50,8 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 from morphcpt import paths
 from morphcpt.corpus.reader import DEFAULT_MAX_CHARS, ReadReport, iter_documents
 from morphcpt.corpus.split import MANIFEST, manifest_entry
+from morphcpt.errors import reported
+from morphcpt.jsonio import JSONFileError, read_json, write_json
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +110,7 @@ def dataset_prefixes(output_dir: str | Path, folder: str) -> list[str]:
     """Prefixes of the completed, non-empty datasets in `<output_dir>/<folder>` (a scheme or "validation")."""
     prefixes = []
     for marker in sorted((Path(output_dir) / folder).glob("*.done.json")):
-        stats = json.loads(marker.read_text())
+        stats = read_json(marker, keys=("documents", "prefix"))
         if stats["documents"] > 0:
             prefixes.append(str(marker.parent / stats["prefix"]))
     return prefixes
@@ -119,12 +120,6 @@ def _sha256(path: Path) -> str:
     from morphcpt.indexed import file_digest
 
     return file_digest(path)["sha256"]
-
-
-def _write_json(path: Path, data: dict) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
 
 
 # --- work done in each worker process -------------------------------------------------------------------------
@@ -347,10 +342,29 @@ def check_against_manifest(input_path: Path, input_sha256: str, explicit_offset:
     return entry
 
 
+def _still_done(marker: Path, key: dict, prefix: Path) -> dict | None:
+    """The marker's content when it was written for these settings and its files are still the ones it lists
+    (sizes and checksums), else None: the chunk is redone."""
+    from morphcpt.indexed import verify_dataset
+
+    try:
+        done = read_json(marker)
+    except JSONFileError as error:  # cut off or garbled: the chunk is not known to be done
+        log.warning("%s; redoing the chunk", error)
+        return None
+    if done.get("key") != key:
+        log.info("%s: marker does not match the settings, redoing", prefix)
+        return None
+    if problem := verify_dataset(prefix, done.get("files")):
+        log.warning("%s: marked done but %s; redoing", prefix, problem)
+        return None
+    return done
+
+
 def _run_locked(cfg, scheme_cfg, folder: str, name: str, prefix: Path, marker: Path) -> dict:
     from tqdm import tqdm
 
-    from morphcpt.indexed import IndexedWriter, dataset_digest, remove_dataset, verify_dataset
+    from morphcpt.indexed import IndexedWriter, dataset_digest, remove_dataset
     from morphcpt.tokenization.schemes import build_scheme
     from morphcpt.tokenization.vocabulary import Vocabulary
 
@@ -378,15 +392,9 @@ def _run_locked(cfg, scheme_cfg, folder: str, name: str, prefix: Path, marker: P
         # the seed the draws really use: replicate 0 keeps the key (and the markers) of chunks done before replicates
         "seed": cfg.seed + cfg.replicate,
     }
-    if marker.exists() and not cfg.force:
-        done = json.loads(marker.read_text())
-        if done.get("key") != key:
-            log.info("%s: marker does not match the settings, redoing", prefix)
-        elif problem := verify_dataset(prefix, done.get("files")):
-            log.warning("%s: marked done but %s; redoing", prefix, problem)
-        else:
-            log.info("%s: already done (%s), skipping", prefix, marker)
-            return {**done, "skipped": True}
+    if marker.exists() and not cfg.force and (done := _still_done(marker, key, prefix)) is not None:
+        log.info("%s: already done (%s), skipping", prefix, marker)
+        return {**done, "skipped": True}
     marker.unlink(missing_ok=True)
     remove_dataset(prefix)  # and the temporary files of runs that were killed (we hold the lock)
 
@@ -445,18 +453,24 @@ def _run_locked(cfg, scheme_cfg, folder: str, name: str, prefix: Path, marker: P
         "config": resolved,
         "key": key,
     }
-    _write_json(marker, stats)
+    write_json(marker, stats)
     log.info(
         "%s: %d documents, %d tokens, %d bad lines", prefix, writer.documents, writer.tokens, report.bad_total
     )
     return stats
 
 
+def _run_reported(cfg: DictConfig) -> dict:
+    """`run` for the command line: a `UserError` (bad input, a broken file) is one sentence, exit status 1."""
+    with reported("morphcpt preprocess"):
+        return run(cfg)
+
+
 def main() -> None:
     import hydra
 
     register_configs()
-    hydra.main(config_path=str(paths.CONF_DIR), config_name="preprocess", version_base="1.3")(run)()
+    hydra.main(config_path=str(paths.CONF_DIR), config_name="preprocess", version_base="1.3")(_run_reported)()
     # The process ends here. `run` gave the collector back what its batches froze: patok's caches, millions of
     # small objects, which the interpreter's last collection would traverse at exit only to find no garbage.
     # Frozen, they are skipped: 0.13 s of exit against 2.34 s after a 1-worker patok job on the wide corpus.

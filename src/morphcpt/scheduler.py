@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from morphcpt.errors import UserError
+
 # Shell names PBS Pro sets or reads in a job, and their Slurm counterparts (longest first: PBS_ARRAY_ID before
 # PBS_ARRAY_INDEX cannot collide, whole words only).
 _VARIABLES = {
@@ -33,7 +35,7 @@ _COMMANDS = [
 ]
 
 
-class SchedulerError(ValueError):
+class SchedulerError(UserError, ValueError):
     """A job script or a scheduler answer that cannot be translated or read."""
 
 

@@ -65,6 +65,7 @@ from morphcpt.analysis.tables import (
     score_rows,
     write_tables,
 )
+from morphcpt.errors import reported
 from morphcpt.evaluate.runner import RESULTS_DIR
 
 log = logging.getLogger(__name__)
@@ -355,6 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     args = build_parser().parse_args(argv)
-    report = build_report(args.results_dir, args.output_dir, plots=args.plots)
+    with reported("analyze"):
+        report = build_report(args.results_dir, args.output_dir, plots=args.plots)
     print(report)
     return 0

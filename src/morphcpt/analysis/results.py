@@ -13,7 +13,6 @@ recorded, or the name's `-seed<k>` suffix (k >= 1; no suffix is seed 0).
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 from morphcpt.evaluate.gen import GEN_METRICS
 from morphcpt.evaluate.mcq import MCQ_METRICS
 from morphcpt.evaluate.runner import RESULT_FORMAT
+from morphcpt.jsonio import read_json
 
 METRICS = {"mcq": MCQ_METRICS, "gen": GEN_METRICS}
 PRIMARY_METRIC = {"mcq": "acc_norm", "gen": "exact"}  # acc_norm does not depend on how options are tokenized
@@ -78,7 +78,9 @@ def load_results(results_dir: Path | str) -> list[TaskResult]:
         raise FileNotFoundError(f"results folder {results_dir} does not exist")
     found = []
     for path in sorted(results_dir.glob("*/*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(
+            path, what="an evaluation result", fix="delete it and rerun the evaluation (it redoes that task)"
+        )
         if data.get("format") != RESULT_FORMAT:
             continue  # another tool's JSON in the same folder
         model = data["model"]

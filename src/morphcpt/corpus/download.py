@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from morphcpt import paths
+from morphcpt.errors import reported
+from morphcpt.jsonio import read_json
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +202,10 @@ def check_source(output: Path, source: str, done: int) -> None:
     it would silently append the wrong rows after the right ones."""
     record = source_record(output)
     if record.exists() and done:
-        recorded = json.loads(record.read_text(encoding="utf-8"))["source"]
+        fix = f"delete {record.name} and {output.name} to start the download over"
+        recorded = read_json(record, keys=("source",), what="where the download's lines come from", fix=fix)[
+            "source"
+        ]
         if recorded != source:
             raise ValueError(
                 f"{output} holds {done} lines from {recorded}; resuming from {source} would append another "
@@ -221,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         "--from-parquet", default=None, help="read a local folder of the dataset's parquet shards"
     )
     args = parser.parse_args(argv)
-    added = download_seapile(args.output, args.language, args.limit, args.token, args.from_parquet)
+    with reported("download"):
+        added = download_seapile(args.output, args.language, args.limit, args.token, args.from_parquet)
     print(f"{args.output}: {added} lines added, {complete_lines(Path(args.output))} in total")
     return 0
 

@@ -33,6 +33,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import unicodedata
 from array import array
 from dataclasses import asdict, dataclass, field
@@ -49,7 +50,15 @@ from morphcpt.corpus.budget import (
     parse_count,
     select_within_budget,
 )
-from morphcpt.corpus.sources import REASONS, SourceError, SourceSpec, read_source, source_bytes
+from morphcpt.corpus.sources import (
+    REASONS,
+    SourceError,
+    SourceSpec,
+    expand_files,
+    file_type,
+    read_source,
+    source_bytes,
+)
 
 MAX_EXAMPLES = 5
 ORDERS = ("shuffle", "source")
@@ -82,6 +91,9 @@ class SourceStats:
     selected_documents: int = 0
     selected_tokens: int = 0
     selected_bytes: int = 0
+    skipped: list[str] = field(
+        default_factory=list
+    )  # files left out: read by an earlier source, or our output
 
     def add_bad(self, reason: str, where: str) -> None:
         self.bad_records[reason] = self.bad_records.get(reason, 0) + 1
@@ -156,21 +168,59 @@ class _Spool:
         self.handle.close()
 
 
+def _own_files(output: Path) -> set[Path]:
+    """What a run writes beside its output (the output, its manifest, the spool and temporary files)."""
+    names = [output, manifest_path(output), output.with_name(output.name + ".spool")]
+    names += [output.with_name(output.name + ".tmp"), manifest_path(output).with_suffix(".tmp")]
+    return {path.resolve() for path in names}
+
+
+def source_files(
+    cfg: PrepareConfig, specs: list[SourceSpec]
+) -> tuple[list[list[Path] | None], list[list[str]]]:
+    """Each source's files to read (None: a Hub source) and the ones left out, with why: a file an earlier source
+    reads the same way (same type, column and txt mode: its documents would all be duplicates, and the source
+    "empty"), and this run's own output and manifest (an output inside an input folder, read back on a rerun)."""
+    own, seen = _own_files(cfg.output), {}
+    files, skipped = [], []
+    for spec in specs:
+        if spec.is_hub:
+            files.append(None)
+            skipped.append([])
+            continue
+        keep, left = [], []
+        for path in expand_files(spec):
+            key = (path.resolve(), file_type(path, spec), spec.column, spec.txt)
+            if key[0] in own:
+                left.append(f"{path} (the output of this run)")
+            elif key in seen:
+                left.append(f"{path} (already read by {seen[key]})")
+            else:
+                seen[key] = spec.name
+                keep.append(path)
+        files.append(keep)
+        skipped.append(left)
+    return files, skipped
+
+
 def _read_all(cfg: PrepareConfig, specs: list[SourceSpec], spool: _Spool, counter: TokenCounter):
     stats = []
+    files, skipped = source_files(cfg, specs)
     for index, spec in enumerate(specs):
         budget = parse_count(spec.max_tokens) if spec.max_tokens is not None else None
-        st = SourceStats(spec.name, spec.options, spec.lang, spec.weight, budget)
+        st = SourceStats(spec.name, spec.options, spec.lang, spec.weight, budget, skipped=skipped[index])
         stats.append(st)
+        if files[index] == [] and skipped[index]:  # every file of it is read by an earlier source
+            continue
         bar = tqdm(
-            total=source_bytes(spec),
+            total=source_bytes(spec, files[index]),
             unit="B",
             unit_scale=True,
             desc=spec.name[-40:],
             disable=not cfg.progress,
         )
         with bar:
-            for record in read_source(spec):
+            for record in read_source(spec, files[index]):
                 st.records += 1
                 bar.update(record.nbytes)
                 text, reason = record.text, record.reason
@@ -416,6 +466,10 @@ def main(argv: list[str] | None = None) -> int:
         manifest = prepare(cfg)
     except (PrepareError, SourceError, FileNotFoundError, ValueError) as err:
         parser.exit(2, f"prepare_corpus: error: {err}\n")
+    for st in manifest["sources"]:
+        for path in st["skipped"]:
+            note = "left out of the sources: the output" if "the output of this run" in path else "skipped"
+            print(f"prepare_corpus: warning: {st['name']}: {note}: {path}", file=sys.stderr)
     print(summary(manifest))
     return 0
 

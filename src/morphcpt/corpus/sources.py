@@ -296,12 +296,12 @@ def read_hub(spec: SourceSpec) -> Iterator[RawRecord]:
         yield _value(where, value, len(value) if isinstance(value, str) else 0)
 
 
-def read_source(spec: SourceSpec) -> Iterator[RawRecord]:
-    """Every record of a source, file by file in name order."""
+def read_source(spec: SourceSpec, files: list[Path] | None = None) -> Iterator[RawRecord]:
+    """Every record of a source, file by file in name order (`files`: only these of its files)."""
     if spec.is_hub:
         yield from read_hub(spec)
         return
-    for path in expand_files(spec):
+    for path in expand_files(spec) if files is None else files:
         kind = file_type(path, spec)
         if kind == "txt":
             yield from read_txt(path, spec.txt)
@@ -315,6 +315,8 @@ def read_source(spec: SourceSpec) -> Iterator[RawRecord]:
             yield from read_parquet(path, spec.column)
 
 
-def source_bytes(spec: SourceSpec) -> int | None:
+def source_bytes(spec: SourceSpec, files: list[Path] | None = None) -> int | None:
     """Total bytes of a local source's files (the progress bar's total); None for Hub sources."""
-    return None if spec.is_hub else sum(path.stat().st_size for path in expand_files(spec))
+    if spec.is_hub:
+        return None
+    return sum(path.stat().st_size for path in (expand_files(spec) if files is None else files))

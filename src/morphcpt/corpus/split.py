@@ -23,6 +23,8 @@ import os
 import re
 from pathlib import Path
 
+from morphcpt.jsonio import read_json
+
 MANIFEST = "manifest.json"
 VALIDATION_NAME = "validation"
 _BLOCK = 1 << 20
@@ -188,7 +190,7 @@ def manifest_entry(chunk_path: str | Path) -> dict | None:
     manifest_path = chunk_path.parent / MANIFEST
     if not manifest_path.exists():
         return None
-    manifest = json.loads(manifest_path.read_text())
+    manifest = read_json(manifest_path, keys=("chunks",), fix="split the corpus again into this folder")
     entries = [*manifest["chunks"], *([manifest["validation"]] if manifest.get("validation") else [])]
     return next((entry for entry in entries if entry["file"] == chunk_path.name), None)
 

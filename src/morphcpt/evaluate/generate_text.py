@@ -91,8 +91,31 @@ def check_causal_lm(folder: str | Path) -> Path:
     return path
 
 
+def context_length(folder: str | Path) -> int | None:
+    """The model's context in positions (`max_position_embeddings` in its config), or None when it sets none."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(folder)
+    config = getattr(config, "text_config", None) or config
+    return getattr(config, "max_position_embeddings", None)
+
+
+def check_new_tokens(max_new_tokens: int, context: int | None) -> None:
+    """Refuse more new tokens than the model's context can hold after a one-token prompt (`<bos>`)."""
+    if context and max_new_tokens >= context:
+        raise ValueError(
+            f"--max-new-tokens {max_new_tokens} is more than the model can generate: its context is {context} "
+            f"positions (max_position_embeddings in its config.json), so at most {context - 1} new tokens after "
+            "the shortest prompt; ask for fewer"
+        )
+
+
 class TextGenerator:
-    """A causal LM and its tokenizer, ready to continue prompts in batches or one at a time, streamed."""
+    """A causal LM and its tokenizer, ready to continue prompts in batches or one at a time, streamed.
+
+    The prompt and its continuation must fit the model's context (`max_position_embeddings`): a prompt that
+    fills it alone is refused, and a continuation that would run past it is shortened to what fits, with a note
+    on `notes` (stderr)."""
 
     def __init__(self, model, tokenizer) -> None:
         self.model = model.eval()
@@ -101,6 +124,7 @@ class TextGenerator:
         self.device = next(model.parameters()).device
         self.pad_id = next(i for i in (tokenizer.pad_token_id, tokenizer.eos_token_id, 0) if i is not None)
         self.max_length = getattr(model.config, "max_position_embeddings", None)
+        self.notes: TextIO = sys.stderr
 
     @classmethod
     def load(cls, folder: str | Path, device: str = "auto") -> TextGenerator:
@@ -114,12 +138,23 @@ class TextGenerator:
         model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).to(target)
         return cls(model, AutoTokenizer.from_pretrained(path))
 
-    def _inputs(self, prompts: Sequence[str], max_new_tokens: int) -> dict:
+    def _inputs(self, prompts: Sequence[str], max_new_tokens: int) -> tuple[dict, int]:
+        """The encoded (left-padded) prompts and how many new tokens fit after them in the model's context."""
         encoded = self.tokenizer(list(prompts), return_tensors="pt", padding=True)
-        if self.max_length and encoded["input_ids"].shape[1] + max_new_tokens > self.max_length:
-            keep = max(self.max_length - max_new_tokens, 1)  # the most recent prompt tokens
-            encoded = {k: v[:, -keep:] for k, v in encoded.items()}
-        return {k: v.to(self.device) for k, v in encoded.items()}
+        length = encoded["input_ids"].shape[1]
+        if self.max_length and length >= self.max_length:
+            raise ValueError(
+                f"the prompt has {length} tokens; the model's context is {self.max_length} positions, so nothing "
+                "can follow it: shorten the prompt"
+            )
+        if self.max_length and length + max_new_tokens > self.max_length:
+            fits = self.max_length - length
+            self.notes.write(
+                f"note: {length} prompt tokens + {max_new_tokens} new tokens would pass the model's context of "
+                f"{self.max_length} positions: generating at most {fits} new tokens\n"
+            )
+            max_new_tokens = fits
+        return {k: v.to(self.device) for k, v in encoded.items()}, max_new_tokens
 
     def _new_token_counts(self, new: torch.Tensor) -> list[int]:
         """Tokens generated per row: up to and including the first eos (what follows is padding)."""
@@ -140,9 +175,12 @@ class TextGenerator:
         results = []
         for start in range(0, len(prompts), batch_size):
             batch = list(prompts[start : start + batch_size])
-            inputs = self._inputs(batch, sampling.max_new_tokens)
+            inputs, max_new = self._inputs(batch, sampling.max_new_tokens)
             output = self.model.generate(
-                **inputs, **kwargs, pad_token_id=self.pad_id, eos_token_id=self.tokenizer.eos_token_id
+                **inputs,
+                **{**kwargs, "max_new_tokens": max_new},
+                pad_token_id=self.pad_id,
+                eos_token_id=self.tokenizer.eos_token_id,
             )
             new = output[:, inputs["input_ids"].shape[1] :]
             texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
@@ -151,8 +189,11 @@ class TextGenerator:
         return results
 
     @torch.inference_mode()
-    def stream(self, prompt: str, sampling: SamplingConfig, out: TextIO) -> Generation:
-        """Continue one prompt, writing text to `out` as tokens come; returns the whole continuation."""
+    def stream(
+        self, prompt: str, sampling: SamplingConfig, out: TextIO, echo_prompt: bool = False
+    ) -> Generation:
+        """Continue one prompt, writing text to `out` as tokens come (after the prompt, with `echo_prompt`);
+        returns the whole continuation."""
         from transformers import TextStreamer
 
         class _Writer(TextStreamer):
@@ -161,11 +202,13 @@ class TextGenerator:
                 out.flush()
 
         torch.manual_seed(sampling.seed)
-        inputs = self._inputs([prompt], sampling.max_new_tokens)
+        inputs, max_new = self._inputs([prompt], sampling.max_new_tokens)
+        if echo_prompt:
+            out.write(prompt)
         streamer = _Writer(self.tokenizer, skip_prompt=True, skip_special_tokens=True)
         output = self.model.generate(
             **inputs,
-            **sampling.generate_kwargs(),
+            **{**sampling.generate_kwargs(), "max_new_tokens": max_new},
             pad_token_id=self.pad_id,
             eos_token_id=self.tokenizer.eos_token_id,
             streamer=streamer,
@@ -198,9 +241,12 @@ def interactive(
         if not line or not line.strip():
             break
         prompt = line.rstrip("\n")
-        out.write(prompt)
         tic = time.perf_counter()
-        result = generator.stream(prompt, sampling, out)
+        try:
+            result = generator.stream(prompt, sampling, out, echo_prompt=True)
+        except ValueError as error:  # a prompt too long for the model: say so, and wait for the next one
+            err.write(f"{error}\n")
+            continue
         out.write("\n")
         err.write(_rate(result.new_tokens, time.perf_counter() - tic) + "\n")
 
@@ -241,12 +287,16 @@ def main(argv: list[str] | None = None) -> int:
             args.max_new_tokens, args.temperature, args.top_k, args.top_p, args.repetition_penalty, args.seed
         )
         sampling.generate_kwargs()  # checks the values before the model loads
+        check_new_tokens(sampling.max_new_tokens, context_length(check_causal_lm(args.model)))
         generator = TextGenerator.load(args.model, args.device)
     except (NotACausalLM, ValueError, OSError) as err:
         parser.exit(2, f"generate_text: error: {err}\n")
     if prompts:
         tic = time.perf_counter()
-        results = generator.generate(prompts, sampling, args.batch_size)
+        try:
+            results = generator.generate(prompts, sampling, args.batch_size)
+        except ValueError as err:  # a prompt longer than the model's context
+            parser.exit(2, f"generate_text: error: {err}\n")
         elapsed = time.perf_counter() - tic
         for result in results:
             print(f"{result.prompt}{result.text}\n", flush=True)

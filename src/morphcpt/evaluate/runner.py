@@ -30,11 +30,13 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from morphcpt import paths
+from morphcpt.errors import reported
 from morphcpt.evaluate import items as catalogue
 from morphcpt.evaluate.gen import GEN_METRICS, score_gen
 from morphcpt.evaluate.items import BENCHMARK_DIR, LANGUAGES, Item, find_subset, load_benchmark
 from morphcpt.evaluate.mcq import MCQ_METRICS, score_mcq
 from morphcpt.evaluate.models import ModelResolutionError, resolve_models
+from morphcpt.jsonio import read_json
 
 log = logging.getLogger(__name__)
 RESULTS_DIR = paths.REPO_ROOT / "results"
@@ -160,10 +162,9 @@ def check_manifest(benchmark_dir: Path, tasks: dict[tuple[str, str], list[Item]]
     manifest_path = benchmark_dir / "manifest.json"
     if not manifest_path.is_file():
         return
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except ValueError as error:
-        raise ValueError(f"{manifest_path} is unreadable ({error}); regenerate the benchmarks") from None
+    manifest = read_json(
+        manifest_path, what="the generated benchmarks' manifest", fix="regenerate the benchmarks"
+    )
     if manifest.get("complete") is False:
         raise ValueError(
             f"{manifest_path}: the generation of these benchmarks did not finish (the set may mix old and new "
@@ -445,11 +446,12 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
 
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    try:
-        written = run_evaluation(config_from_args(build_parser().parse_args(argv)))
-    except ModelResolutionError as error:  # a --models entry: one sentence each, no traceback
-        print(f"run_evaluation: {error}", file=sys.stderr)
-        return 1
+    with reported("run_evaluation"):
+        try:
+            written = run_evaluation(config_from_args(build_parser().parse_args(argv)))
+        except ModelResolutionError as error:  # a --models entry: one sentence each, no traceback
+            print(f"run_evaluation: {error}", file=sys.stderr)
+            return 1
     for path in written:
         print(path)
     return 0

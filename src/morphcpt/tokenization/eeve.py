@@ -35,10 +35,12 @@ import sys
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from itertools import pairwise
 from pathlib import Path
 
+from morphcpt.errors import UserError, reported
+from morphcpt.jsonio import read_json, write_json
 from morphcpt.tokenization.vocabulary import WORD_START, Vocabulary
 
 log = logging.getLogger(__name__)
@@ -48,7 +50,11 @@ CANDIDATES = ("frequent", "morphemes")
 DEFAULT_NUM_NEW = 2048
 
 
-class ExpansionError(ValueError):
+def _rebuild(folder: str | Path) -> str:
+    return f"build the expanded tokenizer again: python -m morphcpt.tokenization.eeve CORPUS --base BASE --out-dir {folder}"
+
+
+class ExpansionError(UserError, ValueError):
     """The expansion cannot be made as asked; the message says why and what to change."""
 
 
@@ -87,9 +93,27 @@ class Expansion:
                 f"{folder} is not an EEVE-expanded tokenizer ({EXPANSION_FILE} missing); make one with "
                 "python -m morphcpt.tokenization.eeve"
             )
-        data = json.loads(path.read_text(encoding="utf-8"))
-        data["merges"] = [tuple(m) for m in data["merges"]]
-        return cls(**data)
+        names = tuple(f.name for f in fields(cls))
+        data = read_json(path, keys=names, fix=_rebuild(folder))
+        try:
+            data["merges"] = [tuple(m) for m in data["merges"]]
+            return cls(**{name: data[name] for name in names})
+        except TypeError as error:
+            raise ExpansionError(
+                f"{path} does not hold an EEVE expansion ({error}); {_rebuild(folder)}"
+            ) from None
+
+    def check_tokenizer(self, vocab: Vocabulary, folder: str | Path) -> None:
+        """The expanded tokenizer `vocab` (loaded from `folder`) holds exactly this expansion's pieces at its new
+        ids; else the folder's tokenizer and its `eeve_expansion.json` come from different builds."""
+        expected = self.first_new_id + self.num_new
+        held = vocab.pieces[self.first_new_id :] if vocab.size == expected else None
+        if held != self.pieces:
+            raise ExpansionError(
+                f"{folder}: tokenizer.json ({vocab.size} ids) does not hold the {self.num_new} new pieces that "
+                f"{EXPANSION_FILE} records at ids {self.first_new_id}..{expected - 1}: the two files come from "
+                f"different builds; {_rebuild(folder)}"
+            )
 
 
 def _is_letters(text: str) -> bool:
@@ -286,7 +310,7 @@ def _saved_tokenizer_json(base: str | Path) -> dict | None:
     from transformers.utils import cached_file
 
     path = cached_file(str(base), "tokenizer.json", _raise_exceptions_for_missing_entries=False)
-    return json.loads(Path(path).read_text(encoding="utf-8")) if path else None
+    return read_json(path) if path else None
 
 
 def expanded_tokenizer_json(base: dict, first_new_id: int, merges: list[tuple[str, str, str]]) -> dict:
@@ -382,9 +406,9 @@ def _drop_slow_tokenizer_file(folder: Path) -> None:
     """tokenizer_config.json may name the SentencePiece file; the expanded folder is tokenizer.json only."""
     config_path = folder / "tokenizer_config.json"
     if config_path.exists():
-        config = json.loads(config_path.read_text())
+        config = read_json(config_path)
         if config.pop("vocab_file", None) is not None:
-            config_path.write_text(json.dumps(config, indent=2) + "\n")
+            write_json(config_path, config)
 
 
 def verify(
@@ -415,15 +439,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-documents", type=int, default=None)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO)
-    expansion = expand(
-        args.corpus,
-        args.base,
-        args.out_dir,
-        num_new=args.num_new,
-        candidates=args.candidates,
-        min_frequency=args.min_frequency,
-        max_documents=args.max_documents,
-    )
+    with reported("morphcpt eeve-tokenizer"):
+        expansion = expand(
+            args.corpus,
+            args.base,
+            args.out_dir,
+            num_new=args.num_new,
+            candidates=args.candidates,
+            min_frequency=args.min_frequency,
+            max_documents=args.max_documents,
+        )
     print(
         f"{args.out_dir}: {expansion.num_new} new pieces (ids {expansion.first_new_id}.."
         f"{expansion.new_ids[-1]}), tokens/byte {expansion.base_tokens / expansion.corpus_bytes:.4f} -> "

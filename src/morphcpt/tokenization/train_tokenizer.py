@@ -23,12 +23,15 @@ import argparse
 import io
 import json
 import logging
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import sentencepiece as spm
 from tokenizers import AddedToken, Tokenizer, decoders, normalizers, pre_tokenizers, processors
 from tokenizers.models import BPE
+
+from morphcpt.errors import UserError, reported
 
 logger = logging.getLogger(__name__)
 
@@ -40,31 +43,50 @@ DEFAULT_INPUT_SENTENCE_SIZE = 2_000_000
 DEFAULT_SEED = 0
 
 
-def read_records(paths: Iterable[str | Path], lang_field: str = "lang") -> Iterator[tuple[str, str | None]]:
+class TokenizerTrainingError(UserError, ValueError):
+    """The tokenizer cannot be trained as asked; the message says why and what size or input would work."""
+
+
+class LineCounts:
+    """Lines read and lines skipped (empty or unreadable) by `read_records`, for the messages below."""
+
+    def __init__(self) -> None:
+        self.lines = self.skipped = 0
+
+
+def read_records(
+    paths: Iterable[str | Path], lang_field: str = "lang", counts: LineCounts | None = None
+) -> Iterator[tuple[str, str | None]]:
     """(text, language tag) of every non-empty `text` in JSONL files, in order; unreadable lines are skipped and
     counted."""
     skipped = 0
+    counts = counts if counts is not None else LineCounts()
     for path in paths:
+        if not Path(path).is_file():
+            raise TokenizerTrainingError(f"{path}: no such file (give JSONL files with a `text` field)")
         with open(path, "rb") as lines:
             for raw in lines:
+                counts.lines += 1
                 try:
                     row = json.loads(raw.decode("utf-8"))
                     text = row["text"]
                 except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
                     skipped += 1
+                    counts.skipped += 1
                     continue
                 if isinstance(text, str) and text:
                     lang = row.get(lang_field)
                     yield text, lang if isinstance(lang, str) else None
                 else:
                     skipped += 1
+                    counts.skipped += 1
     if skipped:
         logger.warning("skipped %d unreadable or empty lines while reading training text", skipped)
 
 
-def read_texts(paths: Iterable[str | Path]) -> Iterator[str]:
+def read_texts(paths: Iterable[str | Path], counts: LineCounts | None = None) -> Iterator[str]:
     """The non-empty `text` strings of JSONL files, in order; unreadable lines are skipped and counted."""
-    for text, _ in read_records(paths):
+    for text, _ in read_records(paths, counts=counts):
         yield text
 
 
@@ -88,13 +110,17 @@ def language_shares(
 
 
 def balanced_texts(
-    paths: Iterable[str | Path], shares: dict[str, float], seed: int = DEFAULT_SEED, lang_field: str = "lang"
+    paths: Iterable[str | Path],
+    shares: dict[str, float],
+    seed: int = DEFAULT_SEED,
+    lang_field: str = "lang",
+    counts: LineCounts | None = None,
 ) -> Iterator[str]:
     """The texts of a language kept with its share's probability, decided by a seeded hash of the text (the same
     documents on every run)."""
     from morphcpt.corpus.budget import document_key
 
-    for text, lang in read_records(paths, lang_field):
+    for text, lang in read_records(paths, lang_field, counts):
         if document_key(seed, text) < shares[lang or "untagged"] * 2.0**64:
             yield text
 
@@ -133,10 +159,50 @@ def train_sentencepiece_model(
     seed: int = DEFAULT_SEED,
     byte_fallback: bool = True,
 ) -> bytes:
-    """Train the SentencePiece BPE model and return its serialized proto."""
+    """Train the SentencePiece BPE model and return its serialized proto (`TokenizerTrainingError` when the text
+    cannot give `vocab_size` pieces: SentencePiece's own RuntimeError, read and said plainly)."""
+    if vocab_size < 1:
+        raise TokenizerTrainingError(f"--vocab-size must be at least 1, got {vocab_size}")
     sentences = (segment for text in texts for segment in training_segments(text, max_sentence_bytes))
     model = io.BytesIO()
     spm.set_random_generator_seed(seed)
+    try:
+        _train(
+            sentences,
+            model,
+            vocab_size,
+            character_coverage,
+            max_sentence_bytes,
+            input_sentence_size,
+            byte_fallback,
+        )
+    except RuntimeError as error:
+        raise TokenizerTrainingError(_explain(str(error), vocab_size, character_coverage)) from None
+    return model.getvalue()
+
+
+def _explain(message: str, vocab_size: int, character_coverage: float) -> str:
+    """SentencePiece's refusal as a sentence about the corpus and `--vocab-size` (the caller adds the corpus)."""
+    if "sentences_.empty()" in message:
+        return "holds no text to train on"
+    if match := re.search(r"Please set it to a value <= (\d+)", message):
+        return (
+            f"--vocab-size {vocab_size} is more than this corpus can fill: at most {match.group(1)} pieces "
+            "(its characters, the merges its text offers, byte pieces and specials); use --vocab-size "
+            f"{match.group(1)} or less, or give more text"
+        )
+    if match := re.search(r"smaller than required_chars\. (\d+) vs (\d+)", message):
+        return (
+            f"--vocab-size {vocab_size} is too small for this corpus: it needs at least {match.group(2)} pieces "
+            f"(every character kept by --character-coverage {character_coverage}, byte pieces and specials); "
+            f"use --vocab-size {match.group(2)} or more, or a lower --character-coverage"
+        )
+    return f"SentencePiece could not train on it: {message.split('] ', 1)[-1].strip()}"
+
+
+def _train(
+    sentences, model, vocab_size, character_coverage, max_sentence_bytes, input_sentence_size, byte_fallback
+):
     spm.SentencePieceTrainer.train(
         sentence_iterator=sentences,
         model_writer=model,
@@ -164,7 +230,6 @@ def train_sentencepiece_model(
         max_sentence_length=max_sentence_bytes,
         minloglevel=2,
     )
-    return model.getvalue()
 
 
 def hf_backend_from_sentencepiece(model_proto: bytes) -> Tokenizer:
@@ -262,21 +327,30 @@ def train_sentencepiece_tokenizer(
     in proportion to its size**alpha (see `language_shares`).
     """
     paths = [corpus_jsonl] if isinstance(corpus_jsonl, str | Path) else list(corpus_jsonl)
+    counts = LineCounts()
     if balance_languages:
         shares = language_shares(paths, lang_field, balance_alpha)
         logger.info("language sampling shares: %s", {k: round(v, 4) for k, v in shares.items()})
-        texts = balanced_texts(paths, shares, seed, lang_field)
+        texts = balanced_texts(paths, shares, seed, lang_field, counts)
     else:
-        texts = read_texts(paths)
-    model_proto = train_sentencepiece_model(
-        texts,
-        vocab_size,
-        character_coverage=character_coverage,
-        max_sentence_bytes=max_sentence_bytes,
-        input_sentence_size=input_sentence_size,
-        seed=seed,
-        byte_fallback=byte_fallback,
-    )
+        texts = read_texts(paths, counts)
+    try:
+        model_proto = train_sentencepiece_model(
+            texts,
+            vocab_size,
+            character_coverage=character_coverage,
+            max_sentence_bytes=max_sentence_bytes,
+            input_sentence_size=input_sentence_size,
+            seed=seed,
+            byte_fallback=byte_fallback,
+        )
+    except TokenizerTrainingError as error:
+        if any(str(error).startswith(f"{path}:") for path in paths):
+            raise  # it names its file already
+        names = ", ".join(map(str, paths))
+        read = f" ({counts.lines} lines, {counts.skipped} empty or unreadable; each needs a non-empty `text`)"
+        detail = f"{error}{read}" if str(error).startswith("holds no text") else str(error)
+        raise TokenizerTrainingError(f"{names}: {detail}") from None
     out = Path(out_dir)
     save_hf_folder(model_proto, out)
     return out
@@ -319,6 +393,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lang-field", default="lang", help="the JSONL field holding the language tag")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
+    with reported("morphcpt train-tokenizer", status=2):
+        _run(args)
+
+
+def _run(args: argparse.Namespace) -> None:
     out = train_sentencepiece_tokenizer(
         args.corpus,
         args.out_dir,

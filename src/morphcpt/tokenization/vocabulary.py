@@ -24,6 +24,9 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
+from morphcpt.errors import UserError
+from morphcpt.jsonio import check_json_files
+
 WORD_START = "\u2581"  # "▁": SentencePiece's spelling of a space inside pieces
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
@@ -66,9 +69,7 @@ class Vocabulary:
     def tokenizer(self):
         """The Hugging Face tokenizer itself (loaded on first use: encoding and decoding never need it)."""
         if self._tokenizer is None:
-            from transformers import AutoTokenizer
-
-            self._tokenizer = AutoTokenizer.from_pretrained(self.source)
+            self._tokenizer = load_hf_tokenizer(self.source)
         return self._tokenizer
 
     def __getstate__(self) -> dict:  # worker processes get the tables and the encoder, not the HF tokenizer
@@ -103,7 +104,7 @@ class Vocabulary:
         )
         local = Path(text).expanduser().is_dir()  # a folder first, as AutoTokenizer does
         if looks_like_path and not local:
-            raise FileNotFoundError(
+            raise TokenizerNotFound(
                 f"tokenizer folder not found: {text} (give a folder or a Hub id such as google/gemma-3-1b-pt)"
             )
         folder = Path(text).expanduser() if local else _hub_folder(text)
@@ -115,9 +116,7 @@ class Vocabulary:
             vocab = cls.__new__(cls)
             vocab._set_state(state, source)
             return vocab
-        from transformers import AutoTokenizer
-
-        vocab = cls(AutoTokenizer.from_pretrained(source))
+        vocab = cls(load_hf_tokenizer(source))
         vocab.source = source
         if entry:
             cache.write_pickle(entry, vocab._state())
@@ -206,6 +205,32 @@ class Vocabulary:
 
     def __repr__(self) -> str:
         return f"Vocabulary(size={self.size}, fingerprint={self.fingerprint[:12]})"
+
+
+class TokenizerLoadError(UserError, ValueError):
+    """A tokenizer folder that transformers cannot load; the message names the folder (and a broken file)."""
+
+
+class TokenizerNotFound(UserError, FileNotFoundError):
+    """A tokenizer path that is not there."""
+
+
+def load_hf_tokenizer(source: str | Path):
+    """`AutoTokenizer.from_pretrained(source)`; when a folder fails to load, the error names it, and a cut-off
+    or garbled JSON file in it (transformers reads `tokenizer.json` with a bare `json.load`) is named itself."""
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(str(source))
+    except Exception as error:
+        folder = Path(str(source)).expanduser()
+        if not folder.is_dir():
+            raise
+        check_json_files(folder)  # raises JSONFileError naming the broken file
+        raise TokenizerLoadError(
+            f"{folder}: transformers cannot load this tokenizer folder ({type(error).__name__}: {error}); "
+            "copy or build it again"
+        ) from None
 
 
 def _hub_folder(repo_id: str) -> Path | None:

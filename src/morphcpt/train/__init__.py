@@ -19,6 +19,7 @@ import sys
 import hydra
 
 from morphcpt import paths
+from morphcpt.errors import UserError, reported
 from morphcpt.train.plan import CPTPlan, check_outputs_mounted, load_plan, plan_from_config, register
 from morphcpt.train.progress import write_progress
 
@@ -57,16 +58,22 @@ register()
 def exit_status(result) -> int:
     """The command's exit status for a run's result: 143 (128 + SIGTERM, what a shell reports for a process the
     signal ended) when SIGTERM stopped it, so a job script can tell an interrupted run from a finished one; else
-    0. Says on stderr how the run stopped and where it can resume."""
-    interrupted = getattr(result, "interrupted", False)
-    if interrupted:
-        why = "by SIGTERM" if getattr(result, "signalled", False) else "by loop.max_steps_per_run"
-        print(
-            f"training stopped {why} at step {result.final_step}; checkpoint {result.checkpoint_dir}; "
-            "rerun the same command to resume",
-            file=sys.stderr,
-        )
-    return 128 + signal.SIGTERM if interrupted and getattr(result, "signalled", False) else 0
+    0. Says on stderr how the run stopped and where it can resume.
+
+    `result` is an `hf.RunResult` or an `eeve.EEVEResult` (which also names the stage); the megatron engine and
+    dry runs return other things, which never count as interrupted."""
+    if not getattr(result, "interrupted", False):
+        return 0
+    signalled = result.signalled
+    why = "by SIGTERM" if signalled else "by loop.max_steps_per_run"
+    stage = getattr(result, "stage", None)
+    what = "training" if stage is None else f"EEVE stage {stage}"
+    print(
+        f"{what} stopped {why} at step {result.final_step}; checkpoint {result.checkpoint_dir}; "
+        "rerun the same command to resume",
+        file=sys.stderr,
+    )
+    return 128 + signal.SIGTERM if signalled else 0
 
 
 def _said_errors() -> tuple[type[Exception], ...]:
@@ -79,14 +86,20 @@ def _said_errors() -> tuple[type[Exception], ...]:
 
 @hydra.main(config_path=str(paths.CONF_DIR), config_name="train", version_base="1.3")
 def _hydra_main(cfg) -> None:
-    try:
-        result = run(plan_from_config(cfg))
-    except Exception as error:
-        if not isinstance(error, _said_errors()):
-            raise
-        print(f"{type(error).__name__}: {error}", file=sys.stderr, flush=True)
-        raise SystemExit(1) from None
-    status = exit_status(result)
+    """Hydra entry point. Bad input or a broken file is one sentence on stderr and exit status 1
+    (`morphcpt.errors.UserError`, and the errors `_said_errors` lists); anything else keeps its traceback."""
+    with reported("morphcpt train"):
+        try:
+            plan = plan_from_config(cfg)
+        except ValueError as error:  # a setting the plan's checks refuse: the message names it
+            raise UserError(f"the training plan is not valid: {error}") from None
+        try:
+            result = run(plan)
+        except Exception as error:
+            if not isinstance(error, _said_errors()):
+                raise
+            raise UserError(f"{type(error).__name__}: {error}") from None
+        status = exit_status(result)
     if status:
         raise SystemExit(status)
 

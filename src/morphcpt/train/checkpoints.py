@@ -34,7 +34,9 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from morphcpt.errors import UserError
 from morphcpt.indexed import file_digest
+from morphcpt.jsonio import read_json
 from morphcpt.train import state as layouts
 
 log = logging.getLogger(__name__)
@@ -53,7 +55,7 @@ def step_dir(root: Path, step: int) -> Path:
     return root / f"step_{step:08d}"
 
 
-class CheckpointError(RuntimeError):
+class CheckpointError(UserError, RuntimeError):
     """A checkpoint is incomplete, corrupt or unloadable; the message names it."""
 
 
@@ -72,14 +74,14 @@ def verify(path: Path) -> str | None:
     With a `files.json`, every file must be there with its recorded size and sha256. A checkpoint written before
     `files.json` existed is checked for its parts only."""
     try:
-        meta = json.loads((path / "meta.json").read_text())
+        meta = read_json(path / "meta.json", expect=None)
         if not isinstance(meta, dict) or "step" not in meta:
             return "meta.json holds no step"
         manifest_file = path / FILES
         if not manifest_file.exists():
             missing = [n for n in ("trainer.pt", "model/config.json") if not (path / n).exists()]
             return f"{', '.join(missing)} missing" if missing else None
-        recorded = json.loads(manifest_file.read_text())
+        recorded = read_json(manifest_file)
         for name, want in recorded.items():
             file = path / name
             if not file.is_file():
@@ -139,7 +141,7 @@ def latest_checkpoint(root: Path) -> Path | None:
 
 def read_meta(path: Path) -> dict:
     try:
-        return json.loads((path / "meta.json").read_text())
+        return read_json(path / "meta.json", keys=("step",))
     except (OSError, ValueError) as error:
         raise CheckpointError(f"checkpoint {path}: cannot read meta.json: {error}") from None
 

@@ -13,7 +13,6 @@ count of consumed samples. Building a blend needs a torch.distributed process gr
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,7 +22,9 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from morphcpt.errors import UserError
 from morphcpt.indexed import bin_path, dataset_exists, idx_path, read_index, verify_dataset
+from morphcpt.jsonio import JSONFileError, read_json
 from morphcpt.train.plan import DataPlan, LoopPlan
 
 log = logging.getLogger(__name__)
@@ -32,7 +33,7 @@ BYTES_PER_READ = 1 << 24  # tokens per slice when summing a whole .bin
 FINGERPRINT_SAMPLES = 16  # training samples hashed into a run's data fingerprint
 
 
-class DataNotReady(FileNotFoundError):
+class DataNotReady(UserError, FileNotFoundError):
     """Preprocessed data is missing or incomplete; the message lists what and how to make it."""
 
 
@@ -68,7 +69,11 @@ def done_marker(prefix: Path) -> Path:
 
 
 def _marker(prefix: Path) -> dict:
-    return json.loads(done_marker(prefix).read_text())
+    return read_json(
+        done_marker(prefix),
+        keys=("documents",),
+        fix="delete it and rerun preprocessing for this chunk (it is redone)",
+    )
 
 
 def check_ready(data: DataPlan) -> None:
@@ -85,8 +90,14 @@ def check_ready(data: DataPlan) -> None:
             problems.append(f"missing {what}{prefix}.{{bin,idx}}")
         elif not done_marker(prefix).exists():
             problems.append(f"incomplete {what}{prefix} (no {done_marker(prefix).name})")
-        elif (files := _marker(prefix).get("files")) and (problem := verify_dataset(prefix, files, False)):
-            problems.append(f"altered {what}{prefix}: {problem}")
+        else:
+            try:
+                files = _marker(prefix).get("files")
+            except JSONFileError as error:
+                problems.append(str(error))
+                continue
+            if files and (problem := verify_dataset(prefix, files, False)):
+                problems.append(f"altered {what}{prefix}: {problem}")
     if problems:
         listing = "\n  ".join(
             problems[:10] + ([f"... and {len(problems) - 10} more"] if len(problems) > 10 else [])
@@ -98,7 +109,7 @@ def check_ready(data: DataPlan) -> None:
         )
 
 
-class TokenizerMismatch(ValueError):
+class TokenizerMismatch(UserError, ValueError):
     """The data was tokenized with another tokenizer than the one training uses."""
 
 

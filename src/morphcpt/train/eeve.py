@@ -41,7 +41,10 @@ from pathlib import Path
 
 import torch
 
-from morphcpt.train.plan import CPTPlan
+from morphcpt import completion
+from morphcpt.jsonio import JSONFileError, read_json, write_json
+from morphcpt.tokenization.eeve import Expansion
+from morphcpt.train.plan import CPTPlan, PlanError
 
 STAGE_NAMES = {
     1: "new input rows",
@@ -73,6 +76,12 @@ class EEVEResult:
     interrupted: bool  # a stage stopped early (SIGTERM or loop.max_steps_per_run); rerun to continue
     val_bpb: float
     export: Path | None
+    # As `hf.RunResult` says them, for the command's exit status and message (`morphcpt.train.exit_status`):
+    # the last stage that ran, its step and newest checkpoint, and whether SIGTERM stopped it.
+    stage: int | None = None
+    final_step: int = 0
+    checkpoint_dir: Path | None = None
+    signalled: bool = False
 
 
 # --- resizing -------------------------------------------------------------------------------------------------
@@ -82,12 +91,13 @@ def resize(base_model: str | Path, tokenizer_dir: str | Path, out_dir: str | Pat
     """Write the base model grown to the expanded tokenizer, EEVE-initialised and untied, as an HF folder."""
     from transformers import AutoTokenizer, Gemma3ForCausalLM
 
-    from morphcpt.tokenization.eeve import Expansion, ExpansionError
+    from morphcpt.tokenization.eeve import ExpansionError
     from morphcpt.tokenization.vocabulary import Vocabulary
     from morphcpt.train.models import load_pretrained
 
     expansion = Expansion.load(tokenizer_dir)
     expanded = Vocabulary.load(tokenizer_dir)
+    expansion.check_tokenizer(expanded, tokenizer_dir)
     base_vocab = Vocabulary.load(base_model)
     if base_vocab.fingerprint != expansion.base_fingerprint:
         raise ExpansionError(
@@ -237,13 +247,14 @@ def stage_plan(plan: CPTPlan, stage: int, start_from: Path) -> CPTPlan:
 def run(plan: CPTPlan) -> EEVEResult:
     """Resize (once), run the plan's stages in order (skipping finished ones), export after the last."""
     from morphcpt.train import hf
+    from morphcpt.train.data import check_ready
 
     if plan.engine != "hf":
-        raise ValueError(
+        raise PlanError(
             "EEVE stages run with the hf engine (engine=hf); for Megatron see the README's EEVE section"
         )
     if not plan.model.pretrained or not plan.model.tokenizer:
-        raise ValueError(
+        raise PlanError(
             "EEVE needs model.pretrained (the model to expand) and model.tokenizer (the expanded one)"
         )
     plan.eeve.check()
@@ -251,17 +262,24 @@ def run(plan: CPTPlan) -> EEVEResult:
     root = Path(plan.run_dir)
     root.mkdir(parents=True, exist_ok=True)
     resized = root / "resized"
-    if main and not (resized / RESIZE_FILE).exists():
+    # what the run is made of, checked before anything is made from it: the expansion record the resize reads,
+    # the data, and that none of them changed under a run folder holding stages made from them
+    Expansion.load(plan.model.tokenizer)
+    check_ready(plan.data)
+    check_inputs(plan, main)
+    if main and (problem := _resized_problem(resized)):
+        if problem != "missing":
+            print(f"EEVE: the resized model {resized} is not whole ({problem}); resizing again")
         resize(plan.model.pretrained, plan.model.tokenizer, resized)
     _barrier()
-    facts = json.loads((resized / RESIZE_FILE).read_text())
+    facts = read_json(resized / RESIZE_FILE, keys=("first_new_id", "rows"), fix=f"remove {resized} and rerun")
     new_rows = (facts["first_new_id"], facts["rows"])
     start_from, done, val_bpb = resized, [], float("nan")
+    finished = finished_stages(plan)
     for stage in plan.eeve.stages:
         sub = stage_plan(plan, stage, start_from)
-        marker = stage_dir(plan, stage) / STAGE_DONE
-        if marker.exists() and json.loads(marker.read_text())["config_hash"] == sub.config_hash():
-            record = json.loads(marker.read_text())
+        if stage in finished:
+            record = finished[stage]
             print(f"EEVE stage {stage} ({STAGE_NAMES[stage]}): already done, skipped")
         else:
             params = StageParams(stage, new_rows)
@@ -274,7 +292,17 @@ def run(plan: CPTPlan) -> EEVEResult:
                     f"parameters trainable; {result.final_step} steps, val bits/byte {result.val_bpb:.4f}"
                 )
             if result.interrupted:
-                return EEVEResult(root, done, True, result.val_bpb, None)
+                return EEVEResult(
+                    root,
+                    done,
+                    True,
+                    result.val_bpb,
+                    None,
+                    stage=stage,
+                    final_step=result.final_step,
+                    checkpoint_dir=result.checkpoint_dir,
+                    signalled=result.signalled,
+                )
             record = {
                 "stage": stage,
                 "name": STAGE_NAMES[stage],
@@ -287,12 +315,130 @@ def run(plan: CPTPlan) -> EEVEResult:
                 "val_bpb": result.val_bpb,
             }
             if main:
-                marker.write_text(json.dumps(record, indent=2) + "\n")
+                write_json(stage_dir(plan, stage) / STAGE_DONE, record)
         done.append(stage)
         start_from, val_bpb = Path(record["checkpoint"]) / "model", record["val_bpb"]
     export = export_final(plan, done, facts) if main else None
     _barrier()
-    return EEVEResult(root, done, False, val_bpb, export)
+    last = finished.get(done[-1]) or record
+    return EEVEResult(
+        root,
+        done,
+        False,
+        val_bpb,
+        export,
+        stage=done[-1],
+        final_step=last["steps"],
+        checkpoint_dir=Path(last["checkpoint"]),
+    )
+
+
+def _resized_problem(resized: Path) -> str | None:
+    """None when the resized model is whole: its record and the model files. The resize is a function of the
+    run's inputs, which `check_inputs` has just compared, so one that is not whole is simply made again."""
+    if not (resized / RESIZE_FILE).exists():
+        return "missing"
+    try:
+        read_json(resized / RESIZE_FILE, keys=("first_new_id", "rows"))
+    except JSONFileError as error:
+        return str(error)
+    if not (resized / "config.json").is_file() or not any(resized.glob("*.safetensors")):
+        return "its config.json or weights are missing"
+    return None
+
+
+def _stage_records(plan: CPTPlan) -> dict[int, dict]:
+    """{stage: its `stage_done.json`} for the plan's stages whose marker was written for this plan's settings,
+    starting from what the stage before it ended with (a stage after one that is not done is not done either)."""
+    records: dict[int, dict] = {}
+    start: Path | None = Path(plan.run_dir) / "resized"
+    for stage in plan.eeve.stages:
+        marker = stage_dir(plan, stage) / STAGE_DONE
+        try:
+            record = read_json(marker, default=None, fix="the stage runs again, from its newest checkpoint")
+        except JSONFileError as error:  # cut off or garbled: not known to be done
+            print(f"EEVE stage {stage}: {error}")
+            record = None
+        if start is None or record is None or not {"checkpoint", "steps", "val_bpb"} <= set(record):
+            start = None
+            continue
+        if record.get("config_hash") != stage_plan(plan, stage, start).config_hash():
+            start = None
+            continue
+        records[stage] = record
+        start = Path(record["checkpoint"]) / "model"
+    return records
+
+
+def finished_stages(plan: CPTPlan) -> dict[int, dict]:
+    """{stage: its stage_done record} of the plan's finished stages. "Finished" means the marker and the checkpoint
+    it names: a stage whose final checkpoint is gone is finished only when nothing needs that checkpoint any more
+    (the next stage is finished, or it is the last stage and the export exists); otherwise it runs again and
+    continues from its newest intact checkpoint (and the stages after it run again too)."""
+    records = _stage_records(plan)
+    stages = list(plan.eeve.stages)
+    exported = completion.export(Path(plan.output_root) / "exports" / plan.run_name) is None
+    finished: dict[int, dict] = {}
+    for position in range(len(stages) - 1, -1, -1):
+        stage = stages[position]
+        if stage not in records:
+            finished.clear()  # a stage that runs again changes what every later stage starts from
+            continue
+        later = stages[position + 1] if position + 1 < len(stages) else None
+        needed = (later not in finished) if later is not None else not exported
+        model = Path(records[stage]["checkpoint"]) / "model"
+        if needed and not (model / "config.json").is_file():
+            print(f"EEVE stage {stage}: marked done, but its checkpoint {model} is gone; running it again")
+            finished.clear()
+            continue
+        finished[stage] = records[stage]
+    return finished
+
+
+def made_from_inputs(plan: CPTPlan, changed: set[str]) -> list[str]:
+    """What exists in the run folder that the `changed` inputs went into: the resized model (tokenizer, base
+    model), every stage with a folder (all inputs), the export."""
+    root = Path(plan.run_dir)
+    made = []
+    if changed & {"tokenizer", "base_model"} and (root / "resized").exists():
+        made.append(f"{root / 'resized'} (the model resized for the old tokenizer)")
+    for stage in plan.eeve.stages:
+        folder = stage_dir(plan, stage)
+        if folder.exists():
+            done = (folder / STAGE_DONE).exists()
+            made.append(f"{folder} (stage {stage}, {STAGE_NAMES[stage]}: {'done' if done else 'started'})")
+    export = Path(plan.output_root) / "exports" / plan.run_name
+    if export.exists():
+        made.append(f"{export} (the export)")
+    return made
+
+
+def check_inputs(plan: CPTPlan, main: bool) -> None:
+    """Refuse to go on with a run folder holding stages made from other inputs than the plan's now (a tokenizer
+    rebuilt in place, data preprocessed again, another base model), naming what was made from them; record the
+    inputs (`morphcpt.train.inputs`) when nothing depends on them yet or nothing changed."""
+    from morphcpt.train import inputs
+
+    root = Path(plan.run_dir)
+    try:
+        recorded = inputs.load(root)
+    except JSONFileError:
+        if made_from_inputs(plan, {"tokenizer", "base_model", "data"}):
+            raise
+        recorded = None
+    current = inputs.snapshot(plan, recorded)
+    changed = inputs.compare(recorded, current)
+    made = made_from_inputs(plan, set(changed)) if changed else []
+    if made:
+        listing = "\n  ".join(made)
+        raise inputs.InputsChanged(
+            f"{root}: the EEVE run's inputs changed since it started:\n{inputs.describe(changed)}\n"
+            f"Made from the old inputs, and not valid for the new ones:\n  {listing}\n"
+            f"To train on the new inputs, remove those folders and rerun (or set a new run_name); to continue "
+            "the run as it was, restore the old inputs."
+        )
+    if main:
+        inputs.save(root, current)
 
 
 def _barrier() -> None:
@@ -308,10 +454,10 @@ def export_final(plan: CPTPlan, stages: list[int], facts: dict) -> Path:
 
     output = Path(plan.output_root) / "exports" / plan.run_name
     last = stage_dir(plan, stages[-1])
-    marker = json.loads((last / STAGE_DONE).read_text())
+    marker = read_json(last / STAGE_DONE, keys=("checkpoint",))
     existing = output / METADATA_FILE
-    if existing.exists():
-        meta = json.loads(existing.read_text())
+    if existing.exists() and completion.export(output) is None:  # the metadata and the files it lists
+        meta = read_json(existing, default={})
         if meta.get("checkpoint") == marker["checkpoint"] and meta.get("eeve", {}).get("stages") == stages:
             return output
     eeve = {

@@ -37,11 +37,13 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from transformers.utils import logging as transformers_logging
 
+from morphcpt.jsonio import read_json
 from morphcpt.train import checkpoints, sharding
+from morphcpt.train import inputs as run_inputs
 from morphcpt.train.data import FINGERPRINT_SAMPLES, TrainData, build_datasets, collate, fingerprint
 from morphcpt.train.metrics import Metrics, peak_memory_mb, truncate_metrics
 from morphcpt.train.models import build_model, config_from_plan, load_pretrained, load_strict
-from morphcpt.train.plan import CPTPlan, OptimPlan, plan_to_yaml, save_dry_run
+from morphcpt.train.plan import CPTPlan, OptimPlan, PlanError, plan_to_yaml, save_dry_run
 
 
 @dataclass
@@ -212,12 +214,13 @@ def _write_run_folder(plan: CPTPlan, data: TrainData, resumed_from: Path | None,
         }
         fp_path.write_text(json.dumps(fingerprint(data, FINGERPRINT_SAMPLES), indent=2))
     else:
-        meta = json.loads(meta_path.read_text())
+        meta = read_json(meta_path, keys=("resumes",), fix="delete it: the run writes it again")
         meta["resumes"].append({"at": now, "from": resumed_from.name, "world_size": ranks.world})
-        recorded = json.loads(fp_path.read_text())["first_samples_sha256"]
+        fix = "delete it: the run records its data again (inputs.json still checks the data)"
+        recorded = read_json(fp_path, keys=("first_samples_sha256",), fix=fix)["first_samples_sha256"]
         current = fingerprint(data, FINGERPRINT_SAMPLES)["first_samples_sha256"]
         if recorded != current:
-            raise RuntimeError(
+            raise run_inputs.InputsChanged(
                 f"{run_dir} was trained on other data (first samples hash {recorded[:12]} != {current[:12]}); "
                 "use a new run_name for a different dataset"
             )
@@ -315,23 +318,27 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
     loop = plan.loop
     per_step = loop.micro_batch_size * ranks.world
     if loop.global_batch_size % per_step:
-        raise ValueError(
+        raise PlanError(
             f"global batch {loop.global_batch_size} is not a multiple of micro {loop.micro_batch_size} x {ranks.world} ranks"
         )
     bf16 = loop.precision == "bf16-mixed" and ranks.device.type == "cuda"
 
     resume = checkpoints.latest_checkpoint(ckpt_root)
     if resume is not None and checkpoints.read_meta(resume)["config_hash"] != plan.config_hash():
-        raise RuntimeError(f"{resume} was written by another plan (config hash differs); use a new run_name")
+        raise checkpoints.CheckpointError(
+            f"{resume} was written by another plan (config hash differs); use a new run_name"
+        )
 
     vocab = Vocabulary.load(plan.model.tokenizer or plan.model.pretrained)
     data = build_datasets(plan.data, loop, vocab, cache_dir=run_dir / "data_cache")
+    # the tokenizer, base model and data by content: a resume on inputs changed in place is refused
+    run_inputs.check_resume(plan, run_dir, resume, ranks.main)
     if ranks.main:
         _write_run_folder(plan, data, resume, ranks)
     model = _build_model(plan, vocab, resume, ranks.device)
     rows = model.get_input_embeddings().weight.shape[0]
     if rows < vocab.size:
-        raise ValueError(f"model has {rows} embedding rows but the tokenizer has {vocab.size} ids")
+        raise PlanError(f"model has {rows} embedding rows but the tokenizer has {vocab.size} ids")
     own_group = loop.sharding == "fsdp" and sharding.ensure_process_group(ranks.device)
     wrapped = sharding.shard(model, loop, ranks.device, bf16, ranks.world)  # before the optimiser sees params
 

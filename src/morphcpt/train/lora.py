@@ -15,10 +15,11 @@ from pathlib import Path
 
 import torch
 
+from morphcpt.errors import UserError
 from morphcpt.train.plan import PeftPlan
 
 
-class LoraError(ValueError):
+class LoraError(UserError, ValueError):
     """The LoRA plan does not fit the model (e.g. target modules it does not have)."""
 
 

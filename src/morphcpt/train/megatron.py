@@ -37,7 +37,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from morphcpt.errors import UserError
+from morphcpt.jsonio import read_json
 from morphcpt.train import bridge_compat
+from morphcpt.train import inputs as run_inputs
 from morphcpt.train.plan import CPTPlan, plan_to_yaml, save_dry_run
 from morphcpt.train.progress import write_progress as write_progress_file
 
@@ -46,7 +49,7 @@ RECIPE_MODEL = "gemma3-1b"  # model.name of the model the releases' recipe build
 VERIFIED_MARKER = "verified.json"
 
 
-class WeightVerificationError(RuntimeError):
+class WeightVerificationError(UserError, RuntimeError):
     """The imported Megatron weights do not reproduce the Hugging Face model's logits."""
 
 
@@ -244,7 +247,7 @@ def _write_run_folder(plan: CPTPlan, extra: dict) -> None:
     meta_path = run_dir / "metadata.json"
     now = datetime.now(UTC).isoformat(timespec="seconds")
     if meta_path.exists():
-        meta = json.loads(meta_path.read_text())
+        meta = read_json(meta_path, keys=("jobs",), fix="delete it: the next job writes it again")
     else:
         meta = {
             "run_name": plan.run_name,
@@ -293,13 +296,15 @@ def import_weights(plan: CPTPlan) -> Path:
 
     target = Path(plan.cluster.import_dir)
     if (target / IMPORT_MARKER).exists():
+        check_import(plan, target)
         return target
     staging = target.with_name(f"{target.name}.tmp-{socket.gethostname()}-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     AutoBridge.import_ckpt(
         hf_model_id=plan.model.pretrained, megatron_path=str(staging), torch_dtype=torch.bfloat16
     )
-    (staging / IMPORT_MARKER).write_text(json.dumps({"source": plan.model.pretrained}))
+    base = run_inputs.source_record(str(plan.model.pretrained), None)
+    (staging / IMPORT_MARKER).write_text(json.dumps({"source": plan.model.pretrained, "base_model": base}))
     if target.exists() and not (target / IMPORT_MARKER).exists():
         shutil.rmtree(target)  # left by an interrupted import of an earlier version: never complete
     try:
@@ -309,6 +314,25 @@ def import_weights(plan: CPTPlan) -> Path:
             raise
         shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def check_import(plan: CPTPlan, target: Path) -> None:
+    """A finished import is reused only while it is whole (its iter_ folder) and was made from the files
+    `model.pretrained` holds now (a base model replaced in place would otherwise train on the old weights)."""
+    fix = f"delete {target} and rerun cluster.stage=prepare (the import is made again)"
+    marker = read_json(target / IMPORT_MARKER, fix=fix)
+    if not any(target.glob("iter_*")):
+        raise WeightVerificationError(f"the import {target} holds no iter_* folder (deleted?); {fix}")
+    recorded = marker.get("base_model")
+    if recorded is None or marker.get("source") != plan.model.pretrained:
+        return  # an import made before contents were recorded, or one the check stage names (another source)
+    current = run_inputs.source_record(str(plan.model.pretrained), recorded)
+    changed = run_inputs.compare({"inputs": {"base_model": recorded}}, {"inputs": {"base_model": current}})
+    if changed:
+        raise WeightVerificationError(
+            f"the import {target} was made from other files than {plan.model.pretrained} holds now "
+            f"({changed['base_model']}); {fix}"
+        )
 
 
 def megatron_hf_parity(hf_reference: str, megatron_dir: Path, hf_dir: str, tokenizer_dir: str):
@@ -338,7 +362,9 @@ def verify_import(plan: CPTPlan) -> dict:
     target = Path(plan.cluster.import_dir)
     marker = target / VERIFIED_MARKER
     if marker.exists():
-        return json.loads(marker.read_text())
+        return read_json(
+            marker, fix="delete it and rerun cluster.stage=prepare (the import is verified again)"
+        )
     parity = megatron_hf_parity(
         plan.model.pretrained, target, plan.model.pretrained, plan.model.tokenizer or plan.model.pretrained
     )
@@ -366,6 +392,9 @@ def prepare(plan: CPTPlan) -> dict:
     check_ready(plan.data)
     vocab = Vocabulary.load(plan.model.tokenizer or plan.model.pretrained)
     check_tokenizer([*plan.data.chunk_prefixes(), plan.data.validation_prefix()], vocab)
+    # a resubmitted job must not resume the run's checkpoints on a tokenizer, base model or data changed in place
+    resuming = (plan.checkpoint_dir / "latest_checkpointed_iteration.txt").exists()
+    run_inputs.check_resume(plan, plan.run_dir, plan.checkpoint_dir if resuming else None, main=True)
     import_weights(plan)
     verification = verify_import(plan)
     run_dir = Path(plan.run_dir)

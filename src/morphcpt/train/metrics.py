@@ -28,17 +28,31 @@ def peak_memory_mb(device: torch.device) -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
 
 
+def _rows(path: Path) -> list[tuple[str, dict]]:
+    """(line, row) of every complete row; a line cut off (a run killed while writing it) is left out."""
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and "step" in row:
+            rows.append((line, row))
+    return rows
+
+
 def read_metrics(run_dir: Path) -> list[dict]:
     path = Path(run_dir) / METRICS_FILE
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return [row for _, row in _rows(path)] if path.exists() else []
 
 
 def truncate_metrics(run_dir: Path, step: int) -> None:
-    """Drop rows after `step` (left by a run killed after its last checkpoint), so a resumed log stays single."""
+    """Drop rows after `step` (left by a run killed after its last checkpoint), and a last line cut off by a kill,
+    so a resumed log stays single and readable."""
     path = Path(run_dir) / METRICS_FILE
     if not path.exists():
         return
-    kept = [line for line in path.read_text().splitlines() if json.loads(line)["step"] <= step]
+    kept = [line for line, row in _rows(path) if row["step"] <= step]
     tmp = path.with_suffix(".tmp")
     tmp.write_text("".join(line + "\n" for line in kept))
     os.replace(tmp, path)

@@ -13,6 +13,8 @@ import torch
 from transformers import Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedModel
 
 from morphcpt import paths
+from morphcpt.errors import UserError
+from morphcpt.jsonio import check_json_files
 from morphcpt.train.parity import compare_logits, prompt_batch
 from morphcpt.train.plan import ModelPlan
 
@@ -34,7 +36,7 @@ GEMMA3_1B_VOCAB = 262_144
 GEMMA3_270M_SHAPE = dict(GEMMA3_1B_SHAPE, hidden_size=640, num_layers=18, intermediate_size=2048)
 
 
-class WeightLoadError(RuntimeError):
+class WeightLoadError(UserError, RuntimeError):
     """Pretrained weights did not load completely or do not reproduce their own logits."""
 
 
@@ -133,6 +135,8 @@ def load_strict(name_or_path: str | Path) -> PreTrainedModel:
             source, dtype=torch.float32, output_loading_info=True
         )
     except Exception as error:  # a truncated safetensors file, a broken config: say which folder
+        if Path(source).is_dir():
+            check_json_files(source)  # a cut-off config.json: named by itself
         raise WeightLoadError(f"{name_or_path}: cannot load the model: {error}") from None
     problems = {k: sorted(v) for k, v in info.items() if k != "error_msgs" and v} | (
         {"error_msgs": info["error_msgs"]} if info.get("error_msgs") else {}

@@ -23,6 +23,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
 from morphcpt import paths
+from morphcpt.errors import UserError
 
 ENGINES = ("megatron", "hf")
 STAGES = ("check", "prepare", "train")
@@ -32,6 +33,10 @@ PEFT_METHODS = ("none", "lora")
 # Loop keys that change how a step is laid out over ranks and memory, never what it computes: left out of the
 # config hash, so a run may resume under another sharding (e.g. after moving to more GPUs).
 LAYOUT_KEYS = ("max_steps_per_run", "sharding", "activation_checkpointing", "cpu_offload")
+
+
+class PlanError(UserError, ValueError):
+    """A setting of the training plan that cannot run; the message names it."""
 
 
 @dataclass
@@ -92,7 +97,7 @@ class DataPlan:
     def blend_weights(self) -> list[float]:
         weights = self.weights if self.weights is not None else [1.0] * self.num_chunks
         if len(weights) != self.num_chunks:
-            raise ValueError(f"data.weights has {len(weights)} entries for {self.num_chunks} chunks")
+            raise PlanError(f"data.weights has {len(weights)} entries for {self.num_chunks} chunks")
         return [float(w) for w in weights]
 
 
@@ -211,16 +216,16 @@ class EEVEPlan:
     def check(self) -> None:
         for name in ("steps", "lr", "warmup_steps"):
             if len(getattr(self, name)) != 7:
-                raise ValueError(f"eeve.{name} needs one entry per stage (7), got {getattr(self, name)}")
+                raise PlanError(f"eeve.{name} needs one entry per stage (7), got {getattr(self, name)}")
         stages = list(self.stages)
         if not stages or stages != sorted(set(stages)) or not set(stages) <= set(range(1, 8)):
-            raise ValueError(
+            raise PlanError(
                 f"eeve.stages must be stage numbers 1-7 in ascending order without repeats (each stage starts "
                 f"from the one before), got {stages}"
             )
         for k in stages:
             if not 0 <= self.warmup_steps[k - 1] < self.steps[k - 1]:
-                raise ValueError(f"eeve stage {k}: warmup {self.warmup_steps[k - 1]} must be below its steps")
+                raise PlanError(f"eeve stage {k}: warmup {self.warmup_steps[k - 1]} must be below its steps")
 
 
 @dataclass
@@ -269,36 +274,36 @@ class CPTPlan:
 def validate(plan: CPTPlan) -> CPTPlan:
     """Refuse plans that cannot run, with the reason."""
     if plan.engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {plan.engine!r}")
+        raise PlanError(f"engine must be one of {ENGINES}, got {plan.engine!r}")
     if plan.cluster.stage not in STAGES:
-        raise ValueError(f"cluster.stage must be one of {STAGES}, got {plan.cluster.stage!r}")
+        raise PlanError(f"cluster.stage must be one of {STAGES}, got {plan.cluster.stage!r}")
     loop = plan.loop
     if loop.precision not in PRECISIONS:
-        raise ValueError(f"loop.precision must be one of {PRECISIONS}, got {loop.precision!r}")
+        raise PlanError(f"loop.precision must be one of {PRECISIONS}, got {loop.precision!r}")
     if loop.sharding not in SHARDINGS:
-        raise ValueError(f"loop.sharding must be one of {SHARDINGS}, got {loop.sharding!r}")
+        raise PlanError(f"loop.sharding must be one of {SHARDINGS}, got {loop.sharding!r}")
     if loop.cpu_offload and loop.sharding != "fsdp":
-        raise ValueError("loop.cpu_offload=true needs loop.sharding=fsdp (FSDP2 offloads the shards)")
+        raise PlanError("loop.cpu_offload=true needs loop.sharding=fsdp (FSDP2 offloads the shards)")
     if plan.peft.method not in PEFT_METHODS:
-        raise ValueError(f"peft.method must be one of {PEFT_METHODS}, got {plan.peft.method!r}")
+        raise PlanError(f"peft.method must be one of {PEFT_METHODS}, got {plan.peft.method!r}")
     if plan.peft.method == "lora" and (plan.peft.rank < 1 or not plan.peft.target_modules):
-        raise ValueError("peft.method=lora needs peft.rank >= 1 and at least one peft.target_modules entry")
+        raise PlanError("peft.method=lora needs peft.rank >= 1 and at least one peft.target_modules entry")
     if plan.peft.method == "lora" and loop.sharding == "fsdp":
-        raise ValueError("peft.method=lora runs under loop.sharding=ddp (the frozen base is not sharded yet)")
+        raise PlanError("peft.method=lora runs under loop.sharding=ddp (the frozen base is not sharded yet)")
     if loop.global_batch_size % loop.micro_batch_size:
-        raise ValueError(
+        raise PlanError(
             f"global batch {loop.global_batch_size} is not a multiple of micro batch {loop.micro_batch_size}"
         )
     if not 0 <= plan.optim.min_lr <= plan.optim.lr:
-        raise ValueError(f"need 0 <= min_lr <= lr, got {plan.optim.min_lr} and {plan.optim.lr}")
+        raise PlanError(f"need 0 <= min_lr <= lr, got {plan.optim.min_lr} and {plan.optim.lr}")
     if plan.optim.warmup_steps >= loop.steps:
-        raise ValueError(
+        raise PlanError(
             f"warmup ({plan.optim.warmup_steps}) must be shorter than the run ({loop.steps} steps)"
         )
     if plan.data.replicate < 0:
         raise ValueError(f"data.replicate must be 0 or more (seed k of the arm), got {plan.data.replicate}")
     if plan.model.pretrained is None and not plan.model.tokenizer:
-        raise ValueError(
+        raise PlanError(
             "a randomly initialised model (model.pretrained=null) needs model.tokenizer=DIR, e.g. the folder "
             "`morphcpt train-tokenizer` wrote"
         )

@@ -20,10 +20,11 @@ from contextlib import contextmanager, nullcontext
 import torch
 import torch.distributed as dist
 
+from morphcpt.errors import UserError
 from morphcpt.train.plan import LoopPlan
 
 
-class ShardingError(ValueError):
+class ShardingError(UserError, ValueError):
     """The model cannot be laid out as the plan asks (no decoder layers to shard, not enough host memory)."""
 
 
