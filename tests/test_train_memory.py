@@ -89,9 +89,10 @@ def test_the_pilot_recipe_is_planned_at_the_270m_shape_offline(capsys):
         assert int(row[5]) == 4 and int(row[8]) >= 4  # at the plan's micro batch 4, and 4 or more fit
     one_b = memory.main(["recipe=cpt_patok", "cluster.gpu_memory=40GB", "gpus=8"])
     big = capsys.readouterr().out.split("## megatron engine")[1].split("## hf engine")[0]
-    params = lambda text: float(
-        next(line[22:].split()[0] for line in text.splitlines() if line.startswith("megatron "))
-    )  # noqa: E731
+
+    def params(text):
+        return float(next(line[22:].split()[0] for line in text.splitlines() if line.startswith("megatron ")))
+
     assert one_b == 0 and params(megatron) < params(big) / 3  # 0.27B, not 1B, weights per GPU
 
 
