@@ -59,6 +59,9 @@ class Stage:
     inputs: tuple[str, ...]
     check: Callable[[], str | None]
     run_dir: str = ""  # cpt: the run folder (gate file, latest job)
+    plan: tuple[
+        str, ...
+    ] = ()  # cpt: the recipe and seed its job script passes (recipe=..., data.replicate=k)
 
 
 def _chunk_markers(settings: dict[str, str], scheme: str, replicate: int = 0) -> list[Path]:
@@ -130,7 +133,8 @@ def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> 
         own = data_stage[(run["SCHEME"], int(run["REPLICATE"]))]
         inputs = tuple(dict.fromkeys([own, "preprocess_vanilla"]))
         check = partial(completion.training, run_dir)
-        stages.append(Stage(f"cpt_{variant}", "cpt", f"run_cpt_{variant}", inputs, check, run_dir))
+        plan = (f"recipe={run['RECIPE']}", f"data.replicate={run['REPLICATE']}")
+        stages.append(Stage(f"cpt_{variant}", "cpt", f"run_cpt_{variant}", inputs, check, run_dir, plan))
     for run in runs:
         variant, export = run["VARIANT"], f"{s['OUTPUT_ROOT']}/exports/{run['RUN_NAME']}"
         check = partial(completion.export, export)
@@ -140,8 +144,9 @@ def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> 
         exported = partial(completion.export, f"{s['OUTPUT_ROOT']}/exports/{run['RUN_NAME']}")
         run_dir = f"{s['OUTPUT_ROOT']}/runs/{run['RUN_NAME']}"
         name = f"cpt_{run['VARIANT']}"
+        plan = (f"recipe={run['EEVE_RECIPE']}", f"data.replicate={run['REPLICATE']}")
         stages.append(
-            Stage(name, "cpt", f"run_cpt_{run['VARIANT']}", ("preprocess_eeve",), exported, run_dir)
+            Stage(name, "cpt", f"run_cpt_{run['VARIANT']}", ("preprocess_eeve",), exported, run_dir, plan)
         )
     exports = tuple(f"export_{run['VARIANT']}" for run in runs) + tuple(
         f"cpt_{r['VARIANT']}" for r in eeve_runs
@@ -171,12 +176,17 @@ def training_plan_overrides(settings: dict[str, str], stage: Stage) -> list[str]
         f"cluster.gpu_memory={s['GPU_MEMORY']}",
         f"cluster.gpu_type={s['GPU_TYPE']}",
     ]
-    if stage.name == "cpt_eeve":
+    if stage.name.startswith("cpt_eeve"):
         extra = shlex.split(s["TRAIN_OVERRIDES"]) + shlex.split(s["EEVE_OVERRIDES"])
-        return ["recipe=eeve", "engine=hf", f"model.tokenizer={s['EEVE_TOKENIZER']}", *common, *extra]
+        return [*stage.plan, "engine=hf", f"model.tokenizer={s['EEVE_TOKENIZER']}", *common, *extra]
     engine = ["engine=hf"] if s["TRAIN_ENGINE"] == "hf" else []
-    recipe = f"recipe=cpt_{stage.name.removeprefix('cpt_')}"
-    return [recipe, *engine, f"model.tokenizer={s['TOKENIZER']}", *common, *shlex.split(s["TRAIN_OVERRIDES"])]
+    return [
+        *stage.plan,
+        *engine,
+        f"model.tokenizer={s['TOKENIZER']}",
+        *common,
+        *shlex.split(s["TRAIN_OVERRIDES"]),
+    ]
 
 
 def check_training_memory(settings: dict[str, str], stages: list[Stage], echo=print) -> None:
