@@ -1,8 +1,14 @@
 """Submit the whole pipeline, raw corpus to report, as one chain of scheduler jobs (PBS Pro or Slurm).
 
-    python scripts/submit_pipeline.py [--from STAGE] [--to STAGE] [--schemes vanilla patok] [--dry-run]
+    python scripts/submit_pipeline.py [--from STAGE] [--to STAGE] [--schemes vanilla patok] [--seeds 3] [--dry-run]
     python scripts/submit_pipeline.py --status          (also: morphcpt submit ...)
-    python scripts/submit_pipeline.py --local [--sample]  (the same scripts, run here in order: morphcpt.local_chain)
+    python scripts/submit_pipeline.py --local [--sample] [--seeds 2]  (the same scripts, run here in order)
+
+Seeds: `--seeds N` (or SEEDS in .env) runs every arm N times, seed k = 0..N-1 (docs/replicates-and-power.md):
+stochastok and patok get a preprocessing array per seed (`preprocess_patok_seed1`, ids in <scheme>/seed<k>/),
+vanilla and eeve one (their ids do not depend on the seed); every arm gets one training run per seed
+(`cpt_patok_seed1`, run `<name>-seed1`), each waiting for its own seed's data; the evaluation waits for all.
+Seed 0 keeps the names, folders and bytes of a single-seed chain, so a rerun with more seeds adds only the new ones.
 
 Stages, in order: download, split, benchmarks, preprocess (one array per scheme, after the eeve_tokenizer job for
 eeve), cpt (the eeve run exports itself), export (one per training run), evaluate (one GPU), analyze. Each job waits (`afterok`) for exactly the jobs that write its inputs. A stage
@@ -53,34 +59,48 @@ class Stage:
     inputs: tuple[str, ...]
     check: Callable[[], str | None]
     run_dir: str = ""  # cpt: the run folder (gate file, latest job)
+    plan: tuple[
+        str, ...
+    ] = ()  # cpt: the recipe and seed its job script passes (recipe=..., data.replicate=k)
 
 
-def _chunk_markers(settings: dict[str, str], scheme: str) -> list[Path]:
+def _chunk_markers(settings: dict[str, str], scheme: str, replicate: int = 0) -> list[Path]:
+    from morphcpt.tokenization.schemes import data_folder
+
     digits, root = int(settings["CHUNK_DIGITS"]), Path(settings["PROCESSED_DIR"])
-    needed = [
-        root / scheme / f"chunk_{i:0{digits}d}.done.json" for i in range(1, int(settings["NUM_CHUNKS"]) + 1)
-    ]
+    folder = root / data_folder(scheme, replicate)
+    needed = [folder / f"chunk_{i:0{digits}d}.done.json" for i in range(1, int(settings["NUM_CHUNKS"]) + 1)]
     if scheme == "vanilla" and (Path(settings["CHUNK_DIR"]) / "validation.jsonl").exists():
         needed.append(root / "validation" / "validation.done.json")
     return needed
 
 
-def _preprocessed(settings: dict[str, str], scheme: str) -> str | None:
-    return completion.preprocess(_chunk_markers(settings, scheme))
+def _preprocessed(settings: dict[str, str], scheme: str, replicate: int = 0) -> str | None:
+    return completion.preprocess(_chunk_markers(settings, scheme, replicate))
+
+
+def _analysed(results_dir: str) -> str | None:
+    """The report, and not older than the evaluation (a chain rerun with more seeds evaluates the runs it added,
+    and then the report must be written again)."""
+    why = completion.analysis(results_dir)
+    report, evaluated = Path(results_dir) / "analysis" / "report.md", Path(results_dir) / "evaluation.done"
+    if why is None and evaluated.exists() and report.stat().st_mtime < evaluated.stat().st_mtime:
+        return f"{report} is older than the last evaluation"
+    return why
 
 
 def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> list[Stage]:
     """Every stage for `schemes` (default: all), in submission order, each with exactly its inputs."""
-    from morphcpt.train.plan import cluster_runs, load_plan  # Hydra; only needed here
+    from morphcpt.tokenization.schemes import data_folder
+    from morphcpt.train.plan import cluster_runs  # Hydra; only needed here
 
     known = jobs.scheme_names()
     schemes = list(schemes or known)
     unknown = sorted(set(schemes) - set(known))
     if unknown:
         raise PipelineError(f"unknown scheme(s) {', '.join(unknown)}: the schemes are {', '.join(known)}")
-    runs = cluster_runs()
-    run_scheme = {run["VARIANT"]: load_plan([f"recipe={run['RECIPE']}"]).data.scheme for run in runs}
-    runs = [run for run in runs if run_scheme[run["VARIANT"]] in schemes]
+    seeds = jobs.seeds(settings)
+    runs = [run for run in cluster_runs(seeds, prefix=settings["RECIPES"]) if run["SCHEME"] in schemes]
     s = settings
     stages = [
         Stage("download", "download", "download", (), partial(completion.download, s["CORPUS"])),
@@ -93,32 +113,51 @@ def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> 
     if eeve:  # the expanded tokenizer, learnt from the chunks, that the eeve data and run use
         tokenizer = partial(completion.eeve_tokenizer, s["EEVE_TOKENIZER"])
         stages.append(Stage("eeve_tokenizer", "preprocess", "eeve_tokenizer", ("split",), tokenizer))
-    # the vanilla array also builds the validation set every training run reads
-    for scheme in sorted(set(schemes) | ({"vanilla"} if runs else set())):
-        check = partial(_preprocessed, s, scheme)
+    # the vanilla array also builds the validation set every training run reads; a scheme that draws has one
+    # array per seed, the others one for all
+    wanted = set(schemes) | ({"vanilla"} if runs else set())
+    data_stage: dict[tuple[str, int], str] = {}  # (scheme, seed) -> the stage writing that seed's ids
+    for variant in jobs.preprocess_variants(settings):
+        scheme, k = variant["SCHEME"], int(variant["REPLICATE"])
+        if scheme not in wanted:
+            continue
+        name = f"preprocess_{variant['DATA_VARIANT']}"
         inputs = ("split", "eeve_tokenizer") if scheme == "eeve" else ("split",)
-        stages.append(Stage(f"preprocess_{scheme}", "preprocess", f"preprocess_data_{scheme}", inputs, check))
+        check = partial(_preprocessed, s, scheme, k)
+        stages.append(Stage(name, "preprocess", f"preprocess_data_{variant['DATA_VARIANT']}", inputs, check))
+        for seed in range(seeds):
+            if data_folder(scheme, seed) == data_folder(scheme, k):
+                data_stage[(scheme, seed)] = name
     for run in runs:
         variant, run_dir = run["VARIANT"], f"{s['OUTPUT_ROOT']}/runs/{run['RUN_NAME']}"
-        inputs = tuple(dict.fromkeys([f"preprocess_{run_scheme[variant]}", "preprocess_vanilla"]))
+        own = data_stage[(run["SCHEME"], int(run["REPLICATE"]))]
+        inputs = tuple(dict.fromkeys([own, "preprocess_vanilla"]))
         check = partial(completion.training, run_dir)
-        stages.append(Stage(f"cpt_{variant}", "cpt", f"run_cpt_{variant}", inputs, check, run_dir))
+        plan = (f"recipe={run['RECIPE']}", f"data.replicate={run['REPLICATE']}")
+        stages.append(Stage(f"cpt_{variant}", "cpt", f"run_cpt_{variant}", inputs, check, run_dir, plan))
     for run in runs:
         variant, export = run["VARIANT"], f"{s['OUTPUT_ROOT']}/exports/{run['RUN_NAME']}"
         check = partial(completion.export, export)
         stages.append(Stage(f"export_{variant}", "export", f"export_{variant}", (f"cpt_{variant}",), check))
-    names = [run["RUN_NAME"] for run in runs]
-    if eeve:  # seven stages in one run folder; the job exports the model after the last one
-        name = jobs.eeve_run_name()
-        names.append(name)
-        exported = partial(completion.export, f"{s['OUTPUT_ROOT']}/exports/{name}")
-        run_dir = f"{s['OUTPUT_ROOT']}/runs/{name}"
-        stages.append(Stage("cpt_eeve", "cpt", "run_cpt_eeve", ("preprocess_eeve",), exported, run_dir))
-    exports = tuple(f"export_{run['VARIANT']}" for run in runs) + (("cpt_eeve",) if eeve else ())
-    evaluated = partial(completion.evaluation, s["RESULTS_DIR"], names)
+    eeve_runs = jobs.eeve_runs(settings) if eeve else []
+    for run in eeve_runs:  # seven stages in one run folder; the job exports the model after the last one
+        exported = partial(completion.export, f"{s['OUTPUT_ROOT']}/exports/{run['RUN_NAME']}")
+        run_dir = f"{s['OUTPUT_ROOT']}/runs/{run['RUN_NAME']}"
+        name = f"cpt_{run['VARIANT']}"
+        plan = (f"recipe={run['EEVE_RECIPE']}", f"data.replicate={run['REPLICATE']}")
+        stages.append(
+            Stage(name, "cpt", f"run_cpt_{run['VARIANT']}", ("preprocess_eeve",), exported, run_dir, plan)
+        )
+    exports = tuple(f"export_{run['VARIANT']}" for run in runs) + tuple(
+        f"cpt_{r['VARIANT']}" for r in eeve_runs
+    )
+    # every run's results (a rerun with more seeds evaluates the runs it added), then a report newer than them
+    evaluated = partial(
+        completion.evaluation, s["RESULTS_DIR"], [run["RUN_NAME"] for run in runs + eeve_runs]
+    )
     stages += [
         Stage("evaluate", "evaluate", "run_evaluation", (*exports, "benchmarks"), evaluated),
-        Stage("analyze", "analyze", "analyze", ("evaluate",), partial(completion.analysis, s["RESULTS_DIR"])),
+        Stage("analyze", "analyze", "analyze", ("evaluate",), partial(_analysed, s["RESULTS_DIR"])),
     ]
     return stages
 
@@ -138,12 +177,17 @@ def training_plan_overrides(settings: dict[str, str], stage: Stage) -> list[str]
         f"cluster.gpu_memory={s['GPU_MEMORY']}",
         f"cluster.gpu_type={s['GPU_TYPE']}",
     ]
-    if stage.name == "cpt_eeve":
+    if stage.name.startswith("cpt_eeve"):
         extra = shlex.split(s["TRAIN_OVERRIDES"]) + shlex.split(s["EEVE_OVERRIDES"])
-        return ["recipe=eeve", "engine=hf", f"model.tokenizer={s['EEVE_TOKENIZER']}", *common, *extra]
+        return [*stage.plan, "engine=hf", f"model.tokenizer={s['EEVE_TOKENIZER']}", *common, *extra]
     engine = ["engine=hf"] if s["TRAIN_ENGINE"] == "hf" else []
-    recipe = f"recipe=cpt_{stage.name.removeprefix('cpt_')}"
-    return [recipe, *engine, f"model.tokenizer={s['TOKENIZER']}", *common, *shlex.split(s["TRAIN_OVERRIDES"])]
+    return [
+        *stage.plan,
+        *engine,
+        f"model.tokenizer={s['TOKENIZER']}",
+        *common,
+        *shlex.split(s["TRAIN_OVERRIDES"]),
+    ]
 
 
 def check_training_memory(settings: dict[str, str], stages: list[Stage], echo=print) -> None:
@@ -362,6 +406,17 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
     parser.add_argument("--to", dest="last", metavar="STAGE", help="last stage")
     parser.add_argument("--schemes", nargs="+", help="tokenization schemes (default: all)")
     parser.add_argument(
+        "--seeds",
+        type=int,
+        metavar="N",
+        help="training runs per arm, seeds 0..N-1 (default: SEEDS in .env, else 1)",
+    )
+    parser.add_argument(
+        "--recipes",
+        choices=sorted(jobs.RECIPE_SETS),
+        help="cpt: gemma-3-1b-pt (default); pilot: gemma-3-270m on a token budget (RECIPES in .env)",
+    )
+    parser.add_argument(
         "--dry-run", action="store_true", help="print what would be submitted; submit nothing"
     )
     parser.add_argument("--status", action="store_true", help="where the chain stands, then exit")
@@ -387,6 +442,12 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
         env = local_chain.sample_settings(args.output_dir)
     if args.scheduler:
         env["SCHEDULER"] = args.scheduler
+    if args.recipes:
+        env["RECIPES"] = args.recipes
+    if args.seeds is not None:
+        if args.seeds < 1:
+            parser.error("--seeds must be 1 or more")
+        env["SEEDS"] = str(args.seeds)
     jobs_dir = Path(args.jobs_dir or (args.output_dir / "jobs" if args.sample else "jobs"))
     started = time.perf_counter()
     try:

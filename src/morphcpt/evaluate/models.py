@@ -282,7 +282,8 @@ def export_job_command(run: RunCheckpoint) -> str:
     try:
         from morphcpt.train.plan import cluster_runs
 
-        runs = cluster_runs()
+        seeds = run.plan.data.replicate + 1  # a seed k run's job is export_<variant>_seed<k>
+        runs = cluster_runs(seeds) + cluster_runs(seeds, prefix="pilot")
     except Exception:  # a broken config tree is reported elsewhere; the job name is only a convenience here
         runs = []
     variant = next((r["VARIANT"] for r in runs if r["RUN_NAME"] == run.plan.run_name), None)

@@ -49,10 +49,11 @@ class Shape:
 
 def model_config(plan: CPTPlan, vocab_size: int | None = None):
     """The transformers config of the plan's model, without downloading weights: a local folder or the Hub
-    cache first, then the Hub; the default gemma3-1b falls back to its reference shape (no network needed).
-    A randomly initialised model gets the plan's vocabulary, else `vocab_size`, else its tokenizer's size."""
-    from morphcpt.train.models import GEMMA3_1B_VOCAB, config_from_plan, gemma3_1b_config
+    cache first, then the Hub; the default gemma3-1b and the pilot's gemma3-270m fall back to their reference
+    shapes (no network needed). A randomly initialised model gets the plan's vocabulary, else `vocab_size`, else its tokenizer's size."""
+    from morphcpt.train.models import GEMMA3_1B_VOCAB, config_from_plan, gemma3_1b_config, gemma3_270m_config
 
+    known = {"gemma3-1b": gemma3_1b_config, "gemma3-270m": gemma3_270m_config}
     if plan.model.pretrained:
         from transformers import AutoConfig
 
@@ -64,8 +65,8 @@ def model_config(plan: CPTPlan, vocab_size: int | None = None):
                 config = AutoConfig.from_pretrained(source, local_files_only=local_only)
                 return getattr(config, "text_config", config)
             except (OSError, ValueError):
-                if plan.model.name == "gemma3-1b":  # the default: its shape is known, skip the network
-                    return gemma3_1b_config()
+                if plan.model.name in known:  # a shape we know: skip the network
+                    return known[plan.model.name]()
                 if not local_only:
                     raise
     vocab = plan.model.vocab_size or vocab_size

@@ -32,6 +32,8 @@ GEMMA3_1B_SHAPE = dict(
     max_position_embeddings=32768,
 )
 GEMMA3_1B_VOCAB = 262_144
+# google/gemma-3-270m, the pilot's model (conf/model/gemma3_270m.yaml says where the shape comes from)
+GEMMA3_270M_SHAPE = dict(GEMMA3_1B_SHAPE, hidden_size=640, num_layers=18, intermediate_size=2048)
 
 
 class WeightLoadError(UserError, RuntimeError):
@@ -81,6 +83,11 @@ def tiny_config(
 def gemma3_1b_config(vocab_size: int = GEMMA3_1B_VOCAB) -> Gemma3TextConfig:
     """The gemma-3-1b-pt text shape (5 local : 1 global layers), for benchmarks."""
     return tiny_config(vocab_size, **GEMMA3_1B_SHAPE)
+
+
+def gemma3_270m_config(vocab_size: int = GEMMA3_1B_VOCAB) -> Gemma3TextConfig:
+    """The gemma-3-270m text shape (same attention layout and vocabulary as 1B, narrower and shallower)."""
+    return tiny_config(vocab_size, **GEMMA3_270M_SHAPE)
 
 
 def config_from_plan(plan: ModelPlan, vocab_size: int) -> Gemma3TextConfig:

@@ -93,10 +93,17 @@ class DataPlan:
     # blend is capped at one epoch and a run longer than the data stops early.
     weights: list[float] | None = None
     seed: int = 1234  # GPTDataset shuffling
+    # Replicate k (seed k) of this arm: k >= 1 trains on <root>/<scheme>/seed<k>/ where the scheme's ids depend on
+    # the seed (stochastok, patok; morphcpt.preprocess replicate=k), shuffles with data.seed + k, initialises
+    # with loop.seed + k and is named <run_name>-seed<k> (`plan_from_config`). 0: today's run, folders and names.
+    replicate: int = 0
 
     def chunk_prefixes(self) -> list[Path]:
+        from morphcpt.tokenization.schemes import data_folder
+
+        folder = data_folder(self.scheme, self.replicate)
         return [
-            Path(self.root) / self.scheme / f"{self.chunk_name.format(index=i)}_text_document"
+            Path(self.root) / folder / f"{self.chunk_name.format(index=i)}_text_document"
             for i in range(1, self.num_chunks + 1)
         ]
 
@@ -293,9 +300,12 @@ class CPTPlan:
 
         A run folder whose checkpoints carry another hash belongs to another plan; resuming it would be wrong.
         """
+        data = asdict(self.data)
+        if not data["replicate"]:  # absent at 0: runs from before replicates keep the hash they always had
+            del data["replicate"]
         identity = {
             "model": asdict(self.model),
-            "data": asdict(self.data),
+            "data": data,
             "loop": {k: v for k, v in asdict(self.loop).items() if k not in LAYOUT_KEYS},
             "optim": asdict(self.optim),
         }
@@ -350,6 +360,8 @@ def validate(plan: CPTPlan) -> CPTPlan:
         raise PlanError(
             f"warmup ({plan.optim.warmup_steps}) must be shorter than the run ({loop.steps} steps)"
         )
+    if plan.data.replicate < 0:
+        raise ValueError(f"data.replicate must be 0 or more (seed k of the arm), got {plan.data.replicate}")
     if plan.model.pretrained is None and not plan.model.tokenizer:
         raise PlanError(
             "a randomly initialised model (model.pretrained=null) needs model.tokenizer=DIR, e.g. the folder "
@@ -405,8 +417,23 @@ def register() -> None:
     ConfigStore.instance().store(name="train_schema", node=CPTPlan)
 
 
+def replicate_name(run_name: str, replicate: int) -> str:
+    """Replicate k's run name: the arm's own for seed 0, `<run_name>-seed<k>` after (runs, exports, W&B)."""
+    return f"{run_name}-seed{replicate}" if replicate else run_name
+
+
+def _apply_replicate(cfg) -> None:
+    """Seed k >= 1 of an arm: its own run name (and so run folder) and seeds k above the arm's."""
+    k = cfg.data.replicate
+    if isinstance(k, int) and k > 0:
+        cfg.run_name = replicate_name(cfg.run_name, k)
+        cfg.data.seed = cfg.data.seed + k
+        cfg.loop.seed = cfg.loop.seed + k
+
+
 def plan_from_config(cfg) -> CPTPlan:
     """A composed Hydra config (DictConfig) -> a validated CPTPlan with absolute paths."""
+    _apply_replicate(cfg)
     plan = OmegaConf.to_object(cfg)
     if not isinstance(plan, CPTPlan):
         raise TypeError(
@@ -429,12 +456,23 @@ def load_plan(overrides: list[str] | None = None, config_name: str = "train") ->
     return plan_from_config(cfg)
 
 
-def cluster_runs() -> list[dict[str, str]]:
-    """The cluster recipes (`conf/recipe/cpt_*.yaml`) as job-script variables: VARIANT, RECIPE, RUN_NAME."""
+def cluster_runs(seeds: int = 1, prefix: str = "cpt") -> list[dict[str, str]]:
+    """The cluster recipes (`conf/recipe/<prefix>_*.yaml`) as job-script variables, one per seed: VARIANT
+    (`patok`, then `patok_seed1`, ...), RECIPE, RUN_NAME, SCHEME, REPLICATE."""
     runs = []
-    for path in sorted((paths.CONF_DIR / "recipe").glob("cpt_*.yaml")):
-        name = load_plan([f"recipe={path.stem}"]).run_name
-        runs.append({"VARIANT": path.stem.removeprefix("cpt_"), "RECIPE": path.stem, "RUN_NAME": name})
+    for path in sorted((paths.CONF_DIR / "recipe").glob(f"{prefix}_*.yaml")):
+        plan = load_plan([f"recipe={path.stem}"])
+        variant = path.stem.removeprefix(f"{prefix}_")
+        for k in range(seeds):
+            runs.append(
+                {
+                    "VARIANT": f"{variant}_seed{k}" if k else variant,
+                    "RECIPE": path.stem,
+                    "RUN_NAME": replicate_name(plan.run_name, k),
+                    "SCHEME": plan.data.scheme,
+                    "REPLICATE": str(k),
+                }
+            )
     return runs
 
 
