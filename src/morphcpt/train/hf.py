@@ -89,12 +89,15 @@ def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
 
 @dataclass
 class TrainHooks:
-    """How a caller adapts the loop without copying it (the EEVE stages, `morphcpt.train.eeve`): which
-    parameters train and their gradient masks (`param_groups`, called on the built or resumed model), and what
-    to attach to the optimiser (`on_optimizer`, e.g. a step pre-hook)."""
+    """How a caller adapts the loop without copying it (the EEVE stages, `morphcpt.train.eeve`): which tensors
+    train (`freeze`, setting `requires_grad` on the built or resumed model before it is laid out over ranks: DDP
+    and FSDP2 read it when they wrap the model), the optimiser's groups and any gradient masks (`param_groups`,
+    called on the laid-out model, whose parameters are FSDP2 shards under fsdp), and what to attach to the
+    optimiser (`on_optimizer`, e.g. a step pre-hook)."""
 
     param_groups: Callable[[torch.nn.Module, float], list[dict]] = param_groups
     on_optimizer: Callable[[torch.optim.Optimizer], None] | None = None
+    freeze: Callable[[torch.nn.Module], None] | None = None
 
 
 def _setup_ranks() -> _Ranks:
@@ -340,9 +343,11 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
     if rows < vocab.size:
         raise PlanError(f"model has {rows} embedding rows but the tokenizer has {vocab.size} ids")
     own_group = loop.sharding == "fsdp" and sharding.ensure_process_group(ranks.device)
+    hooks = hooks or TrainHooks()
+    if hooks.freeze is not None:
+        hooks.freeze(model)
     wrapped = sharding.shard(model, loop, ranks.device, bf16, ranks.world)  # before the optimiser sees params
 
-    hooks = hooks or TrainHooks()
     optimizer = torch.optim.AdamW(
         hooks.param_groups(model, plan.optim.weight_decay),
         lr=plan.optim.lr,
