@@ -236,7 +236,7 @@ def _build_model(plan: CPTPlan, vocab, resume: Path | None, device: torch.device
     elif plan.model.pretrained:
         model = load_pretrained(plan.model.pretrained, vocab_size=plan.model.vocab_size, device=device)
     else:
-        config = config_from_plan(plan.model, plan.model.vocab_size or vocab.size)
+        config = config_from_plan(plan.model, plan.model.vocab_size or vocab.size, vocab)
         model = build_model(config, seed=plan.loop.seed).to(device)
     if plan.peft.method == "lora":
         from morphcpt.train import lora

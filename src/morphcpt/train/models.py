@@ -57,6 +57,7 @@ def tiny_config(
     sliding_window: int = 32,
     global_every: int = 2,
     max_position_embeddings: int = 512,
+    special_ids: tuple[int | None, int, int] = (0, 1, 2),
 ) -> Gemma3TextConfig:
     """A Gemma 3 text config; the defaults are the tiny CPU model (few layers, sliding-window and global layers)."""
     return Gemma3TextConfig(
@@ -72,9 +73,9 @@ def tiny_config(
         layer_types=layer_types(num_layers, global_every),
         max_position_embeddings=max_position_embeddings,
         tie_word_embeddings=True,
-        pad_token_id=0,
-        eos_token_id=1,
-        bos_token_id=2,
+        pad_token_id=special_ids[0],
+        eos_token_id=special_ids[1],
+        bos_token_id=special_ids[2],
     )
 
 
@@ -83,7 +84,14 @@ def gemma3_1b_config(vocab_size: int = GEMMA3_1B_VOCAB) -> Gemma3TextConfig:
     return tiny_config(vocab_size, **GEMMA3_1B_SHAPE)
 
 
-def config_from_plan(plan: ModelPlan, vocab_size: int) -> Gemma3TextConfig:
+def config_from_plan(plan: ModelPlan, vocab_size: int, vocab=None) -> Gemma3TextConfig:
+    """The model a plan trains from scratch; with its `Vocabulary`, the tokenizer's pad, eos and bos ids (Gemma's
+    0, 1, 2 otherwise). The pad id is the embedding's padding row, which never trains: a tokenizer whose pad is
+    also its eos or bos (GPT-2 style) gets none."""
+    special_ids = (0, 1, 2)
+    if vocab is not None:
+        pad = vocab.pad_id if vocab.pad_id not in (vocab.eos_id, vocab.bos_id) else None
+        special_ids = (pad, vocab.eos_id, vocab.bos_id)
     return tiny_config(
         vocab_size,
         hidden_size=plan.hidden_size,
@@ -95,6 +103,7 @@ def config_from_plan(plan: ModelPlan, vocab_size: int) -> Gemma3TextConfig:
         sliding_window=plan.sliding_window,
         global_every=plan.global_every,
         max_position_embeddings=plan.max_position_embeddings,
+        special_ids=special_ids,
     )
 
 
