@@ -303,6 +303,7 @@ def test_a_generated_set_says_calmly_once_that_stress_is_not_generated(generated
     folders = [tmp_path / "models" / name for name in ("vanilla", "patok")]
     for folder in folders:
         folder.mkdir(parents=True)
+        (folder / "config.json").write_text("{}")  # an exported model, as far as resolution looks
         (folder / "morphcpt_metadata.json").write_text(json.dumps({"scheme": folder.name}))
     cfg = EvalConfig(
         models=[str(f) for f in folders],

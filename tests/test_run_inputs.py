@@ -224,7 +224,7 @@ def test_sigterm_during_an_eeve_stage_exits_143_after_the_checkpoint_and_resumes
     lines = sample_corpus.read_text(encoding="utf-8").splitlines(keepends=True)
     make_eeve(tmp_path, lines[:200], sample_tokenizer_dir)
     plan = eeve_plan(tmp_path, tiny_gemma3, "eeve.stages=[1,6]", "checkpoint.interval=1000")
-    step = hf._optimizer_step
+    step = hf.optimizer_step
     calls = []
 
     def step_then_sigterm(*args, **kwargs):
@@ -234,7 +234,7 @@ def test_sigterm_during_an_eeve_stage_exits_143_after_the_checkpoint_and_resumes
             os.kill(os.getpid(), signal.SIGTERM)
         return out
 
-    monkeypatch.setattr(hf, "_optimizer_step", step_then_sigterm)
+    monkeypatch.setattr(hf, "optimizer_step", step_then_sigterm)
     result = eeve.run(plan)
     assert exit_status(result) == 143
     err = capsys.readouterr().err

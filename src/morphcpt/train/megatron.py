@@ -74,22 +74,47 @@ def exit_duration_minutes(plan: CPTPlan) -> int:
     return minutes
 
 
-def parallel_layout(plan: CPTPlan) -> dict[str, int]:
-    """World size, data-parallel size and the gradient accumulation that reaches the global batch."""
+def data_parallel_size(plan: CPTPlan) -> int:
+    """The job's data-parallel size: its GPUs over TP x PP."""
     world = plan.cluster.nodes * plan.cluster.gpus_per_node
     model_parallel = plan.cluster.tensor_parallel * plan.cluster.pipeline_parallel
     if world % model_parallel:
         raise ValueError(f"{world} GPUs cannot hold TP x PP = {model_parallel}")
-    data_parallel = world // model_parallel
-    per_step = plan.loop.micro_batch_size * data_parallel
+    return world // model_parallel
+
+
+def parallel_layout(plan: CPTPlan, micro_batch: int | None = None) -> dict[str, int]:
+    """World size, data-parallel size and the gradient accumulation that reaches the global batch (at the plan's
+    micro batch, or `micro_batch`)."""
+    data_parallel = data_parallel_size(plan)
+    micro = micro_batch or plan.loop.micro_batch_size
+    if micro == "auto":
+        raise ValueError("loop.micro_batch_size=auto is resolved by the memory planner before the layout")
+    per_step = micro * data_parallel
     if plan.loop.global_batch_size % per_step:
         raise ValueError(
             f"global batch {plan.loop.global_batch_size} is not a multiple of micro batch x DP = {per_step}"
         )
     return {
-        "world_size": world,
+        "world_size": data_parallel * plan.cluster.tensor_parallel * plan.cluster.pipeline_parallel,
         "data_parallel": data_parallel,
         "gradient_accumulation": plan.loop.global_batch_size // per_step,
+    }
+
+
+def recompute_overrides(plan: CPTPlan) -> dict[str, Any]:
+    """`loop.activation_checkpointing` in Megatron's terms: recompute every decoder layer in backward (full
+    granularity, uniform groups of one layer, as the hf engine checkpoints each layer); off: the recipe's none."""
+    if plan.loop.activation_checkpointing:
+        return {
+            "model.recompute_granularity": "full",
+            "model.recompute_method": "uniform",
+            "model.recompute_num_layers": 1,
+        }
+    return {
+        "model.recompute_granularity": None,
+        "model.recompute_method": None,
+        "model.recompute_num_layers": None,
     }
 
 
@@ -101,6 +126,10 @@ def overrides(plan: CPTPlan) -> dict[str, Any]:
         )
     if plan.loop.precision != "bf16-mixed":
         raise ValueError("the megatron engine trains in bf16-mixed only")
+    if plan.loop.micro_batch_size == "auto":
+        raise ValueError(
+            "loop.micro_batch_size=auto: resolve it first (morphcpt.train.memory.resolve_micro_batch)"
+        )
     run_dir = Path(plan.run_dir)
     ckpt = str(plan.checkpoint_dir)
     wd = plan.optim.weight_decay
@@ -111,6 +140,8 @@ def overrides(plan: CPTPlan) -> dict[str, Any]:
         "model.vocab_size": plan.model.vocab_size,
         "model.tensor_model_parallel_size": plan.cluster.tensor_parallel,
         "model.pipeline_model_parallel_size": plan.cluster.pipeline_parallel,
+        # memory: the planner (morphcpt.train.memory) checks that this fits cluster.gpu_memory
+        **recompute_overrides(plan),
         # tokenizer: none is needed, the data is already token ids. Bridge's NullTokenizer with the model's
         # vocabulary keeps the embedding at 262,144 rows; a HuggingFaceTokenizer would be checked by len(), which
         # is 262,145 for gemma-3-1b-pt (an image token past the embedding) and Bridge refuses the model.
@@ -466,6 +497,15 @@ def train(plan: CPTPlan) -> None:
         )
     check_ready(plan.data)
     cfg = build_config(plan, training_blend(plan))
+    from morphcpt.train.memory import check_fits
+    from morphcpt.train.memory_megatron import MegatronShape
+
+    # before pretrain() allocates anything: the check stage refused this already, unless the plan changed since
+    check_fits(
+        plan,
+        "megatron",
+        megatron_shape=MegatronShape.from_config(cfg, parallel_layout(plan)["data_parallel"]),
+    )
     os.environ.update(wandb_environment(plan))
     from megatron.bridge.training.gpt_step import forward_step
     from megatron.bridge.training.pretrain import pretrain
@@ -484,6 +524,13 @@ def train(plan: CPTPlan) -> None:
 
 
 def run(plan: CPTPlan):
+    from morphcpt.train.memory import DoesNotFit, resolve_micro_batch
+
+    try:
+        resolve_micro_batch(plan, "megatron")  # loop.micro_batch_size=auto -> the number that fits the card
+    except DoesNotFit as error:
+        print(f"\n{error}", file=sys.stderr, flush=True)
+        raise SystemExit(1) from None
     if plan.dry_run:
         return dry_run(plan)
     if plan.cluster.stage == "check":
