@@ -5,7 +5,8 @@ starting ranks costs more than the runs):
 
 Runs, one after the other, in OUT/runs/<name>: `fsdp` (4 steps), `fsdp_ac` (the same with activation
 checkpointing), `fsdp_resumed` (stopped after 2 steps, then resumed to 4; its step-2 run folder is copied to
-`fsdp_reshard` before resuming, for a 1-rank resume) and `lora` (LoRA adapters on TINY_MODEL under ddp).
+`fsdp_reshard` before resuming, for a 1-rank resume), `fsdp_fp16` (fp16 autocast with the sharded loss scale) and
+`lora` (LoRA adapters on TINY_MODEL under ddp).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ def main(data_root: str, out: str, tiny_model: str) -> None:
         shutil.copytree(Path(out) / "runs" / "fsdp_resumed", Path(out) / "runs" / "fsdp_reshard")
     dist.barrier()
     train(plan(data_root, out, *resumed))
+    train(plan(data_root, out, "run_name=fsdp_fp16", "loop.sharding=fsdp", "loop.precision=fp16-mixed"))
     lora = [
         "run_name=lora",
         f"model.pretrained={tiny_model}",

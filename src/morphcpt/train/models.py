@@ -151,28 +151,49 @@ def load_strict(name_or_path: str | Path) -> PreTrainedModel:
 
 
 def load_pretrained(
-    name_or_path: str | Path, vocab_size: int | None = None, device: str | torch.device = "cpu"
+    name_or_path: str | Path,
+    vocab_size: int | None = None,
+    device: str | torch.device = "cpu",
+    dtype: torch.dtype = torch.float32,
 ) -> PreTrainedModel:
-    """Load pretrained weights in fp32 onto `device` and prove they loaded: every tensor matched a checkpoint key
-    (no missing, unexpected or mismatched keys) and an independent second load gives the same logits on fixed
-    inputs, so nothing between loading and training re-initialised a weight.
+    """Load pretrained weights and prove they loaded: every tensor matched a checkpoint key (no missing,
+    unexpected or mismatched keys) and an independent second load gives the same logits on fixed inputs, so
+    nothing between loading and training re-initialised a weight. Then the model goes to `device` with its
+    parameters in `dtype` (`place`).
+
+    Both loads and the logits are in fp32 in host memory, one after the other (the reference is gone before the
+    model is loaded): the device only ever holds the model, once, in the dtype it trains in.
 
     `vocab_size`, when given, must equal the model's embedding rows: the vocabulary is never resized in CPT.
     """
-    model = load_strict(name_or_path).to(device)
-    rows = model.get_input_embeddings().weight.shape[0]
+    reference = load_strict(name_or_path)
+    rows = reference.get_input_embeddings().weight.shape[0]
     if vocab_size is not None and rows != vocab_size:
         raise WeightLoadError(
             f"{name_or_path} has {rows} embedding rows but the plan says vocab_size={vocab_size}; "
             "continued pretraining keeps the model's vocabulary, fix model.vocab_size"
         )
-    reference = load_strict(name_or_path).to(device)
-    ids = prompt_batch(rows).to(device)
+    ids = prompt_batch(rows)
     with torch.no_grad():
-        got = model.eval()(input_ids=ids).logits
         want = reference.eval()(input_ids=ids).logits
     del reference
+    model = load_strict(name_or_path)
+    with torch.no_grad():
+        got = model.eval()(input_ids=ids).logits
     parity = compare_logits(got, want, tolerance="exact")
     if not parity.ok():
         raise WeightLoadError(f"{name_or_path}: the loaded model does not reproduce a fresh load: {parity}")
-    return model.train()
+    return place(model, torch.device(device), dtype).train()
+
+
+@torch.no_grad()
+def place(
+    model: torch.nn.Module, device: torch.device, dtype: torch.dtype = torch.float32
+) -> torch.nn.Module:
+    """`model` on `device` with its floating parameters in `dtype`, cast before they move (never a second copy of
+    the model on the device); buffers (rotary tables) keep their dtype."""
+    if dtype != torch.float32:
+        for param in model.parameters():
+            if param.is_floating_point():
+                param.data = param.data.to(dtype)
+    return model.to(device)
