@@ -46,8 +46,9 @@ from dataclasses import asdict, dataclass, fields
 from itertools import pairwise
 from pathlib import Path
 
-from morphcpt.errors import UserError, reported
+from morphcpt.errors import reported
 from morphcpt.jsonio import read_json, write_json
+from morphcpt.tokenization.eeve_corpus import ExpansionError, check_language, read_texts
 from morphcpt.tokenization.vocabulary import WORD_START, Vocabulary
 
 log = logging.getLogger(__name__)
@@ -59,10 +60,6 @@ DEFAULT_NUM_NEW = 2048
 
 def _rebuild(folder: str | Path) -> str:
     return f"build the expanded tokenizer again: python -m morphcpt.tokenization.eeve CORPUS --base BASE --out-dir {folder}"
-
-
-class ExpansionError(UserError, ValueError):
-    """The expansion cannot be made as asked; the message says why and what to change."""
 
 
 @dataclass
@@ -291,51 +288,6 @@ def learn_merges(
     return learned
 
 
-def _read_texts(
-    sources: Iterable[str | Path], max_documents: int | None, language: str | None = None
-) -> Iterator[str]:
-    """The texts of the corpus sources (see the module docstring), at most `max_documents`. With `language`
-    (morpheme candidates), a document tagged with a language that pack does not cover is refused."""
-    from morphcpt.corpus.sources import SourceError, SourceSpec, read_source
-    from morphcpt.morphology import LANGUAGE_PACKS
-
-    covered = {
-        code for code, pack in LANGUAGE_PACKS.items() if language and pack is LANGUAGE_PACKS.get(language)
-    }
-    n = skipped = 0
-    for source in sources:
-        try:
-            for record in read_source(SourceSpec.parse(str(source))):
-                if not record.text:
-                    skipped += 1
-                    continue
-                if covered and record.lang is not None and record.lang not in covered:
-                    raise ExpansionError(
-                        f"{record.where}: a document tagged lang={record.lang}, but --candidates morphemes cuts "
-                        f"words with the {language} language pack ({', '.join(sorted(covered))}); give text in "
-                        "that language only, or use --candidates frequent"
-                    )
-                if max_documents is not None and n >= max_documents:
-                    return
-                n += 1
-                yield record.text
-        except SourceError as error:
-            raise ExpansionError(f"corpus {source}: {error}") from None
-    if skipped:
-        log.warning("skipped %d records without text (unreadable, empty or not text)", skipped)
-
-
-def check_language(candidates: str, language: str) -> None:
-    """Morpheme candidates need the corpus language's morphology pack; say which languages have one."""
-    from morphcpt.morphology import LANGUAGE_PACKS
-
-    if candidates == "morphemes" and language not in LANGUAGE_PACKS:
-        raise ExpansionError(
-            f"--candidates morphemes cuts words at the morpheme boundaries of a language pack, and there is none "
-            f"for {language!r} (packs: {', '.join(sorted(LANGUAGE_PACKS))}, Filipino); use --candidates frequent"
-        )
-
-
 def check_base(tokenizer_json: dict, source: str) -> None:
     model = tokenizer_json.get("model", {})
     if model.get("type") != "BPE":
@@ -401,7 +353,7 @@ def expand(
     check_base(_saved_tokenizer_json(base) or base_json, str(base))
     rules = _Rules(vocab)
     runs, documents, nbytes, base_tokens = count_runs(
-        _read_texts(paths, max_documents, tagged), vocab, rules, candidates, language
+        read_texts(paths, max_documents, tagged), vocab, rules, candidates, language
     )
     if documents == 0:
         raise ExpansionError(f"no readable documents in {[str(p) for p in paths]}")
@@ -431,7 +383,7 @@ def expand(
     _drop_slow_tokenizer_file(staging)
     expanded = Vocabulary.load(staging)
     expanded_tokens = verify(
-        expanded, vocab, first_new, [p for *_, p in named], _read_texts(paths, max_documents)
+        expanded, vocab, first_new, [p for *_, p in named], read_texts(paths, max_documents)
     )
     expansion = Expansion(
         base_tokenizer=str(base),
