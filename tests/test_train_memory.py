@@ -72,7 +72,7 @@ def test_the_command_reports_both_engines_for_the_1b_shape_offline(capsys):
     megatron, hf = out.split("## megatron engine")[1].split("## hf engine")
     assert "distributed optimizer over DP 8" in megatron and "hf engine, 4 rank(s)" in "## hf engine" + hf
     rows = {line[:22].strip(): line[22:].split() for line in hf.splitlines() if line[:1].isalpha()}
-    assert {"ddp bf16", "fsdp", "fsdp +ckpt", "fsdp +ckpt +offload", "ddp +lora"} <= rows.keys()
+    assert {"ddp bf16", "fsdp", "fsdp +ckpt", "fsdp +ckpt +offload", "ddp bf16 +lora"} <= rows.keys()
     # params GiB per GPU: bf16 weights (2 bytes) under ddp, fp32 shards (4 bytes / 4 ranks) under fsdp
     assert float(rows["fsdp"][0]) == pytest.approx(float(rows["ddp bf16"][0]) * 2 / 4, abs=0.01)
 

@@ -28,7 +28,7 @@ from morphcpt.train.gpus import parse_bytes
 
 ENGINES = ("megatron", "hf")
 STAGES = ("check", "prepare", "train")
-PRECISIONS = ("bf16-mixed", "fp32")
+PRECISIONS = ("bf16-mixed", "fp16-mixed", "fp32")
 SHARDINGS = ("ddp", "fsdp")
 PEFT_METHODS = ("none", "lora")
 COMPILE_MODES = ("auto", "layers", "model", "none")
@@ -127,7 +127,9 @@ class LoopPlan:
     # Samples per rank per forward pass, or "auto": the largest that fits `cluster.gpu_memory` with the planner's
     # margin and divides the global batch (`python -m morphcpt.train.memory` shows the choice).
     micro_batch_size: int | str = 2
-    precision: str = "bf16-mixed"  # hf engine: bf16 autocast on GPU; CPU always runs fp32
+    # "bf16-mixed"; "fp16-mixed" (hf engine, cards without bf16: V100, T4) is fp16 autocast with a dynamic loss
+    # scale; "fp32". CPU always runs fp32.
+    precision: str = "bf16-mixed"
     seed: int = 1234
     # hf engine: stop after this many optimiser steps in one invocation (a checkpoint is written); null: no limit.
     max_steps_per_run: int | None = None
@@ -336,6 +338,11 @@ def validate(plan: CPTPlan) -> CPTPlan:
         raise PlanError(f"loop.param_dtype must be one of {PARAM_DTYPES}, got {loop.param_dtype!r}")
     if loop.loss_chunk_tokens is not None and loop.loss_chunk_tokens < 1:
         raise PlanError(f"loop.loss_chunk_tokens must be >= 1 or null, got {loop.loss_chunk_tokens}")
+    if loop.precision == "fp16-mixed" and (plan.engine != "hf" or loop.param_dtype == "bf16"):
+        raise PlanError(
+            "loop.precision=fp16-mixed (cards without bf16) runs with engine=hf and fp32 parameters "
+            "(loop.param_dtype=auto or fp32)"
+        )
     if loop.cpu_offload and loop.sharding != "fsdp":
         raise PlanError("loop.cpu_offload=true needs loop.sharding=fsdp (FSDP2 offloads the shards)")
     if plan.peft.method not in PEFT_METHODS:
