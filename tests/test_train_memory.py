@@ -77,6 +77,20 @@ def test_the_command_reports_both_engines_for_the_1b_shape_offline(capsys):
     assert float(rows["fsdp"][0]) == pytest.approx(float(rows["ddp bf16"][0]) * 2 / 4, abs=0.01)
 
 
+def _layout_rows(part: str) -> dict[str, dict[str, str]]:
+    """The planner table's rows in one engine's part of the output, by layout, each cell by its column name."""
+    lines = part.splitlines()
+    header = next(line for line in lines if line.startswith("layout "))
+    names = header[22:].split()
+    return {
+        line[:22].strip(): dict(
+            zip(names, line[22:].split(), strict=False)
+        )  # "max mbs" and "(the plan)" split alike
+        for line in lines
+        if line[:1].isalpha() and line != header and len(line) > 22
+    }
+
+
 def test_the_pilot_recipe_is_planned_at_the_270m_shape_offline(capsys):
     """The pilot (gemma-3-270m, same vocabulary) fits its default micro batch of 4 on a 40 GB card, on both
     engines, each at the 270M shape (not the 1B one)."""
@@ -84,16 +98,15 @@ def test_the_pilot_recipe_is_planned_at_the_270m_shape_offline(capsys):
     out = capsys.readouterr().out
     assert "0.268B parameters (18 layers, vocab 262144), seq 2048" in out and "A100 40GB" in out
     megatron, hf = out.split("## megatron engine")[1].split("## hf engine")
-    for part, name in ((megatron, "megatron"), (hf, "ddp bf16")):
-        row = next(line[22:].split() for line in part.splitlines() if line[:22].strip() == name)
-        assert int(row[5]) == 4 and int(row[8]) >= 4  # at the plan's micro batch 4, and 4 or more fit
-    one_b = memory.main(["recipe=cpt_patok", "cluster.gpu_memory=40GB", "gpus=8"])
+    pilot = {"megatron": _layout_rows(megatron)["megatron"], "hf": _layout_rows(hf)["ddp bf16"]}
+    for row in pilot.values():
+        assert (
+            int(row["@mbs"]) == 4 and int(row["max"]) >= 4
+        )  # at the plan's micro batch 4, and 4 or more fit
+    assert memory.main(["recipe=cpt_patok", "cluster.gpu_memory=40GB", "gpus=8"]) == 0
     big = capsys.readouterr().out.split("## megatron engine")[1].split("## hf engine")[0]
-
-    def params(text):
-        return float(next(line[22:].split()[0] for line in text.splitlines() if line.startswith("megatron ")))
-
-    assert one_b == 0 and params(megatron) < params(big) / 3  # 0.27B, not 1B, weights per GPU
+    # 0.27B, not 1B, weights per GPU
+    assert float(pilot["megatron"]["params"]) < float(_layout_rows(big)["megatron"]["params"]) / 3
 
 
 def test_gpu_memory_is_parsed_or_refused():
