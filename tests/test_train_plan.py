@@ -16,7 +16,7 @@ import torch
 from hydra.errors import ConfigCompositionException
 
 from morphcpt import paths
-from morphcpt.train import megatron
+from morphcpt.train import megatron, megatron_run
 from morphcpt.train.parity import LogitParity, compare_logits
 from morphcpt.train.plan import cluster_runs, load_plan
 
@@ -217,7 +217,7 @@ def test_run_cpt_dry_run_from_the_command_line(tmp_path):
 def test_training_refuses_unverified_weights(tmp_path):
     plan = cluster_plan("cpt_patok", tmp_path, "cluster.stage=train")
     with pytest.raises(megatron.WeightVerificationError, match="stage=prepare"):
-        megatron.run(plan)
+        megatron_run.run(plan)
 
 
 def test_weights_are_imported_once(tmp_path, monkeypatch):

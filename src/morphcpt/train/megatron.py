@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -481,19 +480,3 @@ def train(plan: CPTPlan) -> None:
         if global_rank() == 0:
             progress = write_progress(plan, exit_reason)
             print(f"[morphcpt] progress: {json.dumps(progress)}", flush=True)
-
-
-def run(plan: CPTPlan):
-    if plan.dry_run:
-        return dry_run(plan)
-    if plan.cluster.stage == "check":
-        from morphcpt.train.megatron_check import ClusterCheckError, check
-
-        try:
-            return check(plan)
-        except (ClusterCheckError, bridge_compat.UnsupportedBridgeError) as error:
-            print(f"\ncluster check FAILED: {error}", file=sys.stderr, flush=True)
-            raise SystemExit(1) from None
-    if plan.cluster.stage == "prepare":
-        return prepare(plan)
-    return train(plan)
