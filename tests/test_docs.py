@@ -50,12 +50,23 @@ def test_a_runnable_marker_must_open_a_bash_block(tmp_path):
         (2, False, "echo one\n"),
         (6, True, "echo two\n"),
     ]
+    page.write_text("```markdown\n<!-- runnable -->\n```bash\n```\n")  # an example inside a block
+    assert docs_check.blocks(page) == []
     page.write_text("<!-- runnable -->\n```yaml\na: 1\n```\n")
     with pytest.raises(ValueError, match="mark bash only"):
         docs_check.blocks(page)
     page.write_text("<!-- runnable -->\n\n```bash\necho\n```\n")
     with pytest.raises(ValueError, match="just before"):
         docs_check.blocks(page)
+
+
+def test_make_test_is_not_run_again_from_inside_the_docs_check(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "<!-- runnable: slow -->\n```bash\nmake demo   # the demo\nmake test   # the suite\n```\n"
+    )
+    script = docs_check.script(docs_check.blocks(page)[0])
+    assert "\nmake demo   # the demo\n" in script and "\nmake test" not in script
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,9 @@ A block runs when the line just before its opening fence is an HTML comment (inv
 
 Blocks run with bash (`set -euo pipefail`) in a scratch copy of the checkout's tracked files, one copy for the
 whole check and in document order, so a block may use what an earlier block of the same page wrote; `python` and
-`morphcpt` are this environment's, the package is imported from the copy, and the Hugging Face Hub is offline.
+`morphcpt` are this environment's (the copy's `.venv` links to the checkout's, so `make demo` installs nothing),
+the package is imported from the copy, and the Hugging Face Hub is offline. A line that is `make test` is not run
+again: it is the suite this check belongs to (and it needs the checkout's git).
 Links: every `[text](target)` that is not a URL must name an existing file, and a `#anchor` a heading of that
 page (GitHub's slugs). Build-time tool: not part of the runtime package.
 """
@@ -85,9 +87,10 @@ def blocks(page: Path) -> list[Block]:
     lines = page.read_text(encoding="utf-8").splitlines()
     found = []
     openings = {start: (language, body, closed) for start, language, body, closed in _fenced(lines)}
+    inside = _inside_fences(lines)
     for index, line in enumerate(lines):
         marker = MARKER.match(line.strip())
-        if not marker:
+        if not marker or index in inside:  # a marker shown inside a code block is an example, not a marker
             continue
         where = f"{shown(page)}:{index + 1}"
         if index + 1 not in openings:
@@ -156,7 +159,8 @@ def broken_links(page: Path) -> list[str]:
 
 
 def scratch_copy(destination: Path) -> Path:
-    """The checkout's tracked files (as they are in the working tree) and untracked, unignored ones."""
+    """The checkout's tracked files (as they are in the working tree) and untracked, unignored ones; `.venv` is a
+    link to the checkout's."""
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
         cwd=REPO,
@@ -168,7 +172,9 @@ def scratch_copy(destination: Path) -> Path:
         if source.is_file():
             target = destination / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
+            shutil.copy2(source, target)  # keeps mtimes: make sees the venv's stamp newer than pyproject.toml
+    if (REPO / ".venv").is_dir():
+        (destination / ".venv").symlink_to(REPO / ".venv")
     return destination
 
 
@@ -180,9 +186,20 @@ def environment(workdir: Path) -> dict[str, str]:
     return env
 
 
+NOT_RERUN = re.compile(r"^\s*make test(\s*#.*)?$")  # the suite this check is part of
+
+
+def script(block: Block) -> str:
+    lines = [
+        f": not run again here: {line.strip()}" if NOT_RERUN.match(line) else line
+        for line in block.code.splitlines()
+    ]
+    return "set -euo pipefail\n" + "\n".join(lines) + "\n"
+
+
 def run_block(block: Block, workdir: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        ["bash", "-c", "set -euo pipefail\n" + block.code],
+        ["bash", "-c", script(block)],
         cwd=workdir,
         env=environment(workdir),
         capture_output=True,

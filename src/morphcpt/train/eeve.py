@@ -251,7 +251,7 @@ def run(plan: CPTPlan) -> EEVEResult:
 
     if plan.engine != "hf":
         raise PlanError(
-            "EEVE stages run with the hf engine (engine=hf); for Megatron see the README's EEVE section"
+            "EEVE stages run with the hf engine (engine=hf); for Megatron see docs/eeve.md"
         )
     if not plan.model.pretrained or not plan.model.tokenizer:
         raise PlanError(

@@ -3,7 +3,7 @@
 #   bash training/nemo/setup/setup_enroot.sh          (on a login node; reads CONTAINER_* from .env)
 # The container is named CONTAINER_NAME (default nemo_framework, the name the training plan greps for:
 # `enroot list | grep nemo_framework`). Pulling from nvcr.io needs credentials in $ENROOT_CONFIG_PATH/.credentials
-# (see README). Job scripts create the container again on compute nodes when ENROOT_DATA_PATH is node-local
+# (see docs/cluster.md). Job scripts create the container again on compute nodes when ENROOT_DATA_PATH is node-local
 # (training/nemo/run_in_enroot.sh). Also writes ./run_in_enroot.sh, the plan's shorthand for that script.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"  # the checkout (this is training/nemo/setup/)
