@@ -32,9 +32,10 @@ import numpy as np
 import torch
 
 from morphcpt import paths
-from morphcpt.indexed import IndexedWriter
+from morphcpt.indexed import IndexedWriter, dataset_digest
 from morphcpt.tokenization.vocabulary import Vocabulary
 from morphcpt.train import load_plan, memory
+from morphcpt.train.gpus import gpu_type
 from morphcpt.train.hf import train
 from morphcpt.train.metrics import read_metrics
 from morphcpt.train.models import GEMMA3_1B_SHAPE, GEMMA3_1B_VOCAB
@@ -43,7 +44,6 @@ SHAPES = {
     "tiny": [],
     "1b": [f"model.{k}={v}" for k, v in GEMMA3_1B_SHAPE.items()] + [f"model.vocab_size={GEMMA3_1B_VOCAB}"],
 }
-PEAK_BF16_TFLOPS = {"H100": 989.4, "H200": 989.4, "A100": 312.0, "L40S": 362.1}
 
 
 def write_synthetic(root: Path, vocab: Vocabulary, tokens: int, seed: int = 0) -> None:
@@ -60,8 +60,13 @@ def write_synthetic(root: Path, vocab: Vocabulary, tokens: int, seed: int = 0) -
                 writer.add([vocab.bos_id, *rng.integers(low, vocab.size, length).tolist(), vocab.eos_id])
                 written += length + 2
                 documents += 1
-        # what training checks in preprocessing's marker: the documents, and the tokenizer that wrote the ids
-        marker = {"documents": documents, "key": {"tokenizer_fingerprint": vocab.fingerprint}}
+        # what training checks in preprocessing's marker: the documents, the tokenizer that wrote the ids, and the
+        # files' sizes and checksums (the run records its inputs by them)
+        marker = {
+            "documents": documents,
+            "key": {"tokenizer_fingerprint": vocab.fingerprint},
+            "files": dataset_digest(prefix),
+        }
         prefix.with_name(prefix.name.removesuffix("_text_document") + ".done.json").write_text(
             json.dumps(marker)
         )
@@ -110,17 +115,11 @@ def bench_plan(args, root: Path):
 def planner(args, plan, vocab: Vocabulary) -> dict:
     """The planner's per-rank estimate for this layout and, on CPU, the measured peak of one step."""
     cuda = torch.cuda.is_available()
-    shape = memory.model_shape(plan, vocab.size)
-    est = memory.estimate(
-        shape,
-        args.seq,
-        args.ranks,
-        args.sharding,
-        checkpointing=args.activation_checkpointing,
-        bf16=cuda and args.precision == "bf16-mixed",
-        flash=cuda,
-    )
-    report = {"planner_estimate_mb": round(est.total(args.micro_batch) / 2**20, 2)}
+    shape = memory.model_shape(
+        plan, vocab.size
+    )  # the plan's vocabulary (model.vocab_size) wins over the tokenizer's
+    own = memory.rows(plan, "hf", args.ranks)[0]  # the engine's layout on this card, as it will run it
+    report = {"planner_estimate_mb": round(own.estimate.total(args.micro_batch) / 2**20, 2)}
     if not cuda:
         from morphcpt.train.models import build_model
         from morphcpt.train.sharding import enable_activation_checkpointing
@@ -190,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
         "peak_memory_mb": round(max(r["peak_memory_mb"] for r in rows), 1),
         **planner(args, plan, vocab),
     }
-    peak = next((v for k, v in PEAK_BF16_TFLOPS.items() if k in device), None)
+    facts = gpu_type(device)
+    peak = facts.bf16_tflops if facts else None
     if torch.cuda.is_available() and peak:
         report["mfu"] = round(
             tokens_per_s

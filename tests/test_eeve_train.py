@@ -119,6 +119,31 @@ def test_frozen_rows_and_tensors_are_bitwise_unchanged_and_trained_ones_move(str
         assert len(changed) > len(body) // 2
 
 
+def test_bf16_parameters_with_fp32_masters_keep_frozen_rows_bitwise(tmp_path, setup):
+    """The GPU default (bf16 parameters, fp32 masters) under EEVE's masks: frozen rows and tensors are the fp32
+    values they were, not bf16-rounded ones, and the trained ones move."""
+    plan = eeve_plan(setup, tmp_path, "loop.param_dtype=bf16", "eeve.stages=[1,2,6]")
+    assert eeve.run(plan).stages_run == [1, 2, 6]
+    before = weights(Path(plan.run_dir) / "resized")
+    for stage in (1, 2, 6):
+        after = stage_weights(plan, stage)
+        assert {t.dtype for t in after.values()} == {torch.float32}
+        first_new = before[EMBED].shape[0] - NUM_NEW
+        train_in, train_out, train_body = STAGE_TRAINS[stage]
+        for key, mode in ((EMBED, train_in), (HEAD, train_out)):
+            assert torch.equal(after[key][:first_new], before[key][:first_new]) == (mode != "all"), (
+                stage,
+                key,
+            )
+            assert torch.equal(after[key][first_new:], before[key][first_new:]) == (mode is None), (
+                stage,
+                key,
+            )
+        body = [k for k in before if k not in (EMBED, HEAD)]
+        assert any(not torch.equal(before[k], after[k]) for k in body) == train_body, stage
+        before = after
+
+
 @pytest.mark.parametrize("stage", [1, 4, 7])
 def test_optimiser_holds_state_only_for_trained_tensors(straight, stage):
     plan, _ = straight

@@ -61,3 +61,24 @@ def test_the_kernels_check_reports_a_missing_compiler_as_a_warning(tmp_path, mon
     monkeypatch.delenv("CC")
     check = kernels_check()
     assert check.ok and check.detail.startswith(str(tmp_path / "cache" / "native"))
+
+
+def test_cluster_check_plans_the_cpt_run_on_gpu_memory(tmp_path):
+    from morphcpt.setup_check import check_gpu_plan
+
+    checks = {c.name: c for c in check_gpu_plan({})}  # no .env: the A100 40GB default
+    assert checks["GPU memory plan"].ok and "the defaults" in checks["GPU memory plan"].detail
+    assert checks["CPT memory"].ok and "19.5 of 38.0 GiB" in checks["CPT memory"].detail
+    small = {
+        c.name: c
+        for c in check_gpu_plan({"GPU_MEMORY": "16GB", "TRAIN_OVERRIDES": "loop.micro_batch_size=4"})
+    }
+    assert not small["CPT memory"].ok
+    assert (
+        "does not fit one A100 16GB" in small["CPT memory"].detail and "What fits" in small["CPT memory"].fix
+    )
+    wrong = {c.name: c for c in check_gpu_plan({"GPU_MEMORY": "lots"})}
+    assert (
+        not wrong["GPU memory plan"].ok
+        and "GPU_MEMORY must look like 40GB" in wrong["GPU memory plan"].detail
+    )

@@ -54,8 +54,10 @@ def test_training_job_renders_to_valid_bash(variant, tmp_path):
     # each job logs to its own file in the run folder, so a resubmitted job keeps the previous job's log
     assert 'tee -a "$RUN_DIR/logs/job_${PBS_JOBID:-local}.log"' in script
     # check (CPU, first minute) -> prepare (import + verify) -> train, each inside the container; the hf engine
-    # (TRAIN_ENGINE=hf) is the other branch
-    assert script.count("training/nemo/run_in_enroot.sh") == 4
+    # (TRAIN_ENGINE=hf) is the other branch: its own check stage, then torchrun
+    assert script.count("training/nemo/run_in_enroot.sh") == 5
+    assert "engine=hf cluster.stage=check" in script
+    assert '"cluster.gpu_memory=40GB" "cluster.gpu_type=A100"' in script
     assert 'if [[ "megatron" == hf ]]; then' in script
     assert '"data.num_chunks=20"' in script  # the run reads exactly the chunks the arrays wrote
     assert (

@@ -66,6 +66,8 @@ SETTINGS: dict[str, str] = {
     "TRAIN_WALLTIME": "24:00:00",
     "TRAIN_EXIT_MARGIN_MINUTES": "20",  # training stops and saves this long before the walltime
     "AUTO_RESUBMIT": "0",  # 1: a training job that made progress resubmits itself until the run is finished
+    "GPU_MEMORY": "40GB",  # one training GPU's memory (A100-SXM4-40GB): cluster.gpu_memory, what the planner fits
+    "GPU_TYPE": "A100",  # the card: cluster.gpu_type (bf16 support, MFU peak in benchmarks)
     "TRAIN_ENGINE": "megatron",  # megatron (Megatron-Bridge, the cluster) | hf (transformers, any machine, CPU too)
     "TRAIN_OVERRIDES": "",  # more training-plan overrides for every CPT run (EEVE too), e.g. "loop.steps=2000"
     "SCRATCH_MODEL": "scratch_100m",  # pretrain_scratch.pbs: scratch_tiny | scratch_100m | scratch_1b

@@ -123,6 +123,58 @@ def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> 
     return stages
 
 
+def training_plan_overrides(settings: dict[str, str], stage: Stage) -> list[str]:
+    """The plan overrides a CPT stage's job script passes (job_templates/run_cpt.pbs, run_cpt_eeve.pbs)."""
+    import shlex
+
+    s = settings
+    common = [
+        f"data.root={s['PROCESSED_DIR']}",
+        f"data.num_chunks={s['NUM_CHUNKS']}",
+        f"output_root={s['OUTPUT_ROOT']}",
+        f"model.pretrained={s['BASE_MODEL']}",
+        f"cluster.gpus_per_node={s['TRAIN_NGPUS']}",
+        f"cluster.gpu_memory={s['GPU_MEMORY']}",
+        f"cluster.gpu_type={s['GPU_TYPE']}",
+    ]
+    if stage.name == "cpt_eeve":
+        extra = shlex.split(s["TRAIN_OVERRIDES"]) + shlex.split(s["EEVE_OVERRIDES"])
+        return ["recipe=eeve", "engine=hf", f"model.tokenizer={s['EEVE_TOKENIZER']}", *common, *extra]
+    engine = ["engine=hf"] if s["TRAIN_ENGINE"] == "hf" else []
+    recipe = f"recipe=cpt_{stage.name.removeprefix('cpt_')}"
+    return [recipe, *engine, f"model.tokenizer={s['TOKENIZER']}", *common, *shlex.split(s["TRAIN_OVERRIDES"])]
+
+
+def check_training_memory(settings: dict[str, str], stages: list[Stage], echo=print) -> None:
+    """Plan the memory of every CPT run about to be submitted on GPU_MEMORY (its job's check stage does the same),
+    so that a chain is not queued for hours to die of out-of-memory; PipelineError naming what fits otherwise."""
+    from morphcpt.train.memory import DoesNotFit, check_fits, engine_world
+    from morphcpt.train.plan import load_plan
+
+    for stage in stages:
+        if stage.group != "cpt" or stage.check() is None:
+            continue
+        plan = load_plan(training_plan_overrides(settings, stage))
+        engine = "hf" if plan.data.scheme == "eeve" else plan.engine
+        try:
+            fit = check_fits(plan, engine, engine_world(plan, engine))
+        except DoesNotFit as error:
+            raise PipelineError(
+                f"{stage.name} would not fit its GPUs, so nothing was submitted:\n{error}\nChange TRAIN_OVERRIDES "
+                "(or EEVE_OVERRIDES) or GPU_MEMORY in .env and rerun."
+            ) from None
+        except (
+            OSError,
+            ValueError,
+        ) as error:  # a model or tokenizer the chain makes first, or an offline Hub id
+            echo(f"{stage.name:<22} memory not planned here ({error}); its job's check stage plans it")
+            continue
+        echo(
+            f"{stage.name:<22} memory: {fit['estimate_gib']:.1f} of {fit['usable_gib']:.1f} GiB per GPU "
+            f"({engine}, {fit['layout']}, micro batch {fit['micro_batch']}, {fit['margin']:.0%} free)"
+        )
+
+
 def select(stages: list[Stage], first: str | None, last: str | None) -> list[Stage]:
     """The stages from group `first` to group `last` (inclusive)."""
     for name in (first, last):
@@ -343,6 +395,7 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
             if args.local:
                 if args.sample:
                     local_chain.make_sample_base(Path(settings["BASE_MODEL"]))
+                check_training_memory(settings, stages)
                 local_chain.run(
                     stages,
                     everything,
@@ -361,6 +414,7 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
                 print(
                     "note: AUTO_RESUBMIT is not 1: resubmit unfinished CPT runs by hand; the chain waits for them"
                 )
+            check_training_memory(settings, stages)
             chain.submit(stages, everything, args.dry_run)
     except UserError as error:  # a refused submission, a bad setting, a broken file, another submission
         print(f"submit_pipeline: {error}", file=sys.stderr)

@@ -5,7 +5,8 @@
                                                 # (without --cluster, a node with enroot still gets the container
                                                 # checks, as warnings)
 
-Checks Python packages and versions, GPUs and their memory, enroot and the container image, `.env` values (paths
+Checks Python packages and versions, GPUs and their memory (against GPU_MEMORY in `.env`, and whether the CPT plan
+the jobs run fits it), enroot and the container image, `.env` values (paths
 exist; HF_TOKEN and WANDB_API_KEY present — their values are never printed), the sample tokenizer and the base
 model, and the data folders with their preprocessing markers. Exit status 1 if anything required is missing;
 optional checks only warn.
@@ -87,6 +88,75 @@ def check_gpus(cluster: bool) -> list[Check]:
         for i in range(torch.cuda.device_count())
     ]
     return [Check("GPUs", True, f"{len(names)}: " + ", ".join(names), required=cluster)]
+
+
+def check_gpu_plan(env: dict[str, str]) -> list[Check]:
+    """GPU_MEMORY / GPU_TYPE (.env): readable, no larger than the GPUs visible here, and the CPT plan the jobs
+    would run fits them (the memory planner, on TRAIN_ENGINE with TRAIN_NGPUS and TRAIN_OVERRIDES)."""
+    import shlex
+
+    import torch
+
+    from morphcpt.jobs import SETTINGS
+    from morphcpt.train.gpus import gib, parse_bytes
+
+    memory, kind = (
+        env.get("GPU_MEMORY") or SETTINGS["GPU_MEMORY"],
+        env.get("GPU_TYPE") or SETTINGS["GPU_TYPE"],
+    )
+    try:
+        planned = parse_bytes(memory, "GPU_MEMORY")
+    except ValueError as error:
+        return [Check("GPU memory plan", False, str(error), "set GPU_MEMORY=40GB (or 80GB) in .env")]
+    checks = []
+    if torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(0)
+        checks.append(
+            Check(
+                "GPU memory plan",
+                props.total_memory >= 0.95 * planned,
+                f"GPU_MEMORY={memory}, GPU_TYPE={kind}; this node's {props.name}: {gib(props.total_memory)}",
+                f"set GPU_MEMORY in .env to the training GPUs' memory (this one: {props.total_memory / 2**30:.0f}GB)",
+            )
+        )
+    else:
+        source = ".env" if env.get("GPU_MEMORY") else "the defaults: set GPU_MEMORY and GPU_TYPE in .env"
+        checks.append(Check("GPU memory plan", True, f"GPU_MEMORY={memory}, GPU_TYPE={kind} ({source})"))
+    engine = env.get("TRAIN_ENGINE") or SETTINGS["TRAIN_ENGINE"]
+    overrides = [
+        "recipe=cpt_baseline",
+        f"engine={engine}",
+        f"cluster.gpus_per_node={env.get('TRAIN_NGPUS') or SETTINGS['TRAIN_NGPUS']}",
+        f"cluster.gpu_memory={memory}",
+        f"cluster.gpu_type={kind}",
+        *shlex.split(env.get("TRAIN_OVERRIDES", "")),
+    ]
+    try:
+        from morphcpt.train.memory import DoesNotFit, check_fits, engine_world
+        from morphcpt.train.plan import load_plan
+
+        plan = load_plan(overrides)
+        fit = check_fits(plan, engine, engine_world(plan, engine))
+        checks.append(
+            Check(
+                "CPT memory",
+                True,
+                f"{engine} engine: {fit['estimate_gib']:.1f} of {fit['usable_gib']:.1f} GiB per GPU at micro batch "
+                f"{fit['micro_batch']} ({fit['margin']:.0%} free)",
+            )
+        )
+    except DoesNotFit as error:
+        checks.append(
+            Check("CPT memory", False, str(error).splitlines()[0], " ".join(str(error).splitlines()[1:2]))
+        )
+    except (
+        OSError,
+        ValueError,
+    ) as error:  # a plan that does not load: say so, the jobs will fail the same way
+        checks.append(
+            Check("CPT memory", False, f"the CPT plan does not load: {error}", "fix TRAIN_OVERRIDES")
+        )
+    return checks
 
 
 def check_enroot(env: dict[str, str], required: bool = True) -> list[Check]:
@@ -287,6 +357,7 @@ def run_checks(cluster: bool, env_file: Path) -> list[Check]:
         *check_packages(cluster),
         check_kernels(),
         *check_gpus(cluster),
+        *(check_gpu_plan(env) if cluster else []),
         # a login node with enroot gets the container checks without --cluster (warnings only)
         *(check_enroot(env, required=cluster) if cluster or shutil.which("enroot") else []),
         *check_env(env_file, env, cluster),

@@ -110,6 +110,10 @@ def test_check_stage_passes_on_our_processed_data(recipe, processed, tmp_path, c
         assert report["datasets"][split]["read"] > 0
         assert 0 < report["datasets"][split]["highest_id"] < report["data"]["data_vocab_size"]
     assert any("stand-in" in note for note in report["notes"])  # no import yet, and it says so
+    assert (
+        report["memory"]["micro_batch"] == 2 and report["memory"]["margin"] >= 0.10
+    )  # the user's 40 GB card
+    assert "memory      " in out and "A100 40GB" in out
     assert json.loads((Path(plan.run_dir) / "check.json").read_text())["data"] == report["data"]
 
 
@@ -269,3 +273,41 @@ def test_empty_chunks_are_left_out_of_the_blend_bridge_builds(processed, tmp_pat
     assert [Path(p).name for p in blend] == ["chunk_01_text_document", "chunk_02_text_document"]
     report = megatron_run.run(load_plan([*_overrides(plan), "cluster.stage=check"]))
     assert report["datasets"]["train"]["read"] > 0
+
+
+@pytest.mark.parametrize(
+    "extra", [[], ["loop.activation_checkpointing=true"], ["loop.micro_batch_size=auto"]]
+)
+def test_the_planner_reads_the_config_bridge_validates(extra, tmp_path):
+    """The memory planner's Megatron shape from the plan alone (what a login node without Bridge uses) is the one
+    read from the real ConfigContainer after Bridge's own runtime_config_update(), recomputation included; the
+    parameter count is transformers' gemma-3-1b-pt's."""
+    import os
+    import tempfile
+
+    from megatron.bridge.training.config import runtime_config_update
+
+    from morphcpt.train.memory import resolve_micro_batch
+    from morphcpt.train.memory_megatron import MegatronShape
+
+    plan = plan_for("cpt_patok", tmp_path / "data", tmp_path, *extra)
+    resolve_micro_batch(plan, "megatron")
+    cfg = megatron.build_config(plan)
+    cfg.checkpoint.pretrained_checkpoint = tempfile.mkdtemp()  # validate() wants the import folder to exist
+    before = os.environ.get("WORLD_SIZE")
+    os.environ["WORLD_SIZE"] = "8"
+    try:
+        runtime_config_update(cfg)
+    finally:
+        os.environ.pop("WORLD_SIZE") if before is None else os.environ.update(WORLD_SIZE=before)
+    assert MegatronShape.from_config(cfg) == MegatronShape.from_plan(plan)
+    assert MegatronShape.from_config(cfg).params() == 999_885_952
+    if extra == ["loop.activation_checkpointing=true"]:
+        assert (cfg.model.recompute_granularity, cfg.model.recompute_method) == ("full", "uniform")
+
+
+def test_check_stage_refuses_a_plan_too_big_for_the_card(processed, tmp_path, capsys):
+    base = _overrides(plan_for("cpt_patok", processed, tmp_path))
+    err = _check_fails([*base, "cluster.gpu_memory=20GB"], capsys)
+    assert "cluster check FAILED: loop.micro_batch_size=2 does not fit one A100 20GB" in err
+    assert "loop.activation_checkpointing=true" in err and "loop.micro_batch_size=1" in err

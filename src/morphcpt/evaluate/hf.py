@@ -23,6 +23,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteria, 
 from morphcpt import paths
 from morphcpt.evaluate import shared_prompt
 from morphcpt.evaluate.gen import first_line
+from morphcpt.train.loss import token_logprobs as chunked_logprobs
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
@@ -152,37 +153,38 @@ class HFCausalLM:
                 attention_mask={k: m.to(self.device) for k, m in batch.masks.items()},
                 position_ids=batch.position_ids.to(self.device),
             )
-            logits = self._logits(hidden[batch.rows_at.to(self.device), batch.columns_at.to(self.device)])
+            selected = hidden[batch.rows_at.to(self.device), batch.columns_at.to(self.device)]
             owners = [owner for row in batch_rows for owner in row.owners]
             sums = self._sum_logprobs(
-                logits, batch.logit_at, batch.targets, batch.continuation_at, len(owners)
+                selected, batch.logit_at, batch.targets, batch.continuation_at, len(owners)
             )
             for owner, value in zip(owners, sums, strict=True):
                 for index in owner:
                     scores[index] = value
 
-    def _forward(self, **inputs) -> torch.Tensor:
-        return self.model(**inputs).logits
-
     def _forward_hidden(self, **inputs) -> torch.Tensor:
         """The decoder's last hidden states (after its final norm), before the vocabulary projection."""
-        return self.model.model(**inputs).last_hidden_state
+        return self.model.get_decoder()(**inputs, use_cache=False).last_hidden_state
 
-    def _logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        """The vocabulary projection of selected hidden states, as `Gemma3ForCausalLM.forward` computes it."""
-        logits = self.model.lm_head(hidden)
-        cap = getattr(self.model.config, "final_logit_softcapping", None)
-        return torch.tanh(logits / cap) * cap if cap is not None else logits
-
-    @staticmethod
     def _sum_logprobs(
-        logits: torch.Tensor, logit_at: torch.Tensor, targets: torch.Tensor, sum_at: torch.Tensor, count: int
+        self,
+        hidden: torch.Tensor,
+        logit_at: torch.Tensor,
+        targets: torch.Tensor,
+        sum_at: torch.Tensor,
+        count: int,
     ) -> list[float]:
-        """Per scored token: the log-probability of `targets` under row `logit_at` of `logits` (N, vocabulary),
-        summed by `sum_at` into `count` totals (float64, in token order)."""
-        device = logits.device
-        logprobs = logits.float().log_softmax(dim=-1)
-        token_logprobs = logprobs[logit_at.to(device), targets.to(device)]
+        """Per scored token: the log-probability of `targets` under the logits of row `logit_at` of `hidden`
+        (N, hidden size), summed by `sum_at` into `count` totals (float64, in token order). The logits are made
+        through the output layer a chunk of tokens at a time (`morphcpt.train.loss.token_logprobs`), soft-capped
+        as `Gemma3ForCausalLM.forward` does, never for the whole vocabulary and every token at once."""
+        device = hidden.device
+        token_logprobs = chunked_logprobs(
+            hidden[logit_at.to(device)],
+            self.model.get_output_embeddings().weight,
+            targets.to(device),
+            softcap=getattr(self.model.config, "final_logit_softcapping", None),
+        )
         sums = torch.zeros(count, dtype=torch.float64, device=device)
         sums.index_add_(0, sum_at.to(device), token_logprobs.double())
         return sums.tolist()
@@ -197,19 +199,17 @@ class HFCausalLM:
             # 0..n-1, so a row scores the same whatever else shares its batch.
             input_ids[r, : len(ids)] = torch.tensor(ids)
             mask[r, : len(ids)] = 1
-        first_needed = min(start for _, start in rows) - 1  # logits at position p predict token p + 1
-        keep = width - first_needed
         row_index, position, target = [], [], []
         for r, (ids, start) in enumerate(rows):
-            for p in range(start - 1, len(ids) - 1):
+            for p in range(start - 1, len(ids) - 1):  # the hidden state at position p predicts token p + 1
                 row_index.append(r)
-                position.append(p - first_needed)
+                position.append(p)
                 target.append(ids[p + 1])
-        logits = self._forward(
-            input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device), logits_to_keep=keep
+        hidden = self._forward_hidden(
+            input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device)
         )
-        rows_at = torch.tensor(row_index, device=logits.device)
-        picked = logits[rows_at, torch.tensor(position, device=logits.device)]
+        rows_at = torch.tensor(row_index, device=hidden.device)
+        picked = hidden[rows_at, torch.tensor(position, device=hidden.device)]
         return self._sum_logprobs(picked, torch.arange(len(target)), torch.tensor(target), rows_at, len(rows))
 
     # ------------------------------------------------------------------------------------------- generation

@@ -3,6 +3,9 @@
 - `megatron` (`megatron.py`): Megatron-Bridge inside the NeMo container on the cluster (torchrun, 8 GPUs/node).
 - `hf` (`hf.py`): transformers' Gemma3ForCausalLM on any machine; powers the demo and the tests.
 
+Both have a `check` stage (`cluster.stage=check`: `megatron_check.py`, `hf_check.py`) that a job runs first, and
+both plan their GPU memory with `memory.py` for the card the plan names (`cluster.gpu_memory`).
+
     python -m morphcpt.train recipe=demo_base data.root=outputs/demo/data     # or: morphcpt train ...
     python -m morphcpt.train recipe=cpt_patok dry_run=true                    # print the cluster plan
     from morphcpt.train import load_plan, run;  result = run(load_plan(["recipe=demo_base"]))
@@ -27,8 +30,17 @@ __all__ = ["CPTPlan", "load_plan", "main", "run"]
 
 
 def run(plan: CPTPlan):
-    """Execute a plan with its engine. Dry runs resolve and print without training (see each engine)."""
+    """Execute a plan with its engine. Dry runs resolve and print without training (see each engine);
+    `cluster.stage=check` checks what a job needs (data, tokenizer, memory on the plan's card) without training."""
     check_outputs_mounted(plan, os.environ.get("MORPHCPT_MOUNTS"))
+    if plan.engine == "hf" and plan.cluster.stage != "train":
+        if plan.cluster.stage == "prepare":
+            raise ValueError(
+                "cluster.stage=prepare imports weights for the megatron engine; the hf engine has none"
+            )
+        from morphcpt.train import hf_check
+
+        return hf_check.run(plan)
     if plan.data.scheme == "eeve" and not plan.dry_run:  # vocabulary expansion: resize, then seven stages
         from morphcpt.train import eeve
 

@@ -5,12 +5,15 @@ indexed data as the cluster through megatron-core's GPTDataset.
     result = train(load_plan(["recipe=demo_base", "data.root=outputs/demo/data"]))
     torchrun --nproc-per-node 4 -m morphcpt.train recipe=cpt_patok engine=hf
 
-What it does, step by step: resume from the run folder's latest checkpoint if there is one (else load the
-pretrained weights, verified, or initialise the tiny model); AdamW with decoupled weight decay; linear warmup and
-cosine decay to `min_lr`; gradient accumulation to the global batch; clipping; bf16 autocast on GPU (fp32 on CPU);
-validation loss and bits per byte; checkpoints every `checkpoint.interval` steps, at the end, and on SIGTERM.
-The model is laid over ranks by `sharding.py` (ddp or FSDP2, activation checkpointing, offload), optionally with
-LoRA adapters (`lora.py`); what a checkpoint holds under each layout is `state.py`.
+What it does, step by step: plan the memory on the card (`memory.py`: `auto` micro batch, refusal of what does
+not fit, before anything is allocated); resume from the run folder's latest checkpoint if there is one (else load
+the pretrained weights, verified, or initialise the tiny model); on a GPU under bf16-mixed, bf16 parameters with
+fp32 master weights (`precision.py`), each decoder layer compiled, AdamW fused; linear warmup and cosine decay to
+`min_lr`; gradient accumulation to the global batch with the chunked cross entropy (`loss.py`: never the logits of
+the whole vocabulary); clipping; validation loss and bits per byte (`steps.py`); checkpoints every
+`checkpoint.interval` steps, at the end, and on SIGTERM, written in the background from a snapshot
+(`checkpoints.py`). The model is laid over ranks by `sharding.py` (ddp or FSDP2, activation checkpointing, offload,
+compile), optionally with LoRA adapters (`lora.py`); what a checkpoint holds under each layout is `state.py`.
 
 Weight decay applies to every matrix, including the embedding that Gemma ties to the output layer, and never to
 norms or biases (1-D tensors): this is what Megatron-Core does by default, so both engines optimise the same
@@ -34,16 +37,17 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
-import torch.nn.functional as F
 from transformers.utils import logging as transformers_logging
 
 from morphcpt.jsonio import read_json
-from morphcpt.train import checkpoints, sharding
+from morphcpt.train import checkpoints, memory, precision, sharding
 from morphcpt.train import inputs as run_inputs
-from morphcpt.train.data import FINGERPRINT_SAMPLES, TrainData, build_datasets, collate, fingerprint
+from morphcpt.train import loss as loss_check
+from morphcpt.train.data import FINGERPRINT_SAMPLES, TrainData, build_datasets, fingerprint
 from morphcpt.train.metrics import Metrics, peak_memory_mb, truncate_metrics
 from morphcpt.train.models import build_model, config_from_plan, load_pretrained, load_strict
 from morphcpt.train.plan import CPTPlan, OptimPlan, PlanError, plan_to_yaml, save_dry_run
+from morphcpt.train.steps import Ranks, Run, all_reduce, evaluate, optimizer_step
 
 
 @dataclass
@@ -55,17 +59,6 @@ class RunResult:
     checkpoint_dir: Path  # the newest checkpoint; `checkpoint_dir / "model"` is a Hugging Face folder
     interrupted: bool  # stopped before the last step (SIGTERM or loop.max_steps_per_run); rerun to resume
     signalled: bool = False  # stopped by SIGTERM (the command exits 143, so a job script can tell)
-
-
-@dataclass
-class _Ranks:
-    rank: int
-    world: int
-    device: torch.device
-
-    @property
-    def main(self) -> bool:
-        return self.rank == 0
 
 
 def lr_multiplier(step: int, optim: OptimPlan, total_steps: int) -> float:
@@ -97,7 +90,7 @@ class TrainHooks:
     on_optimizer: Callable[[torch.optim.Optimizer], None] | None = None
 
 
-def _setup_ranks() -> _Ranks:
+def _setup_ranks() -> Ranks:
     world = int(os.environ.get("WORLD_SIZE", "1"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     device = torch.device(f"cuda:{local_rank}") if torch.cuda.is_available() else torch.device("cpu")
@@ -105,7 +98,7 @@ def _setup_ranks() -> _Ranks:
         torch.cuda.set_device(device)
     if world > 1 and not dist.is_initialized():
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
-    return _Ranks(rank=dist.get_rank() if world > 1 else 0, world=world, device=device)
+    return Ranks(rank=dist.get_rank() if world > 1 else 0, world=world, device=device)
 
 
 class _StopFlag:
@@ -132,64 +125,7 @@ class _StopFlag:
                 signal.signal(sig, previous)
 
 
-def _all_reduce(values: list[float], device: torch.device, op=None) -> list[float]:
-    tensor = torch.tensor(values, dtype=torch.float64, device=device)
-    if dist.is_initialized() and dist.get_world_size() > 1:
-        dist.all_reduce(tensor, op=op or dist.ReduceOp.SUM)
-    return tensor.tolist()
-
-
-def _token_losses(model, batch: dict, device: torch.device, bf16: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-token cross-entropy (nats, fp32) and the loss mask of one micro-batch."""
-    tokens = batch["tokens"].to(device)
-    labels = batch["labels"].to(device)
-    mask = batch["loss_mask"].to(device)
-    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-        logits = model(input_ids=tokens).logits
-    nats = F.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), reduction="none")
-    return nats.view_as(mask) * mask, mask
-
-
-@torch.no_grad()
-def evaluate(model, data: TrainData, plan: CPTPlan, ranks: _Ranks, bf16: bool) -> dict:
-    """Validation loss (nats/token), perplexity (exp of the loss) and bits per byte over the canonical validation
-    set.
-
-    Bits per byte divides the summed nats by the UTF-8 bytes of exactly the tokens that were scored (their pieces'
-    byte lengths), so it compares schemes, tokenizers and truncated evaluations on the same footing.
-    """
-    model.eval()
-    mbs = plan.validation.micro_batch_size or plan.loop.micro_batch_size
-    starts = range(0, len(data.validation), mbs)
-    if plan.validation.max_batches is not None:
-        starts = starts[: plan.validation.max_batches]
-    table = torch.from_numpy(data.byte_table)
-    nats = tokens = nbytes = 0.0
-    mine = list(starts[ranks.rank :: ranks.world])
-    # Under fsdp every forward is collective (each layer is all-gathered): ranks with fewer batches than the
-    # first rank run the first batch again and discard it, so all ranks make the same number of calls.
-    rounds = -(-len(starts) // ranks.world) if sharding.is_fsdp(model) else len(mine)
-    for i in range(rounds):
-        start = mine[i] if i < len(mine) else starts[0]
-        batch = collate(data.validation, range(start, min(start + mbs, len(data.validation))))
-        losses, mask = _token_losses(model, batch, ranks.device, bf16)
-        if i >= len(mine):
-            continue
-        nats += losses.sum().item()
-        tokens += mask.sum().item()
-        nbytes += (table[batch["labels"]] * batch["loss_mask"]).sum().item()
-    nats, tokens, nbytes = _all_reduce([nats, tokens, nbytes], ranks.device)
-    model.train()
-    return {
-        "val_loss": nats / max(tokens, 1),
-        "val_ppl": math.exp(min(nats / max(tokens, 1), 700.0)),  # capped: exp overflows a float past ~709
-        "val_bpb": nats / math.log(2) / max(nbytes, 1),
-        "val_tokens": int(tokens),
-        "val_bytes": int(nbytes),
-    }
-
-
-def _write_run_folder(plan: CPTPlan, data: TrainData, resumed_from: Path | None, ranks: _Ranks) -> None:
+def _write_run_folder(plan: CPTPlan, data: TrainData, resumed_from: Path | None, ranks: Ranks) -> None:
     """config.yaml, metadata.json and data_fingerprint.json; on resume, check the data is still the same."""
     run_dir = Path(plan.run_dir)
     (run_dir / "config.yaml").write_text(plan_to_yaml(plan))
@@ -234,7 +170,7 @@ def _build_model(plan: CPTPlan, vocab, resume: Path | None, device: torch.device
         model = load_pretrained(plan.model.pretrained, vocab_size=plan.model.vocab_size, device=device)
     else:
         config = config_from_plan(plan.model, plan.model.vocab_size or vocab.size)
-        model = build_model(config, seed=plan.loop.seed).to(device)
+        model = build_model(config, seed=plan.loop.seed, device=device)
     if plan.peft.method == "lora":
         from morphcpt.train import lora
         from morphcpt.train.state import ADAPTER_DIR
@@ -245,48 +181,61 @@ def _build_model(plan: CPTPlan, vocab, resume: Path | None, device: torch.device
     return model
 
 
-def _optimizer_step(wrapped, model, optimizer, data: TrainData, plan: CPTPlan, ranks: _Ranks, step: int):
-    """One optimiser step over the global batch of `step`; returns (nats, tokens) summed over all ranks, the
-    gradient norm before clipping, and the learning rate used.
+CHECKPOINT_TIMES = "checkpoint_times.jsonl"
 
-    Samples are addressed by index: step s, micro-batch m, rank r read samples
-    s x global + (m x ranks + r) x micro ... + micro - 1, the same on every run and after every resume.
-    """
+
+def _log_checkpoint(run_dir: Path, ranks: Ranks, row: dict) -> None:
+    """How long each save held training up, and how long its background write took (rank 0; beside
+    metrics.jsonl, which stays the record of the training steps)."""
+    if ranks.main:
+        with open(run_dir / CHECKPOINT_TIMES, "a") as out:
+            out.write(json.dumps(row) + "\n")
+
+
+def _prepare(plan: CPTPlan, model: torch.nn.Module, ranks: Ranks, hooks: TrainHooks) -> Run:
+    """The model in its parameter precision, laid out (checkpointing, compile, loss module, ddp/fsdp), and the
+    optimiser over what trains: the fp32 masters of a bf16 model, else the model's parameters (after sharding,
+    which replaces them by shards)."""
     loop = plan.loop
-    per_step = loop.micro_batch_size * ranks.world
-    accumulation = loop.global_batch_size // per_step
-    bf16 = loop.precision == "bf16-mixed" and ranks.device.type == "cuda"
-    base = step * loop.global_batch_size + ranks.rank * loop.micro_batch_size
-    batches = [
-        collate(data.train, range(start, start + loop.micro_batch_size))
-        for start in (base + m * per_step for m in range(accumulation))
-    ]
-    # Normalise by this rank's token count over the whole step, so accumulation equals one large batch.
-    local_tokens = sum(b["loss_mask"].sum().item() for b in batches)
-    step_nats = 0.0
-    for m, batch in enumerate(batches):
-        with sharding.no_sync(wrapped, sync=m == accumulation - 1):
-            losses, _ = _token_losses(wrapped, batch, ranks.device, bf16)
-            (losses.sum() / local_tokens).backward()
-        step_nats += losses.sum().item()
-    grad_norm = sharding.clip_grad_norm(model, plan.optim.clip_grad)
-    lr = optimizer.param_groups[0]["lr"]
-    optimizer.step()
-    optimizer.zero_grad(set_to_none=True)
-    nats, tokens = _all_reduce([step_nats, local_tokens], ranks.device)
-    return nats, tokens, grad_norm, lr
+    dtype = precision.param_dtype(loop, plan.peft, ranks.device)
+    master = None
+    if dtype == "bf16":  # hooks first: they choose what trains, which decides which masters get gradients
+        groups = hooks.param_groups(model, plan.optim.weight_decay)
+        master = precision.MasterWeights(model, groups, ranks.world)
+        wrapped = sharding.shard(model, loop, ranks.device, True, ranks.world, replicate=False)
+        groups = master.groups
+    else:
+        bf16 = loop.precision == "bf16-mixed" and ranks.device.type == "cuda"
+        wrapped = sharding.shard(model, loop, ranks.device, bf16, ranks.world)
+        groups = hooks.param_groups(model, plan.optim.weight_decay)
+    optimizer = precision.build_optimizer(groups, plan.optim, loop.fused_optimizer, ranks.device)
+    if hooks.on_optimizer is not None:
+        hooks.on_optimizer(optimizer)
+    autocast = master is None and loop.precision == "bf16-mixed" and ranks.device.type == "cuda"
+    return Run(ranks, model, wrapped, optimizer, master, autocast)
 
 
 def describe(plan: CPTPlan) -> dict:
     """Dry run: what `train(plan)` would do on this machine (ranks from torchrun's environment), without data."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
+    memory.resolve_micro_batch(plan, "hf", world)
     loop = plan.loop
     per_step = loop.micro_batch_size * world
     cuda = torch.cuda.is_available()
+    device = torch.device("cuda" if cuda else "cpu")
+    dtype = precision.param_dtype(loop, plan.peft, device)
+    bf16 = cuda and loop.precision == "bf16-mixed"
     report = {
         "world_size": world,
-        "device": "cuda" if cuda else "cpu",
-        "precision": "bf16 autocast" if cuda and loop.precision == "bf16-mixed" else "fp32",
+        "device": device.type,
+        "precision": "bf16 parameters, fp32 masters"
+        if dtype == "bf16"
+        else "bf16 autocast"
+        if bf16
+        else "fp32",
+        "compile": sharding.compile_mode(loop, device),
+        "micro_batch_size": loop.micro_batch_size,
+        "checkpoint_async": plan.checkpoint.async_save,
         "sharding": loop.sharding,
         "activation_checkpointing": loop.activation_checkpointing,
         "cpu_offload": loop.cpu_offload,
@@ -309,6 +258,12 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
     from morphcpt.tokenization.vocabulary import Vocabulary
 
     ranks = _setup_ranks()
+    # Before any GPU memory is allocated: `auto` becomes a number, and a plan that does not fit its card stops here
+    # with the layouts that would (the job's check stage said so already, unless the plan changed since).
+    memory.resolve_micro_batch(plan, "hf", ranks.world)
+    if ranks.device.type == "cuda":
+        memory.check_device(plan, ranks.device)
+        memory.check_fits(plan, "hf", ranks.world)
     if not plan.logging.progress_bar:
         transformers_logging.disable_progress_bar()  # no per-save/load bars either (the demo's console)
     run_dir = Path(plan.run_dir)
@@ -321,8 +276,6 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
         raise PlanError(
             f"global batch {loop.global_batch_size} is not a multiple of micro {loop.micro_batch_size} x {ranks.world} ranks"
         )
-    bf16 = loop.precision == "bf16-mixed" and ranks.device.type == "cuda"
-
     resume = checkpoints.latest_checkpoint(ckpt_root)
     if resume is not None and checkpoints.read_meta(resume)["config_hash"] != plan.config_hash():
         raise checkpoints.CheckpointError(
@@ -339,18 +292,10 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
     rows = model.get_input_embeddings().weight.shape[0]
     if rows < vocab.size:
         raise PlanError(f"model has {rows} embedding rows but the tokenizer has {vocab.size} ids")
+    loss_check.check_against_model(model, rows, ranks.device)
     own_group = loop.sharding == "fsdp" and sharding.ensure_process_group(ranks.device)
-    wrapped = sharding.shard(model, loop, ranks.device, bf16, ranks.world)  # before the optimiser sees params
-
-    hooks = hooks or TrainHooks()
-    optimizer = torch.optim.AdamW(
-        hooks.param_groups(model, plan.optim.weight_decay),
-        lr=plan.optim.lr,
-        betas=(plan.optim.beta1, plan.optim.beta2),
-        eps=plan.optim.eps,
-    )
-    if hooks.on_optimizer is not None:
-        hooks.on_optimizer(optimizer)
+    run = _prepare(plan, model, ranks, hooks or TrainHooks())
+    optimizer = run.optimizer
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: lr_multiplier(step, plan.optim, loop.steps)
     )
@@ -365,28 +310,48 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
         truncate_metrics(run_dir, state.step)
 
     meta = {"config_hash": plan.config_hash(), "scheme": plan.data.scheme, "run_name": plan.run_name}
+    writer = checkpoints.AsyncWriter(ranks.world, enabled=plan.checkpoint.async_save)
+    metrics = Metrics(plan, state.step, enabled=ranks.main)
 
     def save() -> Path:
-        extra = {**meta, "validation": last_val}
-        return checkpoints.save(
-            ckpt_root, model, vocab.tokenizer, optimizer, scheduler, state, extra, plan.checkpoint.keep
+        tic = time.perf_counter()
+        previous = writer.last_write_s
+        folder = checkpoints.save(
+            ckpt_root,
+            model,
+            vocab.tokenizer,
+            optimizer,
+            scheduler,
+            state,
+            {**meta, "validation": last_val},
+            plan.checkpoint.keep,
+            model_state=run.master.state_dict(model) if run.master is not None else None,
+            writer=writer,
         )
+        _log_checkpoint(
+            run_dir,
+            ranks,
+            {
+                "step": state.step,
+                "stall_s": round(time.perf_counter() - tic, 3),  # training held up: wait + snapshot
+                "waited_s": round(writer.last_wait_s, 3),  # for the previous checkpoint's write to finish
+                "previous_write_s": previous and round(previous, 3),
+            },
+        )
+        return folder
 
-    metrics = Metrics(plan, state.step, enabled=ranks.main)
-    last_saved = resume
+    last_saved, saved_step = resume, state.step if resume is not None else None
     start_step = state.step
     model.train()
     stop_now = False
     with _StopFlag() as stop:
         while state.step < loop.steps:
-            stop_now = _all_reduce([float(stop.requested)], ranks.device, dist.ReduceOp.MAX)[0] > 0
+            stop_now = all_reduce([float(stop.requested)], ranks.device, dist.ReduceOp.MAX)[0] > 0
             limit = loop.max_steps_per_run is not None and state.step - start_step >= loop.max_steps_per_run
             if stop_now or limit:
                 break
             tic = time.perf_counter()
-            nats, tokens, grad_norm, lr = _optimizer_step(
-                wrapped, model, optimizer, data, plan, ranks, state.step
-            )
+            nats, tokens, grad_norm, lr = optimizer_step(run, data, plan, state.step)
             scheduler.step()
             state.step += 1
             state.consumed_samples += loop.global_batch_size
@@ -405,13 +370,17 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
             )
             final = state.step == loop.steps
             if state.step % plan.validation.interval == 0 or final:
-                last_val = {"step": state.step, **evaluate(model, data, plan, ranks, bf16)}
+                last_val = {"step": state.step, **evaluate(run, data, plan)}
                 metrics.validation({"kind": "val", **last_val})
             if state.step % plan.checkpoint.interval == 0 or final:
-                last_saved = save()
+                last_saved, saved_step = save(), state.step
         interrupted = state.step < loop.steps
-        if interrupted and (last_saved is None or checkpoints.read_meta(last_saved)["step"] != state.step):
-            last_saved = save()
+        if interrupted and saved_step != state.step:
+            last_saved, saved_step = save(), state.step
+    writer.wait()  # the last checkpoint is complete before the run returns (or anything reads it)
+    checkpoints._barrier()
+    if writer.last_write_s is not None:
+        _log_checkpoint(run_dir, ranks, {"step": saved_step, "write_s": round(writer.last_write_s, 3)})
     metrics.close()
     if own_group:
         dist.destroy_process_group()

@@ -10,7 +10,9 @@ data-parallel size, `ConfigContainer.validate()`) at the job's world size, (3) b
 Bridge would build and applies Bridge's vocabulary rule to it (the model must keep its rows, unpadded), (4) checks
 that every chunk is complete and all were written with one tokenizer whose ids fit the embedding, and (5) builds
 the train and validation datasets Bridge would build from the real indexed data (BlendedMegatronDatasetBuilder
-via Bridge's dataset provider) and reads samples of each. It prints a one-screen summary, writes
+via Bridge's dataset provider) and reads samples of each. Between (2) and (3) it estimates the memory one GPU needs
+from the validated config (`morphcpt.train.memory_megatron`) and refuses a plan that does not fit
+`cluster.gpu_memory`, naming the micro batch or recomputation that would. It prints a one-screen summary, writes
 `<run_dir>/check.json`, and on any mismatch raises ClusterCheckError (exit status 1 from the job).
 
 What only exists after `prepare` is stood in for, and the summary says so: before the first import Bridge's
@@ -91,6 +93,27 @@ def validate_config(plan: CPTPlan, notes: list[str]):
             f"Bridge computes data-parallel size {cfg.data_parallel_size}, the plan {layout['data_parallel']}"
         )
     return cfg, layout
+
+
+def check_memory(cfg, plan: CPTPlan, layout: dict) -> dict:
+    """The planner's per-GPU estimate from Bridge's validated config (its model shape, parallelism, distributed
+    optimiser, recomputation, micro batch) against the plan's card; ClusterCheckError saying what fits when it
+    does not. Nothing is allocated."""
+    from morphcpt.train.gpus import gpu_type
+    from morphcpt.train.memory import DoesNotFit, check_fits
+    from morphcpt.train.memory_megatron import MegatronShape
+
+    facts = gpu_type(plan.cluster.gpu_type)
+    if facts is not None and not facts.bf16:
+        raise ClusterCheckError(
+            f"cluster.gpu_type={plan.cluster.gpu_type} has no bf16, which the megatron engine trains in; "
+            "set GPU_TYPE in .env to the cluster's card (A100, H100, ...)"
+        )
+    shape = MegatronShape.from_config(cfg, layout["data_parallel"])
+    try:
+        return {**check_fits(plan, "megatron", megatron_shape=shape), "config": shape.describe()}
+    except DoesNotFit as error:
+        raise ClusterCheckError(str(error)) from error
 
 
 def check_tokenizer(cfg, plan: CPTPlan) -> dict:
@@ -220,6 +243,7 @@ def check(plan: CPTPlan) -> dict:
     notes: list[str] = []
     data = check_data_markers(plan)
     cfg, layout = validate_config(plan, notes)
+    memory = check_memory(cfg, plan, layout)
     tokenizer = check_tokenizer(cfg, plan)
     datasets = check_datasets(cfg, tokenizer.pop("tokenizer"), plan)
     ckpt = Path(cfg.checkpoint.load) / "latest_checkpointed_iteration.txt"
@@ -242,6 +266,7 @@ def check(plan: CPTPlan) -> dict:
             "checkpoint": cfg.checkpoint.load,
             "resume_iteration": int(ckpt.read_text().strip()) if ckpt.exists() else None,
         },
+        "memory": memory,
         "tokenizer": tokenizer,
         "data": data,
         "datasets": datasets,
@@ -256,6 +281,7 @@ def check(plan: CPTPlan) -> dict:
 
 def summary(plan: CPTPlan, report: dict) -> str:
     v, d, ds, t = report["validated"], report["data"], report["datasets"], report["tokenizer"]
+    mem = report["memory"]
     resume = (
         f"resumes at iteration {v['resume_iteration']}" if v["resume_iteration"] else "starts from the import"
     )
@@ -266,6 +292,9 @@ def summary(plan: CPTPlan, report: dict) -> str:
         f"grad accumulation {report['layout']['gradient_accumulation']}",
         f"  loop        {v['train_iters']} iters, GBS {v['global_batch_size']}, MBS {v['micro_batch_size']}, "
         f"seq {v['seq_length']}, exit after {v['exit_duration_in_mins']} min",
+        f"  memory      {mem['estimate_gib']:.1f} of {mem['usable_gib']:.1f} GiB usable per GPU at MBS "
+        f"{mem['micro_batch']} ({mem['margin']:.0%} free; MBS up to {mem['largest_micro_batch']} fits): "
+        f"{mem['card']}, {mem['config']}",
         f"  optimiser   lr {v['lr'][0]:g}->{v['lr'][1]:g}, warmup {v['warmup_steps']} / decay {v['decay_steps']} "
         f"samples, weight decay {v['weight_decay'][0]:g}->{v['weight_decay'][1]:g}",
         f"  vocabulary  model {v['vocab_size']:,} rows; Bridge's {t['type']} {t['vocab_size']:,} (kept, unpadded); "

@@ -1,315 +1,372 @@
-"""The memory planner: per-GPU memory of a training plan before submitting it, and the largest micro batch that
-fits.
+"""The memory planner: per-GPU memory of a training plan on the card it names (`cluster.gpu_memory`, default the
+user's A100 40GB), for both engines, before anything is submitted or allocated; the micro batch `auto` picks; and
+the refusal the check stages give a plan that does not fit.
 
-    python -m morphcpt.train.memory recipe=cpt_patok engine=hf [gpu_memory=80GB] [gpus=4]
-    python -m morphcpt.train.memory recipe=cpt_patok loop.sharding=fsdp loop.activation_checkpointing=true
+    python -m morphcpt.train.memory recipe=cpt_patok                        # both engines, the plan's card
+    python -m morphcpt.train.memory recipe=cpt_patok cluster.gpu_memory=80GB gpus=4 engine=hf
 
-It prints, for the plan's layout and for each alternative (ddp, fsdp, activation checkpointing, offload, LoRA):
-parameters, gradients, optimiser state (AdamW: two fp32 moments) and activations per micro batch, and the
-largest micro batch whose total fits `gpu_memory` (less a fixed reserve for the CUDA context and fragmentation).
+It prints, per engine, the plan's layout and the alternatives a user would weigh (hf: ddp, fsdp, activation
+checkpointing, offload, LoRA; megatron: recomputation, tensor parallelism): parameters, gradients, optimiser state,
+per-step working memory and activations per sample, the total at the plan's micro batch with the share of the card
+it leaves free, and the largest micro batch that fits with the planner's 10 % margin and divides the global batch.
+The estimates are `memory_hf.py` and `memory_megatron.py`; the card arithmetic is `gpus.py`.
 
-The model's shape comes from its config (a local folder, the Hub cache, or the 1B reference shape for the
-default gemma3-1b); nothing is allocated: the model is built on the meta device to count its parameters.
-Activations are an estimate from the shape (see `activation_bytes`); `measured_bytes` counts what a real step
-holds, and tests/test_train_memory.py and `benchmarks/train.py` compare the two on CPU.
+    resolve_micro_batch(plan, "hf", world)   # loop.micro_batch_size=auto -> the number; the engines call it
+    check_fits(plan, "megatron", world)      # DoesNotFit with what fits instead; the check stages call it
 """
 
 from __future__ import annotations
 
-import re
+import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
+from morphcpt.train import memory_hf, memory_megatron, precision
+from morphcpt.train import sharding as sharding_mod
+from morphcpt.train.gpus import MARGIN, Card, Estimate, fitting_micro_batch, gib, parse_bytes
 from morphcpt.train.plan import CPTPlan
 
-RESERVE_BYTES = 2 * 2**30  # CUDA context, allocator fragmentation, NCCL buffers
+# Re-exported: the hf estimate's names, as this module offered them before the megatron estimate existed.
+Shape, model_config, model_shape, estimate = (
+    memory_hf.Shape,
+    memory_hf.model_config,
+    memory_hf.model_shape,
+    memory_hf.estimate,
+)
+measured_bytes = memory_hf.measured_bytes
+__all__ = ["DoesNotFit", "Row", "check_fits", "parse_bytes", "resolve_micro_batch", "rows"]
+
+
+class DoesNotFit(ValueError):
+    """The plan's estimate exceeds its card; the message lists what fits instead."""
 
 
 @dataclass
-class Shape:
-    params: int  # all parameters (a tied embedding counted once)
-    embedding: int  # parameters outside the decoder layers (embeddings, final norm)
-    layer_params: int  # parameters of the largest decoder layer
-    layers: int
-    hidden: int
-    intermediate: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    vocab: int
-    lora: int  # LoRA adapter parameters for the plan's peft settings (0 when peft.method=none)
+class Row:
+    """One layout's answer on the plan's card."""
+
+    engine: str
+    estimate: Estimate
+    micro_batch: int  # the micro batch the total is for: the plan's, or what `auto` picks
+    total: int
+    margin: float  # share of the usable memory left free (negative: does not fit)
+    largest: int  # largest micro batch that fits with MARGIN and divides the per-rank batch (0: none)
+    change: str  # the plan overrides that give this layout ("" for the plan's own)
+
+    @property
+    def fits(self) -> bool:
+        return self.margin >= 0
 
 
-@dataclass
-class Estimate:
-    layout: str
-    params: int  # bytes per GPU
-    grads: int
-    optimizer: int
-    activations_per_sample: int
-    working: int  # all-gathered layers in flight (fsdp)
-    host: int  # bytes kept in host memory (offload)
-
-    def total(self, micro_batch: int) -> int:
-        return (
-            self.params
-            + self.grads
-            + self.optimizer
-            + self.working
-            + micro_batch * self.activations_per_sample
-        )
-
-    def largest_micro_batch(self, gpu_bytes: int) -> int:
-        room = gpu_bytes - RESERVE_BYTES - self.total(0)
-        return max(room // self.activations_per_sample, 0)
+def engine_world(plan: CPTPlan, engine: str) -> int:
+    """Ranks the engine trains on: a torchrun job's WORLD_SIZE for the hf engine, else the plan's GPUs."""
+    if engine == "hf" and "WORLD_SIZE" in os.environ:
+        return int(os.environ["WORLD_SIZE"])
+    return plan.cluster.nodes * plan.cluster.gpus_per_node
 
 
-def parse_bytes(text: str) -> int:
-    """'80GB', '24GiB', '512MB' -> bytes (GB and GiB both taken as 2**30, as GPU memory is quoted)."""
-    match = re.fullmatch(r"\s*([\d.]+)\s*([KMGT]?)i?B?\s*", text, re.IGNORECASE)
-    if not match:
-        raise ValueError(f"gpu_memory must look like 80GB or 24GiB, got {text!r}")
-    return int(float(match.group(1)) * 1024 ** "BKMGT".index(match.group(2).upper() or "B"))
+def _per_rank(plan: CPTPlan, engine: str, world: int) -> int:
+    """Samples one data-parallel rank handles per optimiser step (what a micro batch must divide)."""
+    if engine == "megatron":
+        from morphcpt.train.megatron_layout import data_parallel_size
+
+        ranks = data_parallel_size(plan)
+    else:
+        ranks = world
+    if plan.loop.global_batch_size % ranks:
+        raise ValueError(f"global batch {plan.loop.global_batch_size} does not divide over {ranks} ranks")
+    return plan.loop.global_batch_size // ranks
 
 
-def model_config(plan: CPTPlan, vocab_size: int | None = None):
-    """The transformers config of the plan's model, without downloading weights: a local folder or the Hub
-    cache first, then the Hub; the default gemma3-1b falls back to its reference shape (no network needed)."""
-    from morphcpt.train.models import GEMMA3_1B_VOCAB, config_from_plan, gemma3_1b_config
-
-    if plan.model.pretrained:
-        from transformers import AutoConfig
-
-        from morphcpt import paths
-
-        source = paths.model_source(plan.model.pretrained)
-        for local_only in (True, False):
-            try:
-                config = AutoConfig.from_pretrained(source, local_files_only=local_only)
-                return getattr(config, "text_config", config)
-            except (OSError, ValueError):
-                if plan.model.name == "gemma3-1b":  # the default: its shape is known, skip the network
-                    return gemma3_1b_config()
-                if not local_only:
-                    raise
-    return config_from_plan(plan.model, vocab_size or plan.model.vocab_size or GEMMA3_1B_VOCAB)
+def _row(engine: str, est: Estimate, card: Card, micro: int | str, per_rank: int, change: str) -> Row:
+    largest = fitting_micro_batch(est, card.usable, per_rank, MARGIN)
+    at = largest if micro == "auto" else micro
+    total = est.total(max(at, 1))
+    return Row(engine, est, at, total, card.margin(total), largest, change)
 
 
-def model_shape(plan: CPTPlan, vocab_size: int | None = None) -> Shape:
-    from transformers import AutoModelForCausalLM
+# --- hf engine ---------------------------------------------------------------------------------------------------
 
-    from morphcpt.train.sharding import decoder_layers
-
-    config = model_config(plan, vocab_size)
-    with torch.device("meta"):
-        model = AutoModelForCausalLM.from_config(config)
-    layers = decoder_layers(model)
-    per_layer = [sum(p.numel() for p in layer.parameters()) for layer in layers]
-    total = sum(p.numel() for p in model.parameters())
-    lora = 0
-    if plan.peft.method == "lora":
-        targets = set(plan.peft.target_modules)
-        for name, module in model.named_modules():
-            if isinstance(module, torch.nn.Linear) and name.rsplit(".", 1)[-1] in targets:
-                lora += plan.peft.rank * (module.in_features + module.out_features)
-    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-    return Shape(
-        params=total,
-        embedding=total - sum(per_layer),
-        layer_params=max(per_layer),
-        layers=len(layers),
-        hidden=config.hidden_size,
-        intermediate=config.intermediate_size,
-        heads=config.num_attention_heads,
-        kv_heads=getattr(config, "num_key_value_heads", config.num_attention_heads),
-        head_dim=head_dim,
-        vocab=config.vocab_size,
-        lora=lora,
-    )
+HF_LAYOUTS = [  # (sharding, activation checkpointing, offload, lora)
+    ("ddp", False, False, False),
+    ("ddp", True, False, False),
+    ("fsdp", False, False, False),
+    ("fsdp", True, False, False),
+    ("fsdp", True, True, False),
+    ("ddp", False, False, True),
+    ("ddp", True, False, True),
+]
 
 
-def activation_bytes(shape: Shape, seq: int, act_bytes: int, checkpointing: bool, flash: bool = True) -> int:
-    """Bytes of activations one sample keeps for backward.
-
-    Per layer and token, the tensors autograd saves: norms' inputs and outputs and the residual (~10 x hidden),
-    q, k, v, attention output and o_proj input (4 x heads x head_dim + 2 x kv_heads x head_dim), the MLP's gate,
-    up, activation and product (4 x intermediate). Flash / memory-efficient SDPA kernels (GPU) keep no
-    seq x seq matrix; without them (`flash=False`, e.g. on CPU) each layer also keeps its attention
-    probabilities (heads x seq x seq). With checkpointing only each layer's input is kept, plus one layer
-    recomputed at a time. The logits are fp32 (cast for the loss): they, their log-softmax and its gradient
-    make 3 x 4 bytes x vocab per token, whatever the precision."""
-    per_token_layer = (
-        10 * shape.hidden + 4 * shape.heads * shape.head_dim + 2 * shape.kv_heads * shape.head_dim
-    ) + 4 * shape.intermediate
-    layer = per_token_layer * act_bytes * seq + (0 if flash else shape.heads * seq * seq * act_bytes)
-    stored = shape.layers * shape.hidden * act_bytes * seq + layer if checkpointing else shape.layers * layer
-    logits = 3 * 4 * shape.vocab * seq
-    return stored + logits
+def _hf_change(plan: CPTPlan, sharding: str, ckpt: bool, offload: bool, lora: bool) -> str:
+    loop, wanted = plan.loop, []
+    if sharding != loop.sharding:
+        wanted.append(f"loop.sharding={sharding}")
+    if ckpt != loop.activation_checkpointing:
+        wanted.append(f"loop.activation_checkpointing={str(ckpt).lower()}")
+    if offload != loop.cpu_offload:
+        wanted.append(f"loop.cpu_offload={str(offload).lower()}")
+    if lora != (plan.peft.method == "lora"):
+        wanted.append("peft.method=" + ("lora" if lora else "none"))
+    return " ".join(wanted)
 
 
-def estimate(
-    shape: Shape,
-    seq: int,
-    world: int,
-    sharding: str,
-    checkpointing: bool = False,
-    offload: bool = False,
-    lora: bool = False,
-    bf16: bool = True,
-    flash: bool = True,
-) -> Estimate:
-    """Per-GPU bytes of one layout. fp32 master parameters and AdamW moments; under fsdp with bf16 the layers
-    being computed are all-gathered in bf16 (the current and the prefetched one, plus the root group); under ddp
-    with bf16, autocast's cache of bf16 weight copies."""
-    act_bytes = 2 if bf16 else 4
-    trained = shape.lora if lora else shape.params
-    name = (
-        sharding
-        + (" +ckpt" if checkpointing else "")
-        + (" +offload" if offload else "")
-        + (" +lora" if lora else "")
-    )
-    if sharding == "fsdp":
-        params, grads, optimizer = 4 * shape.params // world, 4 * trained // world, 8 * trained // world
-        working = act_bytes * (2 * shape.layer_params + shape.embedding)
-    else:  # fp32 master weights; bf16 autocast keeps a bf16 copy of every weight during the forward
-        params, grads, optimizer = 4 * shape.params, 4 * trained, 8 * trained
-        working = 2 * shape.params if bf16 else 0
-    host = 0
-    if offload:
-        host = (params + grads + optimizer) * world
-        params = grads = optimizer = 0
-    return Estimate(
-        layout=name,
-        params=params,
-        grads=grads,
-        optimizer=optimizer,
-        activations_per_sample=activation_bytes(shape, seq, act_bytes, checkpointing, flash),
-        working=working,
-        host=host,
-    )
-
-
-def measured_bytes(model: torch.nn.Module, optimizer: torch.optim.Optimizer, tokens: torch.Tensor) -> dict:
-    """The measured peak of one fp32 training step on CPU (forward, loss, backward, AdamW step on `tokens`,
-    micro batch x seq), as the hf engine runs it: the bytes of the parameters and optimiser state held between
-    steps, plus the peak of the torch CPU allocator above them during the step (the profiler's memory events:
-    activations, logits, gradients and temporaries). A first step, unmeasured, creates the optimiser state."""
-    from torch.profiler import ProfilerActivity, profile
-
-    def step() -> None:
-        logits = model(input_ids=tokens).logits
-        loss = torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), tokens.flatten())
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-
-    step()
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        step()
-    events = sorted(
-        (e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"),
-        key=lambda e: e.start_ns(),
-    )
-    live = peak = 0
-    for event in events:
-        live += event.nbytes()
-        peak = max(peak, live)
-    params = {p.untyped_storage().data_ptr(): p.untyped_storage().nbytes() for p in model.parameters()}
-    held = sum(params.values()) + sum(
-        t.nbytes for state in optimizer.state.values() for t in state.values() if torch.is_tensor(t)
-    )
-    return {"held": held, "step_peak": peak, "peak": held + peak}
-
-
-def layouts(plan: CPTPlan) -> list[dict]:
-    """The plan's own layout first, then the alternatives a user would weigh."""
+def hf_rows(plan: CPTPlan, world: int, card: Card, shape: memory_hf.Shape | None = None) -> list[Row]:
+    """The plan's own layout first, then the alternatives."""
+    shape = shape or memory_hf.model_shape(plan)
     loop = plan.loop
-    own = {
-        "sharding": loop.sharding,
-        "checkpointing": loop.activation_checkpointing,
-        "offload": loop.cpu_offload,
-        "lora": plan.peft.method == "lora",
-    }
-    options = [own] + [
-        {"sharding": "ddp", "checkpointing": False, "offload": False, "lora": False},
-        {"sharding": "ddp", "checkpointing": True, "offload": False, "lora": False},
-        {"sharding": "fsdp", "checkpointing": False, "offload": False, "lora": False},
-        {"sharding": "fsdp", "checkpointing": True, "offload": False, "lora": False},
-        {"sharding": "fsdp", "checkpointing": True, "offload": True, "lora": False},
-        {"sharding": "ddp", "checkpointing": False, "offload": False, "lora": True},
-        {"sharding": "ddp", "checkpointing": True, "offload": False, "lora": True},
-    ]
-    unique = []
-    for option in options:
-        if option not in unique:
-            unique.append(option)
-    return unique
-
-
-def gib(n: int) -> str:
-    return f"{n / 2**30:8.2f}"
-
-
-def report(plan: CPTPlan, gpu_bytes: int, world: int, shape: Shape | None = None) -> list[dict]:
-    shape = shape or model_shape(plan)
-    bf16 = plan.loop.precision == "bf16-mixed"
-    rows = []
-    for option in layouts(plan):
-        if option["lora"] and plan.peft.method != "lora":
-            plan_lora = Shape(**{**shape.__dict__, "lora": _default_lora(plan, shape)})
-        else:
-            plan_lora = shape
-        est = estimate(plan_lora, plan.loop.seq_length, world, bf16=bf16, **option)
-        mbs = est.largest_micro_batch(gpu_bytes)
-        rows.append(
-            {
-                "layout": est.layout,
-                "params": est.params,
-                "grads": est.grads,
-                "optimizer": est.optimizer,
-                "working": est.working,
-                "activations_per_sample": est.activations_per_sample,
-                "total_at_plan_mbs": est.total(plan.loop.micro_batch_size),
-                "largest_micro_batch": int(mbs),
-                "host": est.host,
-            }
+    own = (loop.sharding, loop.activation_checkpointing, loop.cpu_offload, plan.peft.method == "lora")
+    per_rank = _per_rank(plan, "hf", world)
+    bf16 = loop.precision == "bf16-mixed"
+    gpu = torch.device("cuda")  # the engine's choices on the card planned for
+    compiled = sharding_mod.compile_mode(loop, gpu) != "none"
+    out = []
+    for layout in dict.fromkeys([own, *HF_LAYOUTS]):
+        sharding, ckpt, offload, lora = layout
+        layout_shape = memory_hf.with_lora(plan, shape) if lora else shape
+        variant = replace(loop, sharding=sharding, activation_checkpointing=ckpt, cpu_offload=offload)
+        peft = replace(plan.peft, method="lora" if lora else "none")
+        if (
+            lora or sharding == "fsdp"
+        ):  # an explicit loop.param_dtype=bf16 is ddp's; these layouts choose their own
+            variant = replace(variant, param_dtype="auto")
+        est = memory_hf.estimate(
+            layout_shape,
+            loop.seq_length,
+            world,
+            sharding,
+            ckpt,
+            offload=offload,
+            lora=lora,
+            bf16=bf16,
+            bf16_params=precision.param_dtype(variant, peft, gpu) == "bf16",
+            compiled=compiled,
+            chunk=loop.loss_chunk_tokens,
         )
-    return rows
+        out.append(_row("hf", est, card, loop.micro_batch_size, per_rank, _hf_change(plan, *layout)))
+    return out
 
 
-def _default_lora(plan: CPTPlan, shape: Shape) -> int:
-    """Adapter parameters with the plan's peft settings, computed when the plan itself does not use LoRA."""
-    from dataclasses import replace
+def hf_validation_bytes(plan: CPTPlan, row: Row, shape: memory_hf.Shape) -> tuple[int, int]:
+    """(validation micro batch, bytes at its peak) for the plan's layout: what stays resident (weights and
+    optimiser state; gradients are freed) plus what the validation micro batch adds."""
+    micro = plan.validation.micro_batch_size or row.micro_batch
+    est = row.estimate
+    resident = est.params + est.optimizer + est.working
+    compute = 2 if plan.loop.precision == "bf16-mixed" else 4
+    return micro, resident + micro * memory_hf.validation_bytes_per_sample(
+        shape, plan.loop.seq_length, compute
+    )
 
-    lora_plan = replace(plan, peft=replace(plan.peft, method="lora"))
-    return model_shape(lora_plan).lora
+
+# --- megatron engine ---------------------------------------------------------------------------------------------
+
+
+def megatron_rows(plan: CPTPlan, card: Card, shape: memory_megatron.MegatronShape | None = None) -> list[Row]:
+    """The plan's layout (from Bridge's built config when the check stage passes it), then recomputation and
+    tensor parallelism."""
+    micro = plan.loop.micro_batch_size
+    shape = shape or memory_megatron.MegatronShape.from_plan(
+        plan, micro_batch=1 if micro == "auto" else micro
+    )
+    per_rank = _per_rank(plan, "megatron", 0)
+    variants = [(shape, "")]
+    if shape.recompute != "full":
+        full = replace(shape, recompute="full", recompute_method="uniform", recompute_num_layers=1)
+        variants.append((full, "loop.activation_checkpointing=true"))
+    if shape.tp == 1 and shape.heads % 2 == 0 and shape.groups % 2 == 0:
+        variants.append((replace(shape, tp=2, dp=max(shape.dp // 2, 1)), "cluster.tensor_parallel=2"))
+    out = []
+    for variant, change in variants:
+        est = memory_megatron.estimate(variant)
+        variant_per_rank = (
+            plan.loop.global_batch_size // variant.dp if change.startswith("cluster.") else per_rank
+        )
+        out.append(_row("megatron", est, card, micro, variant_per_rank, change))
+    return out
+
+
+# --- what the engines and check stages call ----------------------------------------------------------------------
+
+
+def rows(plan: CPTPlan, engine: str, world: int | None = None, megatron_shape=None) -> list[Row]:
+    card = Card.of(plan)
+    if engine == "megatron":
+        return megatron_rows(plan, card, megatron_shape)
+    return hf_rows(plan, world or engine_world(plan, "hf"), card)
+
+
+def resolve_micro_batch(plan: CPTPlan, engine: str, world: int | None = None) -> int:
+    """Replace `loop.micro_batch_size=auto` in `plan` by the largest micro batch the planner fits on the plan's
+    card with its margin; returns the micro batch either way. DoesNotFit when not even one sample fits."""
+    if plan.loop.micro_batch_size != "auto":
+        return plan.loop.micro_batch_size
+    own = rows(plan, engine, world)[0]
+    if own.largest < 1:
+        raise DoesNotFit(refusal(plan, engine, rows(plan, engine, world)))
+    plan.loop.micro_batch_size = own.largest
+    return own.largest
+
+
+def refusal(plan: CPTPlan, engine: str, answers: list[Row], what: str | None = None) -> str:
+    """Why the plan's layout does not fit, and the layouts (with their micro batch) that do."""
+    own, card = answers[0], Card.of(plan)
+    est = own.estimate
+    parts = ", ".join(
+        f"{name} {gib(value)}"
+        for name, value in (
+            ("parameters", est.params),
+            ("gradients", est.grads),
+            ("optimizer", est.optimizer),
+            ("working", est.working),
+            (f"activations x {own.micro_batch}", own.micro_batch * est.activations_per_sample),
+        )
+        if value
+    )
+    what = what or f"loop.micro_batch_size={plan.loop.micro_batch_size}"
+    lines = [
+        f"{what} does not fit one {card.describe()}: the {engine} engine's layout ({est.layout}) needs "
+        f"{gib(own.total)} per GPU ({parts})."
+    ]
+    options = []
+    if 0 < own.largest < own.micro_batch:
+        options.append(f"loop.micro_batch_size={own.largest} ({gib(est.total(own.largest))})")
+    for row in answers[1:]:
+        if row.largest >= 1:  # each alternative at the largest micro batch it fits with the margin
+            options.append(
+                f"{row.change} (micro batch up to {row.largest}: {gib(row.estimate.total(row.largest))})"
+            )
+    if options:
+        lines.append("What fits: " + "; ".join(options[:4]) + ".")
+    else:
+        lines.append("No layout the planner knows fits this card.")
+    lines.append(
+        "python -m morphcpt.train.memory shows every layout; on a larger card set cluster.gpu_memory "
+        "(GPU_MEMORY in .env)."
+    )
+    return "\n".join(lines)
+
+
+def check_fits(plan: CPTPlan, engine: str, world: int | None = None, megatron_shape=None) -> dict:
+    """The plan's layout on its card: a summary dict when it fits, DoesNotFit (with what fits) when it does not.
+    hf plans also check the validation micro batch."""
+    resolve_micro_batch(plan, engine, world)
+    answers = rows(plan, engine, world, megatron_shape)
+    own, card = answers[0], Card.of(plan)
+    if not own.fits:
+        raise DoesNotFit(refusal(plan, engine, answers))
+    summary = {
+        "card": card.describe(),
+        "layout": own.estimate.layout,
+        "micro_batch": own.micro_batch,
+        "estimate_gib": round(own.total / 2**30, 2),
+        "usable_gib": round(card.usable / 2**30, 2),
+        "margin": round(own.margin, 3),
+        "largest_micro_batch": own.largest,
+    }
+    if engine == "hf":
+        shape = memory_hf.model_shape(plan)
+        micro, peak = hf_validation_bytes(plan, own, shape)
+        summary["validation"] = {"micro_batch": micro, "estimate_gib": round(peak / 2**30, 2)}
+        if peak > card.usable:
+            compute = 2 if plan.loop.precision == "bf16-mixed" else 4
+            sample = memory_hf.validation_bytes_per_sample(shape, plan.loop.seq_length, compute)
+            room = (card.usable - (peak - micro * sample)) // sample
+            raise DoesNotFit(
+                f"validation.micro_batch_size={micro} does not fit one {card.describe()}: validation needs "
+                f"{gib(peak)} per GPU; set validation.micro_batch_size={max(int(room), 1)} or less."
+            )
+    return summary
+
+
+def check_device(plan: CPTPlan, device) -> None:
+    """The GPU this rank runs on has at least the memory the plan planned for (cards report about 1 % less than
+    their nominal size to torch: an A100-SXM4-40GB shows 39.6 GiB). DoesNotFit naming both when it has not."""
+    import torch
+
+    props = torch.cuda.get_device_properties(device)
+    card = Card.of(plan)
+    if props.total_memory < 0.95 * card.bytes:
+        raise DoesNotFit(
+            f"cluster.gpu_memory={plan.cluster.gpu_memory} but this GPU ({props.name}) has "
+            f"{gib(props.total_memory)}: set cluster.gpu_memory (GPU_MEMORY in .env) to the card the job runs on"
+        )
+
+
+# --- the command -------------------------------------------------------------------------------------------------
+
+
+def table(plan: CPTPlan, engine: str, answers: list[Row]) -> list[str]:
+    micro = plan.loop.micro_batch_size
+    lines = [
+        f"{'layout':22} {'params':>7} {'grads':>7} {'optim':>7} {'working':>7} {'act/smp':>7} "
+        f"{'@mbs':>5} {'total':>7} {'free':>5} {'max mbs':>7}  change"
+    ]
+    for row in answers:
+        est = row.estimate
+        lines.append(
+            f"{est.layout:22} {est.params / 2**30:7.2f} {est.grads / 2**30:7.2f} {est.optimizer / 2**30:7.2f} "
+            f"{est.working / 2**30:7.2f} {est.activations_per_sample / 2**30:7.2f} {row.micro_batch:5d} "
+            f"{row.total / 2**30:7.2f} {row.margin:5.0%} {row.largest:7d}  {row.change or '(the plan)'}"
+        )
+    if micro == "auto":
+        lines.append("(micro batch auto: each row at the largest micro batch that fits with the margin)")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     from morphcpt.train.plan import load_plan
 
     args = list(sys.argv[1:] if argv is None else argv)
-    gpu = parse_bytes(next((a.split("=", 1)[1] for a in args if a.startswith("gpu_memory=")), "80GB"))
-    world = int(next((a.split("=", 1)[1] for a in args if a.startswith("gpus=")), "1"))
-    plan = load_plan([a for a in args if not a.startswith(("gpu_memory=", "gpus="))])
-    shape = model_shape(plan)
-    print(
-        f"# {plan.run_name} ({plan.model.name}): {shape.params / 1e9:.3f}B parameters ({shape.layers} layers, vocab {shape.vocab}), "
-        f"seq {plan.loop.seq_length}, {world} GPU(s) of {gpu / 2**30:.0f} GiB, {plan.loop.precision}; GiB per GPU"
+    legacy = {"gpu_memory=": "cluster.gpu_memory=", "gpus=": None}  # older spellings of the card and ranks
+    world = None
+    overrides = []
+    for arg in args:
+        if arg.startswith("gpus="):
+            world = int(arg.split("=", 1)[1])
+        elif arg.startswith("gpu_memory="):
+            overrides.append(legacy["gpu_memory="] + arg.split("=", 1)[1])
+        else:
+            overrides.append(arg)
+    plan = load_plan(overrides)
+    card = Card.of(plan)
+    engines = (
+        ["hf"]
+        if plan.data.scheme == "eeve"
+        else [plan.engine] + [e for e in ("hf", "megatron") if e != plan.engine]
     )
+    hf_world = world or engine_world(plan, "hf")
+    shape = memory_hf.model_shape(plan)
     print(
-        f"{'layout':28} {'params':>8} {'grads':>8} {'optim':>8} {'working':>8} {'act/smp':>8} "
-        f"{'@mbs=' + str(plan.loop.micro_batch_size):>8} {'max mbs':>7} {'host':>8}"
+        f"# {plan.run_name} ({plan.model.name}): {shape.params / 1e9:.3f}B parameters ({shape.layers} layers, "
+        f"vocab {shape.vocab}), seq {plan.loop.seq_length}, global batch {plan.loop.global_batch_size}, "
+        f"{plan.loop.precision}; one {card.describe()}; GiB per GPU, free = share of the usable memory left"
     )
-    for row in report(plan, gpu, world, shape):
-        print(
-            f"{row['layout']:28} {gib(row['params'])} {gib(row['grads'])} {gib(row['optimizer'])} "
-            f"{gib(row['working'])} {gib(row['activations_per_sample'])} {gib(row['total_at_plan_mbs'])} "
-            f"{row['largest_micro_batch']:7d} {gib(row['host'])}"
-        )
+    if shape.note:
+        print(f"# note: {shape.note}")
+    for engine in engines:
+        if engine == "megatron":
+            mshape = memory_megatron.MegatronShape.from_plan(
+                plan, micro_batch=1 if plan.loop.micro_batch_size == "auto" else None
+            )
+            print(
+                f"\n## megatron engine, {plan.cluster.nodes * plan.cluster.gpus_per_node} GPUs: {mshape.describe()}"
+            )
+            answers = megatron_rows(plan, card, mshape)
+        else:
+            print(f"\n## hf engine, {hf_world} rank(s)")
+            answers = hf_rows(plan, hf_world, card, shape)
+            micro, peak = hf_validation_bytes(plan, answers[0], shape)
+            print(f"(validation at micro batch {micro}: {gib(peak)})")
+        print("\n".join(table(plan, engine, answers)))
+        if not answers[0].fits:
+            print(
+                f"the plan's layout does not fit; {answers[0].largest and 'a smaller micro batch does' or 'see the changes above'}"
+            )
+    if plan.data.scheme == "eeve":
+        print("\n(megatron: not wired for EEVE; its stages run with the hf engine)")
     return 0
 
 

@@ -98,9 +98,11 @@ def config_from_plan(plan: ModelPlan, vocab_size: int) -> Gemma3TextConfig:
     )
 
 
-def build_model(config: Gemma3TextConfig, seed: int) -> Gemma3ForCausalLM:
-    """A randomly initialised Gemma3ForCausalLM; the same seed gives the same weights."""
-    with torch.random.fork_rng(devices=[]):
+def build_model(config: Gemma3TextConfig, seed: int, device: str | torch.device = "cpu") -> Gemma3ForCausalLM:
+    """A randomly initialised Gemma3ForCausalLM; the same seed gives the same weights on the same device. On a GPU
+    the weights are drawn there (a 1B model initialises in a second instead of a CPU's tens of seconds)."""
+    device = torch.device(device)
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []), torch.device(device):
         torch.manual_seed(seed)
         return Gemma3ForCausalLM(config)
 

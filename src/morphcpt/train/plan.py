@@ -24,15 +24,30 @@ from omegaconf import OmegaConf
 
 from morphcpt import paths
 from morphcpt.errors import UserError
+from morphcpt.train.gpus import parse_bytes
 
 ENGINES = ("megatron", "hf")
 STAGES = ("check", "prepare", "train")
 PRECISIONS = ("bf16-mixed", "fp32")
 SHARDINGS = ("ddp", "fsdp")
 PEFT_METHODS = ("none", "lora")
-# Loop keys that change how a step is laid out over ranks and memory, never what it computes: left out of the
-# config hash, so a run may resume under another sharding (e.g. after moving to more GPUs).
-LAYOUT_KEYS = ("max_steps_per_run", "sharding", "activation_checkpointing", "cpu_offload")
+COMPILE_MODES = ("auto", "layers", "model", "none")
+PARAM_DTYPES = ("auto", "bf16", "fp32")
+# Loop keys that change how a step is laid out over ranks and memory, or how fast it runs, never what it computes:
+# left out of the config hash, so a run may resume under another sharding (e.g. after moving to more GPUs).
+# The micro batch is one of them: samples are addressed by index, so a step reads the same global batch at any
+# micro batch size ("auto" may pick another one on another card).
+LAYOUT_KEYS = (
+    "max_steps_per_run",
+    "micro_batch_size",
+    "sharding",
+    "activation_checkpointing",
+    "cpu_offload",
+    "compile",
+    "param_dtype",  # checkpoints hold fp32 weights and optimiser state either way
+    "fused_optimizer",
+    "loss_chunk_tokens",
+)
 
 
 class PlanError(UserError, ValueError):
@@ -101,7 +116,9 @@ class LoopPlan:
     steps: int = 10_000
     seq_length: int = 2048
     global_batch_size: int = 256
-    micro_batch_size: int = 2
+    # Samples per rank per forward pass, or "auto": the largest that fits `cluster.gpu_memory` with the planner's
+    # margin and divides the global batch (`python -m morphcpt.train.memory` shows the choice).
+    micro_batch_size: int | str = 2
     precision: str = "bf16-mixed"  # hf engine: bf16 autocast on GPU; CPU always runs fp32
     seed: int = 1234
     # hf engine: stop after this many optimiser steps in one invocation (a checkpoint is written); null: no limit.
@@ -114,6 +131,17 @@ class LoopPlan:
     sharding: str = "ddp"
     activation_checkpointing: bool = False  # recompute each decoder layer in backward (non-reentrant)
     cpu_offload: bool = False  # fsdp only: parameters, gradients and optimiser state live in host memory
+    # hf engine, speed (docs/gpu-memory-and-speed.md). torch.compile: "layers" (each decoder layer), "model" (the
+    # whole decoder), "none"; "auto": layers on a GPU, none on a CPU.
+    compile: str = "auto"
+    # Parameters in "bf16" with fp32 master weights in the optimiser, or "fp32" (bf16 autocast on a GPU); "auto":
+    # bf16 on a GPU under bf16-mixed with ddp and no LoRA, else fp32 (morphcpt.train.precision says what each gives).
+    param_dtype: str = "auto"
+    fused_optimizer: bool = (
+        True  # AdamW as one fused kernel on CUDA (torch's foreach implementation elsewhere)
+    )
+    # Tokens per chunk of the chunked cross entropy (no full-vocabulary logits); null: 1 GiB of fp32 logits a chunk.
+    loss_chunk_tokens: int | None = None
 
     def apply_token_budget(self) -> None:
         if self.train_tokens is not None:
@@ -162,6 +190,9 @@ class ValidationPlan:
 class CheckpointPlan:
     interval: int = 1000
     keep: int = 3  # newest checkpoints kept (megatron: checkpoint.most_recent_k)
+    # hf engine: write checkpoints in a background thread from a snapshot in host memory (training stalls only
+    # for the snapshot); false: write them before training goes on.
+    async_save: bool = True
 
 
 @dataclass
@@ -176,8 +207,14 @@ class LoggingPlan:
 
 @dataclass
 class ClusterPlan:
-    """Megatron-Bridge engine only: parallelism, the PBS walltime and where the imported weights live."""
+    """Where the job runs: the GPUs (both engines plan their memory for `gpu_memory`), and for the Megatron-Bridge
+    engine its parallelism, the PBS walltime and where the imported weights live."""
 
+    # Memory of one GPU ("40GB": the user's A100-SXM4-40GB; GB and GiB both mean 2**30 bytes, as cards are
+    # quoted) and its type (A100, H100, H200, L40S, ...): the memory planner, `loop.micro_batch_size=auto` and the
+    # check stage plan for this card; .env's GPU_MEMORY / GPU_TYPE set them for the rendered jobs.
+    gpu_memory: str = "40GB"
+    gpu_type: str = "A100"
     # "check": build and validate everything Bridge would, without a GPU; "prepare": import the HF weights once
     # and verify them; "train": pretrain()
     stage: str = "train"
@@ -272,6 +309,12 @@ def validate(plan: CPTPlan) -> CPTPlan:
         raise PlanError(f"loop.precision must be one of {PRECISIONS}, got {loop.precision!r}")
     if loop.sharding not in SHARDINGS:
         raise PlanError(f"loop.sharding must be one of {SHARDINGS}, got {loop.sharding!r}")
+    if loop.compile not in COMPILE_MODES:
+        raise PlanError(f"loop.compile must be one of {COMPILE_MODES}, got {loop.compile!r}")
+    if loop.param_dtype not in PARAM_DTYPES:
+        raise PlanError(f"loop.param_dtype must be one of {PARAM_DTYPES}, got {loop.param_dtype!r}")
+    if loop.loss_chunk_tokens is not None and loop.loss_chunk_tokens < 1:
+        raise PlanError(f"loop.loss_chunk_tokens must be >= 1 or null, got {loop.loss_chunk_tokens}")
     if loop.cpu_offload and loop.sharding != "fsdp":
         raise PlanError("loop.cpu_offload=true needs loop.sharding=fsdp (FSDP2 offloads the shards)")
     if plan.peft.method not in PEFT_METHODS:
@@ -280,10 +323,16 @@ def validate(plan: CPTPlan) -> CPTPlan:
         raise PlanError("peft.method=lora needs peft.rank >= 1 and at least one peft.target_modules entry")
     if plan.peft.method == "lora" and loop.sharding == "fsdp":
         raise PlanError("peft.method=lora runs under loop.sharding=ddp (the frozen base is not sharded yet)")
-    if loop.global_batch_size % loop.micro_batch_size:
-        raise PlanError(
-            f"global batch {loop.global_batch_size} is not a multiple of micro batch {loop.micro_batch_size}"
-        )
+    if isinstance(loop.micro_batch_size, str) and loop.micro_batch_size != "auto":
+        raise PlanError(f"loop.micro_batch_size must be a number or auto, got {loop.micro_batch_size!r}")
+    if loop.micro_batch_size != "auto":
+        if loop.micro_batch_size < 1:
+            raise PlanError(f"loop.micro_batch_size must be >= 1, got {loop.micro_batch_size}")
+        if loop.global_batch_size % loop.micro_batch_size:
+            raise PlanError(
+                f"global batch {loop.global_batch_size} is not a multiple of micro batch {loop.micro_batch_size}"
+            )
+    parse_bytes(plan.cluster.gpu_memory, "cluster.gpu_memory")
     if not 0 <= plan.optim.min_lr <= plan.optim.lr:
         raise PlanError(f"need 0 <= min_lr <= lr, got {plan.optim.min_lr} and {plan.optim.lr}")
     if plan.optim.warmup_steps >= loop.steps:

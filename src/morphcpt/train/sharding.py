@@ -1,7 +1,7 @@
 """How the hf engine lays a model over ranks and memory: DDP or FSDP2 (`fully_shard`), activation checkpointing,
-CPU offload, and the collectives a training step needs whatever the layout.
+CPU offload, torch.compile per decoder layer, and the collectives a training step needs whatever the layout.
 
-    wrapped = shard(model, plan.loop, device, bf16, world)   # after PEFT, before the optimiser
+    wrapped = shard(model, plan.loop, device, bf16, world)   # after PEFT and the parameter dtype, before the optimiser
     with no_sync(wrapped, sync=last_micro_batch):  ...backward...  # accumulate without communicating
     norm = clip_grad_norm(model, 1.0)
 
@@ -90,11 +90,51 @@ def ensure_process_group(device: torch.device) -> bool:
     return True
 
 
-def shard(model: torch.nn.Module, loop: LoopPlan, device: torch.device, bf16: bool, world: int):
-    """Apply the plan's layout to `model` (already on `device`); returns the module to call in training (the
-    DDP wrapper, or the model itself, which fully_shard converts in place)."""
+def compile_mode(loop: LoopPlan, device: torch.device) -> str:
+    """`loop.compile` for this device: "auto" is per decoder layer on a GPU, none on a CPU (where compiling a small
+    model costs more than it saves)."""
+    if loop.compile == "auto":
+        return "layers" if device.type == "cuda" else "none"
+    return loop.compile
+
+
+def apply_compile(model: torch.nn.Module, mode: str) -> None:
+    """torch.compile in place: each decoder layer on its own ("layers": the layers share their compiled code, so
+    compiling takes one layer's time) or the whole decoder ("model"). Module names and state dicts are unchanged."""
+    if mode == "none":
+        return
+    import torch._dynamo
+
+    # One graph per attention kind (sliding, global), train or eval, and dtype or set of frozen parameters (EEVE's
+    # stages): past the default limit of 8 the rest would silently run eagerly.
+    config = torch._dynamo.config
+    config.recompile_limit = max(config.recompile_limit, 64)
+    if mode == "layers":
+        for layer in decoder_layers(model):
+            layer.compile()
+    elif mode == "model":
+        model.get_decoder().compile()
+
+
+def shard(
+    model: torch.nn.Module,
+    loop: LoopPlan,
+    device: torch.device,
+    bf16: bool,
+    world: int,
+    replicate: bool = True,
+):
+    """Apply the plan's layout to `model` (already on `device`, in its training dtype): activation checkpointing,
+    then `loop.compile`, then the loss module (`morphcpt.train.loss.LossModule`, what training calls), sharded by
+    FSDP2 (each decoder layer, then the loss module as the root group: embeddings, final norm, output layer) or
+    wrapped in DistributedDataParallel over several ranks unless `replicate=False` (bf16 parameters reduce their
+    fp32 gradients themselves, `morphcpt.train.precision`). Returns the module to call in training."""
+    from morphcpt.train.loss import LossModule
+
     if loop.activation_checkpointing:
         enable_activation_checkpointing(model)
+    apply_compile(model, compile_mode(loop, device))
+    loss_module = LossModule(model, loop.loss_chunk_tokens)
     if loop.sharding == "fsdp":
         from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, OffloadPolicy, fully_shard
 
@@ -109,18 +149,24 @@ def shard(model: torch.nn.Module, loop: LoopPlan, device: torch.device, bf16: bo
         offload = CPUOffloadPolicy() if loop.cpu_offload and device.type == "cuda" else OffloadPolicy()
         for layer in layers:
             fully_shard(layer, mp_policy=mp, offload_policy=offload)
-        fully_shard(model, mp_policy=mp, offload_policy=offload)
-        return model
-    if world > 1:
+        fully_shard(loss_module, mp_policy=mp, offload_policy=offload)
+        return loss_module
+    if world > 1 and replicate:
         device_ids = [device.index] if device.type == "cuda" else None
-        return torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
-    return model
+        # gradients as views into the buckets: no second copy of them (4 bytes a parameter)
+        return torch.nn.parallel.DistributedDataParallel(
+            loss_module, device_ids=device_ids, gradient_as_bucket_view=True
+        )
+    return loss_module
 
 
 def is_fsdp(model: torch.nn.Module) -> bool:
+    """Sharded by FSDP2: the module itself (the loss module training calls) or the model inside it, whose
+    parameters are then DTensor shards."""
     from torch.distributed.fsdp import FSDPModule
+    from torch.distributed.tensor import DTensor
 
-    return isinstance(model, FSDPModule)
+    return isinstance(model, FSDPModule) or any(isinstance(p, DTensor) for p in model.parameters())
 
 
 def no_sync(wrapped: torch.nn.Module, sync: bool):

@@ -33,10 +33,13 @@ def is_lora(model: torch.nn.Module) -> bool:
     return hasattr(model, "peft_config")
 
 
-def _is_fsdp(model: torch.nn.Module) -> bool:
-    from morphcpt.train.sharding import is_fsdp
+def is_fsdp(model: torch.nn.Module) -> bool:
+    from morphcpt.train.sharding import is_fsdp as sharded
 
-    return is_fsdp(model)
+    return sharded(model)
+
+
+_is_fsdp = is_fsdp
 
 
 def layout_of(model: torch.nn.Module) -> dict:

@@ -1,0 +1,113 @@
+"""What one GPU holds: the card a plan names (`cluster.gpu_memory`, `cluster.gpu_type`), the memory kept back for
+the CUDA context, and the arithmetic of an estimate against it. Both engines' memory estimates
+(`memory_hf.py`, `memory_megatron.py`) are `Estimate`s; the planner (`memory.py`) fits them to a `Card`.
+
+    card = Card.of(plan)                      # A100 40GB: 38.0 GiB usable
+    est.total(micro_batch=2) <= card.usable   # fits
+    est.largest_micro_batch(card.usable, margin=MARGIN)
+
+"40GB" is 40 x 2**30 bytes, as cards are quoted; torch reports a little less for a real card (an A100-SXM4-40GB
+shows 39.59 GiB) and the CUDA context, NCCL's buffers and the caching allocator's fragmentation take more, so
+`RESERVE_BYTES` comes off before anything is planned. `MARGIN` is the share of the usable memory a default layout
+leaves free: the estimates aim to be within 10 % of the measured peak.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+RESERVE_BYTES = 2 * 2**30  # CUDA context, NCCL buffers, allocator fragmentation, what the driver keeps
+MARGIN = 0.10  # free share of the usable memory `auto` and the shipped defaults keep
+
+
+@dataclass(frozen=True)
+class GpuType:
+    bf16_tflops: float | None  # dense bf16 peak, for MFU (None: unknown)
+    bf16: bool  # the card computes in bf16 (V100 and T4 do not)
+
+
+GPU_TYPES = {
+    "A100": GpuType(312.0, True),
+    "H100": GpuType(989.4, True),
+    "H200": GpuType(989.4, True),
+    "L40S": GpuType(362.1, True),
+    "A10": GpuType(125.0, True),
+    "V100": GpuType(None, False),
+    "T4": GpuType(None, False),
+}
+
+
+def gpu_type(name: str) -> GpuType | None:
+    """The known facts of a card named `name` ("A100", "NVIDIA A100-SXM4-40GB", "h100"), or None."""
+    upper = name.upper()
+    return next((facts for key, facts in GPU_TYPES.items() if key in upper), None)
+
+
+def parse_bytes(text: str, setting: str = "gpu_memory") -> int:
+    """'80GB', '24GiB', '512MB' -> bytes (GB and GiB both taken as 2**30, as GPU memory is quoted)."""
+    match = re.fullmatch(r"\s*([\d.]+)\s*([KMGT]?)i?B?\s*", str(text), re.IGNORECASE)
+    if not match or float(match.group(1)) <= 0:
+        raise ValueError(f"{setting} must look like 40GB or 80GiB, got {text!r}")
+    return int(float(match.group(1)) * 1024 ** "BKMGT".index(match.group(2).upper() or "B"))
+
+
+def gib(n: float) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+@dataclass(frozen=True)
+class Card:
+    """One GPU as the plan describes it."""
+
+    name: str
+    memory: str
+    bytes: int
+
+    @classmethod
+    def of(cls, plan) -> Card:
+        return cls(plan.cluster.gpu_type, plan.cluster.gpu_memory, parse_bytes(plan.cluster.gpu_memory))
+
+    @property
+    def usable(self) -> int:
+        return self.bytes - RESERVE_BYTES
+
+    def margin(self, total: int) -> float:
+        """Share of the usable memory an estimate of `total` bytes leaves free (negative: it does not fit)."""
+        return 1 - total / self.usable
+
+    def describe(self) -> str:
+        return f"{self.name} {self.memory} ({gib(self.usable)} usable after a {gib(RESERVE_BYTES)} reserve)"
+
+
+@dataclass
+class Estimate:
+    """Bytes one GPU holds for a layout: what lives through the run (parameters, gradients, optimiser state), what
+    one step adds whatever the micro batch (`working`: gathered layers, weight copies, loss chunks), and what each
+    sample of a micro batch adds at the peak (activations, logits)."""
+
+    layout: str
+    params: int
+    grads: int
+    optimizer: int
+    working: int
+    activations_per_sample: int
+    host: int = 0  # bytes kept in host memory (offload)
+
+    def static(self) -> int:
+        return self.params + self.grads + self.optimizer + self.working
+
+    def total(self, micro_batch: int) -> int:
+        return self.static() + micro_batch * self.activations_per_sample
+
+    def largest_micro_batch(self, usable: int, margin: float = 0.0) -> int:
+        """The largest micro batch whose total stays within `usable` x (1 - margin) bytes (0: none fits)."""
+        room = int(usable * (1 - margin)) - self.static()
+        return max(room // max(self.activations_per_sample, 1), 0)
+
+
+def fitting_micro_batch(est: Estimate, usable: int, per_rank: int, margin: float = MARGIN) -> int:
+    """The largest micro batch that divides `per_rank` (the global batch over data-parallel ranks) and fits with
+    `margin`; 0 when not even one sample does."""
+    limit = est.largest_micro_batch(usable, margin)
+    return max((m for m in range(1, min(limit, per_rank) + 1) if per_rank % m == 0), default=0)
