@@ -5,7 +5,9 @@ starting ranks costs more than the runs):
 
 Runs, one after the other, in OUT/runs/<name>: `fsdp` (4 steps), `fsdp_ac` (the same with activation
 checkpointing), `fsdp_resumed` (stopped after 2 steps, then resumed to 4; its step-2 run folder is copied to
-`fsdp_reshard` before resuming, for a 1-rank resume) and `lora` (LoRA adapters on TINY_MODEL under ddp).
+`fsdp_reshard` before resuming, for a 1-rank resume), `hsdp` (2 steps with two replicas of a one-rank shard, the
+2-D mesh FSDP2 gets on several nodes, then resumed as one copy over both ranks) and `lora` (LoRA adapters on
+TINY_MODEL under ddp).
 """
 
 from __future__ import annotations
@@ -51,6 +53,10 @@ def main(data_root: str, out: str, tiny_model: str) -> None:
         shutil.copytree(Path(out) / "runs" / "fsdp_resumed", Path(out) / "runs" / "fsdp_reshard")
     dist.barrier()
     train(plan(data_root, out, *resumed))
+    hsdp = ["run_name=hsdp", "loop.sharding=fsdp"]
+    first = train(plan(data_root, out, *hsdp, "loop.fsdp_shard_size=1", "loop.max_steps_per_run=2"))
+    assert first.final_step == 2 and first.interrupted
+    train(plan(data_root, out, *hsdp))
     lora = [
         "run_name=lora",
         f"model.pretrained={tiny_model}",

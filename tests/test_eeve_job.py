@@ -18,7 +18,9 @@ def test_eeve_jobs_render_to_valid_bash_with_the_expanded_tokenizer(tmp_path):
     assert subprocess.run(["bash", "-n", str(written["run_cpt_eeve.pbs"])]).returncode == 0
     assert "#PBS -l select=1:ncpus=64:ngpus=4:mem=480gb" in script
     assert re.search(
-        r'torchrun --standalone --nproc-per-node "4" training/nemo/run_cpt.py "\$\{PLAN\[@\]\}"', script
+        r'torchrun_nodes.sh --nodes "1" --gpus "4" .*-- training/nemo/run_cpt.py "\$\{PLAN\[@\]\}"',
+        script,
+        re.S,
     )
     plan_line = script[script.index("PLAN=(") + len("PLAN=(") : script.index(")", script.index("PLAN=("))]
     overrides = shlex.split(plan_line)

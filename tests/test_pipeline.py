@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -107,6 +108,30 @@ def test_bad_input_is_a_clear_error(cluster, capsys, monkeypatch):
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     assert pipeline.main(["--env", ".env", "--scheduler", "slurm"]) == 1
     assert "sbatch not found" in capsys.readouterr().err
+
+
+def test_the_chain_submits_multi_node_runs_and_the_local_runner_refuses_them(cluster, capsys):
+    with open(cluster / ".env", "a") as env:
+        env.write("TRAIN_NODES=2\n")
+    assert pipeline.main(["--env", ".env", "--schemes", "patok", "--to", "cpt"]) == 0
+    out = capsys.readouterr().out
+    assert "each CPT run trains on 2 nodes of 8 GPUs" in out
+    assert re.search(r"cpt_patok +memory: [\d.]+ of 38.0 GiB per GPU \(megatron", out)  # planned at DP 16
+    [line] = [line for line in submitted(cluster) if line.endswith("/run_cpt_patok.pbs")]
+    script = (cluster / "jobs" / "run_cpt_patok.pbs").read_text()
+    assert (
+        "#PBS -l select=2:" in script and "#PBS -l place=scatter" in script and '"cluster.nodes=2"' in script
+    )
+    assert pipeline.main(["--local", "--env", ".env", "--schemes", "patok"]) == 1
+    assert "TRAIN_NODES=2 (.env) trains each run across that many nodes" in capsys.readouterr().err
+    (cluster / "submitted.log").unlink()
+    (cluster / "logs" / "pipeline" / "jobs_pbs.json").unlink()
+    with open(cluster / ".env", "a") as env:
+        env.write("TRAIN_NODES=3\n")  # 24 GPUs cannot split the global batch of 256
+    assert pipeline.main(["--env", ".env", "--schemes", "patok", "--to", "cpt"]) == 1
+    err = capsys.readouterr().err
+    assert "cpt_patok cannot split its global batch over TRAIN_NODES=3 x TRAIN_NGPUS=8 GPUs" in err
+    assert "nothing was submitted" in err and submitted(cluster) == []
 
 
 def test_slurm_scripts_are_valid_bash_with_slurm_variables(tmp_path):

@@ -18,7 +18,7 @@ from morphcpt import paths
 from morphcpt.jobs import render_jobs, run_local
 from morphcpt.train import megatron, megatron_run
 from morphcpt.train.flags import FlagError, data_path_overrides, rewrite_argv, translate
-from morphcpt.train.plan import check_outputs_mounted, load_plan, plan_to_yaml
+from morphcpt.train.plan import PlanError, check_outputs_mounted, load_plan, plan_to_yaml
 from train_helpers import write_data
 
 
@@ -173,6 +173,20 @@ def test_the_train_stage_typed_without_torchrun_says_what_to_type(tmp_path, monk
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     with pytest.raises(SystemExit, match="trains on 8 GPUs under torchrun, and this is one plain process"):
         megatron_run.run(plan)
+
+
+def test_the_train_stage_refuses_a_torchrun_of_another_size_than_the_checked_layout(tmp_path, monkeypatch):
+    plan = load_plan(["recipe=cpt_baseline", f"output_root={tmp_path / 'out'}", "cluster.stage=train"])
+    plan.cluster.nodes = 2
+    (Path(plan.cluster.import_dir) / megatron.VERIFIED_MARKER).parent.mkdir(parents=True)
+    (Path(plan.cluster.import_dir) / megatron.VERIFIED_MARKER).write_text("{}")
+    monkeypatch.setenv("WORLD_SIZE", "8")  # one node's torchrun for a two-node plan
+    with pytest.raises(PlanError, match="torchrun started 8 processes.* = 2 x 8 = 16 GPUs.*TRAIN_NODES"):
+        megatron_run.run(plan)
+    monkeypatch.delenv("WORLD_SIZE")
+    with pytest.raises(SystemExit, match="torchrun_nodes.sh --nodes 2 --gpus 8") as refused:
+        megatron_run.run(plan)
+    assert "in a job of 2 nodes" in str(refused.value)
 
 
 def test_a_preprocessing_job_says_where_the_plans_chunks_are(tmp_path, monkeypatch):

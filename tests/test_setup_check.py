@@ -82,3 +82,31 @@ def test_cluster_check_plans_the_cpt_run_on_gpu_memory(tmp_path):
         not wrong["GPU memory plan"].ok
         and "GPU_MEMORY must look like 40GB" in wrong["GPU memory plan"].detail
     )
+
+
+def test_cluster_check_plans_the_run_on_every_node(monkeypatch):
+    from morphcpt.setup_check import check_gpu_plan
+
+    monkeypatch.setenv("PATH", "/nonexistent")  # no pbsdsh here: a warning, not a failure
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    two = {c.name: c for c in check_gpu_plan({"TRAIN_NODES": "2"})}
+    assert two["training layout"].ok
+    assert two["training layout"].detail == "2 node(s) x 8 GPUs, DP 16, grad accumulation 8"
+    assert two["CPT memory"].ok
+    launcher = two["multi-node launcher"]
+    assert not launcher.ok and not launcher.required and "pbsdsh not on PATH here" in launcher.detail
+    three = {c.name: c for c in check_gpu_plan({"TRAIN_NODES": "3"})}
+    assert not three["training layout"].ok and "CPT memory" not in three
+    assert "3 node(s) x 8 GPUs: global batch 256 is not a multiple of micro batch x DP = 48" in (
+        three["training layout"].detail
+    )
+    assert "choose TRAIN_NODES" in three["training layout"].fix
+    slurm = {
+        c.name: c for c in check_gpu_plan({"TRAIN_NODES": "2", "SCHEDULER": "slurm", "TRAIN_ENGINE": "hf"})
+    }
+    assert slurm["training layout"].detail == "2 node(s) x 8 GPUs, 16 data-parallel ranks"
+    assert (
+        "srun not on PATH here (it starts one torchrun on each of the 2 nodes)"
+        in slurm["multi-node launcher"].detail
+    )
+    assert "command -v srun" in slurm["multi-node launcher"].fix

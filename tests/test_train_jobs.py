@@ -44,8 +44,8 @@ def test_training_job_renders_to_valid_bash(variant, tmp_path):
     assert "#PBS -l walltime=24:00:00" in directives
     assert f'RECIPE="{variant["RECIPE"]}"' in script and '"recipe=$RECIPE"' in script
     assert "cluster.walltime=24:00:00" in script
-    # --standalone: a free rendezvous port, so two jobs on one node cannot collide on torchrun's default
-    assert re.search(r"torchrun --standalone --nproc-per-node \"8\" training/nemo/run_cpt.py", script)
+    # torchrun through torchrun_nodes.sh: on one node, torchrun --standalone as before (tests/test_multinode.py)
+    assert re.search(r'torchrun_nodes.sh --nodes "1" --gpus "8" .*-- training/nemo/run_cpt.py', script, re.S)
     # the clock starts before anything else runs, and the train stage is told the minutes already used
     body = [line for line in script.splitlines() if line.strip() and not line.startswith("#")]
     assert body[0] == "JOB_START=$(date +%s)"
@@ -54,8 +54,9 @@ def test_training_job_renders_to_valid_bash(variant, tmp_path):
     # each job logs to its own file in the run folder, so a resubmitted job keeps the previous job's log
     assert 'tee -a "$RUN_DIR/logs/job_${PBS_JOBID:-local}.log"' in script
     # check (CPU, first minute) -> prepare (import + verify) -> train, each inside the container; the hf engine
-    # (TRAIN_ENGINE=hf) is the other branch: its own check stage, then torchrun
-    assert script.count("training/nemo/run_in_enroot.sh") == 5
+    # (TRAIN_ENGINE=hf) is the other branch: its own check stage, then torchrun (torchrun_nodes.sh: one per node)
+    assert script.count("training/nemo/run_in_enroot.sh") == 3
+    assert script.count("training/nemo/torchrun_nodes.sh --nodes") == 2
     assert "engine=hf cluster.stage=check" in script
     assert '"cluster.gpu_memory=40GB" "cluster.gpu_type=A100"' in script
     assert 'if [[ "megatron" == hf ]]; then' in script

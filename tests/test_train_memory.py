@@ -231,3 +231,28 @@ def test_gpu_memory_in_env_reaches_every_training_job_and_its_plan(tmp_path):
     stage = next(s for s in pipeline.build_stages(settings) if s.name == "cpt_patok")
     plan = load_plan(pipeline.training_plan_overrides(settings, stage))
     assert gpus.Card.of(plan).bytes == 80 * 2**30 and plan.cluster.gpu_type == "H100"
+
+
+def test_the_planner_knows_the_nodes(monkeypatch, capsys):
+    """Two nodes of 8: hf fsdp keeps one sharded copy per node (HSDP), so its state per GPU is one node's, unless
+    loop.fsdp_shard_size spreads a copy over both; Megatron's distributed optimizer shards over DP 16."""
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
+
+    def fsdp_row(*overrides: str) -> memory.Row:
+        plan = load_plan(["recipe=cpt_patok", "loop.sharding=fsdp", *overrides])
+        return memory.rows(plan, "hf")[0]
+
+    one, two = fsdp_row(), fsdp_row("cluster.nodes=2")
+    assert two.estimate.optimizer == one.estimate.optimizer  # HSDP: sharded over one node's 8 GPUs either way
+    spread = fsdp_row("cluster.nodes=2", "loop.fsdp_shard_size=16")
+    assert spread.estimate.optimizer == pytest.approx(one.estimate.optimizer / 2, rel=1e-6)
+    megatron_one = memory.rows(load_plan(["recipe=cpt_patok"]), "megatron")[0].estimate
+    megatron_two = memory.rows(load_plan(["recipe=cpt_patok", "cluster.nodes=2"]), "megatron")[0].estimate
+    assert megatron_two.optimizer == megatron_one.optimizer // 2
+    assert memory.main(["recipe=cpt_patok", "cluster.nodes=2"]) == 0
+    out = capsys.readouterr().out
+    assert "## megatron engine, 2 node(s) x 8 GPUs" in out and "distributed optimizer over DP 16" in out
+    assert (
+        "## hf engine, 16 rank(s) on 2 node(s); fsdp: one copy sharded over 8 rank(s), 2 copies (HSDP)" in out
+    )

@@ -85,6 +85,27 @@ def test_fsdp_resume_is_exact(two_ranks):
 
 
 @pytest.mark.slow
+def test_hsdp_replicas_compute_what_one_process_does_and_resume_as_one_copy(two_ranks):
+    """Two replicas of a one-rank shard (the 2-D mesh of FSDP2 on several nodes), resumed as one copy over both."""
+    runs = two_ranks / "runs"
+    assert_close(numbers(runs / "hsdp"), numbers(runs / "fsdp"), rel=1e-5)
+    meta = json.loads((runs / "hsdp" / "metadata.json").read_text())
+    assert [(r["from"], r["world_size"]) for r in meta["resumes"]] == [("step_00000002", 2)]
+
+
+def test_an_fsdp_shard_size_that_splits_no_copy_is_refused(monkeypatch):
+    from morphcpt.train.plan import LoopPlan
+    from morphcpt.train.sharding import ShardingError, fsdp_mesh
+
+    monkeypatch.setattr(torch.distributed, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.distributed, "get_world_size", lambda: 6)
+    with pytest.raises(ShardingError, match="fsdp_shard_size=4 does not divide the 6 ranks"):
+        fsdp_mesh(LoopPlan(sharding="fsdp", fsdp_shard_size=4), torch.device("cpu"))
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "6")
+    assert fsdp_mesh(LoopPlan(sharding="fsdp"), torch.device("cpu")) is None  # one node: plain FSDP
+
+
+@pytest.mark.slow
 def test_a_two_rank_fsdp_checkpoint_resumes_on_one_rank(two_ranks, data_root):
     """World size 1 with fsdp, resuming a 2-rank checkpoint: DCP reshards the optimiser state on load."""
     plan = load_plan(

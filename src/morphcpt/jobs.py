@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from morphcpt import paths, scheduler
+from morphcpt.errors import UserError, reported
 from morphcpt.paths import read_env
 
 # Every setting a template may use, with the default used when `.env` does not set it. Paths default to the
@@ -60,11 +61,13 @@ SETTINGS: dict[str, str] = {
     "PREPROCESS_MEM": "64gb",
     "PREPROCESS_WALLTIME": "04:00:00",
     "OUTPUT_ROOT": "",  # default: $PROJECT_DIR/outputs (runs, imported weights, exports)
-    "TRAIN_NCPUS": "64",
+    "TRAIN_NODES": "1",  # nodes one training run spans (docs/multi-node.md): cluster.nodes, select=N / --nodes=N
+    "TRAIN_NCPUS": "64",  # per node, as TRAIN_NGPUS and TRAIN_MEM
     "TRAIN_NGPUS": "8",
     "TRAIN_MEM": "480gb",
     "TRAIN_WALLTIME": "24:00:00",
     "TRAIN_EXIT_MARGIN_MINUTES": "20",  # training stops and saves this long before the walltime
+    "TRAIN_NODE_TIMEOUT": "60",  # several nodes: a node silent this many seconds is lost and ends the job
     "AUTO_RESUBMIT": "0",  # 1: a training job that made progress resubmits itself until the run is finished
     "GPU_MEMORY": "40GB",  # one training GPU's memory (A100-SXM4-40GB): cluster.gpu_memory, what the planner fits
     "GPU_TYPE": "A100",  # the card: cluster.gpu_type (bf16 support, MFU peak in benchmarks)
@@ -105,6 +108,10 @@ _SECRET = re.compile(r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|KEY)$")  # HF_TOKEN, WAND
 _PLACEHOLDER = re.compile(r"\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)\})")
 
 
+class JobSettingError(UserError, ValueError):
+    """A setting in .env that no job can be rendered with; the message names it."""
+
+
 def derived_settings(settings: dict[str, str]) -> dict[str, str]:
     """Fill the path defaults that depend on other settings, and values computed from settings."""
     out = dict(settings)
@@ -120,11 +127,22 @@ def derived_settings(settings: dict[str, str]) -> dict[str, str]:
     out["RESULTS_DIR"] = out["RESULTS_DIR"] or f"{out['OUTPUT_ROOT']}/results"
     out["SCRATCH_TOKENIZER"] = out["SCRATCH_TOKENIZER"] or f"{out['DATA_ROOT']}/tokenizer"
     out["EEVE_TOKENIZER"] = out["EEVE_TOKENIZER"] or f"{out['OUTPUT_ROOT']}/tokenizers/gemma3-1b-eeve"
+    out["TRAIN_PLACEMENT"] = _placement(out["TRAIN_NODES"])
     # Chunk files are chunk_01 … chunk_20: the job pads $PBS_ARRAY_INDEX to the same width as the splitter.
     out["CHUNK_DIGITS"] = str(max(2, len(out["NUM_CHUNKS"])))
     for name in _ARGUMENT_LISTS:
         out[f"{name}_ARGV"] = " ".join(shlex.quote(word) for word in shlex.split(out.get(name, "")))
     return out
+
+
+def _placement(nodes: str) -> str:
+    """The training jobs' placement line: several nodes need one chunk per host (`place=scatter`); one node keeps
+    the site's own placement (a comment stands in for the directive)."""
+    if not nodes.isdigit() or int(nodes) < 1:
+        raise JobSettingError(f"TRAIN_NODES must be a whole number of nodes >= 1, got {nodes!r} (in .env)")
+    if int(nodes) == 1:
+        return "# one node (TRAIN_NODES=1): the site's placement"
+    return "#PBS -l place=scatter"
 
 
 def scheme_names() -> list[str]:
@@ -358,8 +376,9 @@ def main(argv: list[str] | None = None) -> int:
         env = read_env(args.env) if Path(args.env).exists() else {}
         if args.scheduler:
             env["SCHEDULER"] = args.scheduler
-        for path in render_jobs(args.templates, args.out, env):
-            print(path)
+        with reported("morphcpt jobs render"):
+            for path in render_jobs(args.templates, args.out, env):
+                print(path)
         return 0
     codes = run_local(args.script, parse_array(args.array), args.parallel, args.no_enroot, args.log_dir)
     for index, code in codes.items():

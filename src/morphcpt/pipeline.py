@@ -133,6 +133,7 @@ def training_plan_overrides(settings: dict[str, str], stage: Stage) -> list[str]
         f"data.num_chunks={s['NUM_CHUNKS']}",
         f"output_root={s['OUTPUT_ROOT']}",
         f"model.pretrained={s['BASE_MODEL']}",
+        f"cluster.nodes={s['TRAIN_NODES']}",
         f"cluster.gpus_per_node={s['TRAIN_NGPUS']}",
         f"cluster.gpu_memory={s['GPU_MEMORY']}",
         f"cluster.gpu_type={s['GPU_TYPE']}",
@@ -148,7 +149,7 @@ def training_plan_overrides(settings: dict[str, str], stage: Stage) -> list[str]
 def check_training_memory(settings: dict[str, str], stages: list[Stage], echo=print) -> None:
     """Plan the memory of every CPT run about to be submitted on GPU_MEMORY (its job's check stage does the same),
     so that a chain is not queued for hours to die of out-of-memory; PipelineError naming what fits otherwise."""
-    from morphcpt.train.memory import DoesNotFit, check_fits, engine_world
+    from morphcpt.train.memory import DoesNotFit, check_fits, engine_world, per_rank_batch
     from morphcpt.train.plan import load_plan
 
     for stage in stages:
@@ -156,6 +157,14 @@ def check_training_memory(settings: dict[str, str], stages: list[Stage], echo=pr
             continue
         plan = load_plan(training_plan_overrides(settings, stage))
         engine = "hf" if plan.data.scheme == "eeve" else plan.engine
+        try:
+            per_rank_batch(plan, engine, engine_world(plan, engine))
+        except ValueError as error:  # the job's check stage would refuse it after the queue
+            raise PipelineError(
+                f"{stage.name} cannot split its global batch over TRAIN_NODES={plan.cluster.nodes} x "
+                f"TRAIN_NGPUS={plan.cluster.gpus_per_node} GPUs ({error}), so nothing was submitted: choose a "
+                "number of nodes that divides it, or another loop.global_batch_size in TRAIN_OVERRIDES"
+            ) from None
         try:
             fit = check_fits(plan, engine, engine_world(plan, engine))
         except DoesNotFit as error:
@@ -390,6 +399,13 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
             return 0
         # one submission (or local run) of the chain at a time: two would submit every job twice
         what = "running the chain here (--local)" if args.local else "submitting the chain"
+        training = any(stage.group == "cpt" for stage in stages)
+        if args.local and training and settings["TRAIN_NODES"] != "1":
+            raise PipelineError(
+                f"TRAIN_NODES={settings['TRAIN_NODES']} (.env) trains each run across that many nodes of a "
+                "scheduler's job, and --local runs the chain on this one machine: set TRAIN_NODES=1 for --local, "
+                "or submit the chain (without --local)"
+            )
         with lockfile.claim(chain_lock(settings), what):
             jobs.render_jobs(paths.REPO_ROOT / "job_templates", jobs_dir, env)
             if args.local:
@@ -410,9 +426,14 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
                 if report.exists():
                     print(f"report: {report}")
                 return 0
-            if settings["AUTO_RESUBMIT"] != "1" and any(stage.group == "cpt" for stage in stages):
+            if settings["AUTO_RESUBMIT"] != "1" and training:
                 print(
                     "note: AUTO_RESUBMIT is not 1: resubmit unfinished CPT runs by hand; the chain waits for them"
+                )
+            if settings["TRAIN_NODES"] != "1" and training:
+                print(
+                    f"note: each CPT run trains on {settings['TRAIN_NODES']} nodes of {settings['TRAIN_NGPUS']} "
+                    "GPUs (TRAIN_NODES, docs/multi-node.md)"
                 )
             check_training_memory(settings, stages)
             chain.submit(stages, everything, args.dry_run)

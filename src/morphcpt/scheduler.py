@@ -7,7 +7,8 @@ only where the schedulers do. `Scheduler` builds the submit, status and release 
 their answers, for `morphcpt.pipeline`.
 
     PBS_ARRAY_INDEX -> SLURM_ARRAY_TASK_ID, PBS_JOBID -> SLURM_JOB_ID, qsub -> sbatch, qrls -> scontrol release
-    #PBS -l select=1:ncpus=16:ngpus=1:mem=64gb  ->  --nodes=1 --ntasks=1 --cpus-per-task=16 --gres=gpu:1 --mem=64G
+    #PBS -l select=2:ncpus=16:ngpus=1:mem=64gb  ->  --nodes=2 --ntasks-per-node=1 --cpus-per-task=16 --gres=gpu:1
+                                                    --mem=64G (per node, as PBS's chunks); place=scatter -> nothing
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ def _slurm_directives(option: str, value: str, settings: dict[str, str]) -> list
         return []  # Slurm writes stderr to the --output file unless --error is given
     if option == "-o":
         return [f"--output={value.replace('^array_index^', '%a')}"]
+    if option == "-l" and value.startswith("place="):
+        return []  # one task per node already: --nodes=N --ntasks-per-node=1 from the select statement
     if option == "-l" and value.startswith("walltime="):
         return [f"--time={value.removeprefix('walltime=')}"]
     if option == "-l" and value.startswith("select="):

@@ -123,9 +123,16 @@ def check_gpu_plan(env: dict[str, str]) -> list[Check]:
         source = ".env" if env.get("GPU_MEMORY") else "the defaults: set GPU_MEMORY and GPU_TYPE in .env"
         checks.append(Check("GPU memory plan", True, f"GPU_MEMORY={memory}, GPU_TYPE={kind} ({source})"))
     engine = env.get("TRAIN_ENGINE") or SETTINGS["TRAIN_ENGINE"]
+    nodes = env.get("TRAIN_NODES") or SETTINGS["TRAIN_NODES"]
+    if not nodes.isdigit() or int(nodes) < 1:
+        return [
+            *checks,
+            Check("training nodes", False, f"TRAIN_NODES={nodes!r}", "set TRAIN_NODES=1 (or 2, ...)"),
+        ]
     overrides = [
         "recipe=cpt_baseline",
         f"engine={engine}",
+        f"cluster.nodes={nodes}",
         f"cluster.gpus_per_node={env.get('TRAIN_NGPUS') or SETTINGS['TRAIN_NGPUS']}",
         f"cluster.gpu_memory={memory}",
         f"cluster.gpu_type={kind}",
@@ -136,6 +143,10 @@ def check_gpu_plan(env: dict[str, str]) -> list[Check]:
         from morphcpt.train.plan import load_plan
 
         plan = load_plan(overrides)
+        layout = check_layout(plan, engine, env)
+        checks.extend(layout)
+        if not layout[0].ok:  # the GPUs do not divide the global batch: no memory plan for that shape
+            return checks
         fit = check_fits(plan, engine, engine_world(plan, engine))
         checks.append(
             Check(
@@ -155,6 +166,53 @@ def check_gpu_plan(env: dict[str, str]) -> list[Check]:
     ) as error:  # a plan that does not load: say so, the jobs will fail the same way
         checks.append(
             Check("CPT memory", False, f"the CPT plan does not load: {error}", "fix TRAIN_OVERRIDES")
+        )
+    return checks
+
+
+def check_layout(plan, engine: str, env: dict[str, str]) -> list[Check]:
+    """The job's shape (TRAIN_NODES x TRAIN_NGPUS): the global batch divides over its GPUs, and on several nodes
+    the scheduler's launcher (pbsdsh, srun) is here (docs/multi-node.md)."""
+    from morphcpt.jobs import SETTINGS
+    from morphcpt.train.megatron import parallel_layout
+
+    cluster = plan.cluster
+    shape = f"{cluster.nodes} node(s) x {cluster.gpus_per_node} GPUs"
+    try:
+        layout = parallel_layout(plan) if engine == "megatron" else None
+        world = cluster.nodes * cluster.gpus_per_node
+        if engine == "hf" and plan.loop.global_batch_size % world:
+            raise ValueError(f"global batch {plan.loop.global_batch_size} does not divide over {world} ranks")
+    except ValueError as error:
+        return [
+            Check(
+                "training layout",
+                False,
+                f"{shape}: {error}",
+                "choose TRAIN_NODES (or TRAIN_NGPUS) so that the GPUs divide loop.global_batch_size, or another "
+                "loop.global_batch_size in TRAIN_OVERRIDES",
+            )
+        ]
+    detail = (
+        f"{shape}, DP {layout['data_parallel']}, grad accumulation {layout['gradient_accumulation']}"
+        if layout
+        else f"{shape}, {world} data-parallel ranks"
+    )
+    checks = [Check("training layout", True, detail)]
+    if cluster.nodes > 1:
+        scheduler = env.get("SCHEDULER") or SETTINGS["SCHEDULER"]
+        launcher = "srun" if scheduler == "slurm" else "pbsdsh"
+        found = shutil.which(launcher)
+        checks.append(
+            Check(
+                "multi-node launcher",
+                found is not None,
+                f"{found or launcher + ' not on PATH here'} (it starts one torchrun on each of the "
+                f"{cluster.nodes} nodes)",
+                f"the training jobs need {launcher} on the compute nodes (docs/multi-node.md); check there "
+                f"(command -v {launcher}), or set TRAIN_NODES=1",
+                required=False,
+            )
         )
     return checks
 

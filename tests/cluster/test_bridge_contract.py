@@ -117,6 +117,17 @@ def test_check_stage_passes_on_our_processed_data(recipe, processed, tmp_path, c
     assert json.loads((Path(plan.run_dir) / "check.json").read_text())["data"] == report["data"]
 
 
+def test_check_stage_validates_the_layout_of_every_node(processed, tmp_path, capsys):
+    """Two nodes of 8 GPUs: Bridge's own runtime_config_update()/validate() run at world size 16, so the
+    data-parallel size doubles and the gradient accumulation halves; three nodes cannot split the global batch."""
+    base = _overrides(plan_for("cpt_patok", processed, tmp_path))
+    report = megatron_run.run(load_plan([*base, "cluster.stage=check", "cluster.nodes=2"]))
+    assert report["layout"] == {"world_size": 16, "data_parallel": 16, "gradient_accumulation": 8}
+    assert "16 GPUs, DP 16" in capsys.readouterr().out
+    err = _check_fails([*base, "cluster.nodes=3"], capsys)
+    assert "does not divide over 3 node(s) x 8 GPUs" in err and "micro batch x DP = 48" in err
+
+
 def _overrides(plan) -> list[str]:
     return [
         f"recipe={'cpt_' + {'vanilla': 'baseline'}.get(plan.data.scheme, plan.data.scheme)}",

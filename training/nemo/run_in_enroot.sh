@@ -31,7 +31,8 @@ if [[ $# -eq 0 ]]; then
     exit 2
 fi
 
-if [[ "${MORPHCPT_NO_ENROOT:-0}" == 1 ]]; then
+# MORPHCPT_IN_CONTAINER=1: already inside the image (a multi-node srun step started by pyxis, torchrun_nodes.sh)
+if [[ "${MORPHCPT_NO_ENROOT:-0}" == 1 || "${MORPHCPT_IN_CONTAINER:-0}" == 1 ]]; then
     cd "$PROJECT_DIR"
     export PYTHONPATH="$PROJECT_DIR/src${PYTHONPATH:+:$PYTHONPATH}"
     exec "$@"
@@ -78,6 +79,11 @@ for name in HF_TOKEN WANDB_API_KEY WANDB_PROJECT WANDB_ENTITY WANDB_MODE HF_HUB_
     PBS_JOBID PBS_ARRAY_INDEX SLURM_JOB_ID MORPHCPT_NATIVE CC; do
     [[ -n "${!name:-}" ]] && envs+=(--env "$name")
 done
+# Multi-node training: the interconnect's settings (NCCL_SOCKET_IFNAME, NCCL_IB_HCA, ...; MELLANOX_VISIBLE_DEVICES
+# for enroot's Mellanox hook, which mounts the InfiniBand devices)
+for name in $(compgen -e NCCL_) $(compgen -e TORCH_NCCL_) $(compgen -e UCX_) MELLANOX_VISIBLE_DEVICES; do
+    [[ -n "${!name:-}" ]] && envs+=(--env "$name")
+done
 # enroot starts from a clean environment, so the GPUs PBS gave this job (CUDA_VISIBLE_DEVICES, set by the
 # cgroup) never reach the container, and its NVIDIA hook would expose every GPU of the node. Hand them over as
 # NVIDIA_VISIBLE_DEVICES, which the hook reads from the host environment; inside, they are numbered from 0.
@@ -87,10 +93,17 @@ fi
 [[ -n "${NVIDIA_VISIBLE_DEVICES:-}" ]] && envs+=(--env NVIDIA_VISIBLE_DEVICES)
 # Slurm with pyxis (CONTAINER_RUNTIME=pyxis in .env): one srun step in the image, the same mounts; Slurm hands the
 # GPUs over itself and the step inherits the job's environment (secrets included, never on the command line).
+# MORPHCPT_SRUN_ARGS replaces the step's one task with others (torchrun_nodes.sh: one task on each node).
 if [[ "${CONTAINER_RUNTIME:-enroot}" == pyxis ]]; then
     mount_list=$(IFS=,; echo "${mounted[*]/%/:}" | sed 's/\([^,]*\):/\1:\1/g')
     export PYTHONPATH="$PROJECT_DIR/src" HF_HOME="${HF_HOME:-$PROJECT_DIR/.cache/huggingface}"
-    exec srun --ntasks=1 --container-image="${CONTAINER_SQSH:-$PROJECT_DIR/containers/nemo.sqsh}" \
+    export MORPHCPT_IN_CONTAINER=1
+    read -r -a step <<< "${MORPHCPT_SRUN_ARGS:---nodes=1 --ntasks=1}"  # one task on this node
+    # Slurm 22.05+ no longer hands the job's --cpus-per-task to srun: without it the step gets one core
+    if [[ -n "${SLURM_CPUS_PER_TASK:-}" && "${MORPHCPT_SRUN_ARGS:-}" != *--cpus-per-task* ]]; then
+        step+=(--cpus-per-task="$SLURM_CPUS_PER_TASK")
+    fi
+    exec srun "${step[@]}" --container-image="${CONTAINER_SQSH:-$PROJECT_DIR/containers/nemo.sqsh}" \
         --container-mounts="$mount_list" --container-workdir="$PROJECT_DIR" "$@"
 fi
 if ! command -v enroot >/dev/null 2>&1; then

@@ -34,7 +34,7 @@ from typing import Any
 from morphcpt.errors import UserError
 from morphcpt.train import bridge_compat
 from morphcpt.train.megatron_layout import parallel_layout, recompute_overrides
-from morphcpt.train.plan import CPTPlan, save_dry_run
+from morphcpt.train.plan import CPTPlan, PlanError, save_dry_run
 from morphcpt.train.progress import write_progress as write_progress_file
 
 IMPORT_MARKER = "import.done.json"
@@ -251,9 +251,16 @@ def stage_commands(plan: CPTPlan) -> str:
         pass
     script = "training/nemo/run_in_enroot.sh {} training/nemo/run_cpt.py" + (f" {typed}" if typed else "")
     torchrun = f"torchrun --standalone --nproc-per-node {plan.cluster.gpus_per_node}"
+    train_line = f"  {script.format(torchrun)}   (train)\n"
+    if plan.cluster.nodes > 1:  # one torchrun per node: only inside a job of that many nodes
+        train_line = (
+            f"  training/nemo/torchrun_nodes.sh --nodes {plan.cluster.nodes} --gpus {plan.cluster.gpus_per_node} "
+            f"--log-dir {plan.run_dir}/logs -- training/nemo/run_cpt.py {typed}   (train, in a job of "
+            f"{plan.cluster.nodes} nodes)\n"
+        )
     return (
         f"  {script.format('python')} cluster.stage=prepare   (once: import and verify the weights, 1 GPU)\n"
-        f"  {script.format(torchrun)}   (train)\n"
+        f"{train_line}"
         "or submit the run's job, qsub jobs/run_cpt_<variant>.pbs, which runs check, prepare and train"
     )
 
@@ -276,6 +283,15 @@ def train(plan: CPTPlan) -> None:
         raise SystemExit(
             f"cluster.stage=train trains on {world} GPUs under torchrun, and this is one plain process; type:\n"
             f"{stage_commands(plan)}"
+        )
+    launched = int(os.environ.get("WORLD_SIZE", "1"))
+    if launched != world:
+        # the check stage validated the layout (data-parallel size, gradient accumulation) at `world`
+        raise PlanError(
+            f"torchrun started {launched} processes, but the plan trains on cluster.nodes x cluster.gpus_per_node "
+            f"= {plan.cluster.nodes} x {plan.cluster.gpus_per_node} = {world} GPUs, the layout its check stage "
+            "validated: set TRAIN_NODES and TRAIN_NGPUS in .env to the job's nodes and GPUs, render the jobs "
+            "again (bash job_templates/setup_jobs.sh) and resubmit"
         )
     check_ready(plan.data)
     cfg = build_config(plan, training_blend(plan))

@@ -82,7 +82,14 @@ def validate_config(plan: CPTPlan, notes: list[str]):
     from megatron.bridge.training.config import runtime_config_update
 
     cfg = build_config(plan, training_blend(plan))
-    layout = parallel_layout(plan)
+    try:
+        layout = parallel_layout(plan)
+    except ValueError as error:
+        cluster = plan.cluster
+        raise ClusterCheckError(
+            f"the plan does not divide over {cluster.nodes} node(s) x {cluster.gpus_per_node} GPUs: {error}. Choose "
+            "loop.global_batch_size as a multiple of that, or a number of nodes (TRAIN_NODES) that divides it"
+        ) from None
     with _import_stand_in(cfg, plan, notes), _world_size(layout["world_size"]):
         try:
             runtime_config_update(cfg)

@@ -67,7 +67,14 @@ def engine_world(plan: CPTPlan, engine: str) -> int:
     return plan.cluster.nodes * plan.cluster.gpus_per_node
 
 
-def _per_rank(plan: CPTPlan, engine: str, world: int) -> int:
+def fsdp_ranks(plan: CPTPlan, world: int) -> int:
+    """Ranks one hf fsdp copy is sharded over (`sharding.fsdp_mesh`): on several nodes one node's GPUs by default
+    (HSDP: each node holds a whole sharded copy), so two nodes do not halve the sharded state of one."""
+    per_node = int(os.environ.get("LOCAL_WORLD_SIZE", plan.cluster.gpus_per_node))
+    return sharding_mod.shard_ranks(plan.loop, world, per_node)
+
+
+def per_rank_batch(plan: CPTPlan, engine: str, world: int) -> int:
     """Samples one data-parallel rank handles per optimiser step (what a micro batch must divide)."""
     if engine == "megatron":
         from morphcpt.train.megatron_layout import data_parallel_size
@@ -118,7 +125,7 @@ def hf_rows(plan: CPTPlan, world: int, card: Card, shape: memory_hf.Shape | None
     shape = shape or memory_hf.model_shape(plan)
     loop = plan.loop
     own = (loop.sharding, loop.activation_checkpointing, loop.cpu_offload, plan.peft.method == "lora")
-    per_rank = _per_rank(plan, "hf", world)
+    per_rank = per_rank_batch(plan, "hf", world)
     bf16 = loop.precision == "bf16-mixed"
     gpu = torch.device("cuda")  # the engine's choices on the card planned for
     compiled = sharding_mod.compile_mode(loop, gpu) != "none"
@@ -135,7 +142,7 @@ def hf_rows(plan: CPTPlan, world: int, card: Card, shape: memory_hf.Shape | None
         est = memory_hf.estimate(
             layout_shape,
             loop.seq_length,
-            world,
+            fsdp_ranks(plan, world) if sharding == "fsdp" else world,
             sharding,
             ckpt,
             offload=offload,
@@ -171,7 +178,7 @@ def megatron_rows(plan: CPTPlan, card: Card, shape: memory_megatron.MegatronShap
     shape = shape or memory_megatron.MegatronShape.from_plan(
         plan, micro_batch=1 if micro == "auto" else micro
     )
-    per_rank = _per_rank(plan, "megatron", 0)
+    per_rank = per_rank_batch(plan, "megatron", 0)
     variants = [(shape, "")]
     if shape.recompute != "full":
         full = replace(shape, recompute="full", recompute_method="uniform", recompute_num_layers=1)
@@ -352,11 +359,16 @@ def main(argv: list[str] | None = None) -> int:
                 plan, micro_batch=1 if plan.loop.micro_batch_size == "auto" else None
             )
             print(
-                f"\n## megatron engine, {plan.cluster.nodes * plan.cluster.gpus_per_node} GPUs: {mshape.describe()}"
+                f"\n## megatron engine, {plan.cluster.nodes} node(s) x {plan.cluster.gpus_per_node} GPUs: "
+                f"{mshape.describe()}"
             )
             answers = megatron_rows(plan, card, mshape)
         else:
-            print(f"\n## hf engine, {hf_world} rank(s)")
+            shards = fsdp_ranks(plan, hf_world)
+            print(
+                f"\n## hf engine, {hf_world} rank(s) on {plan.cluster.nodes} node(s); fsdp: one copy sharded over "
+                f"{shards} rank(s)" + (f", {hf_world // shards} copies (HSDP)" if shards < hf_world else "")
+            )
             answers = hf_rows(plan, hf_world, card, shape)
             micro, peak = hf_validation_bytes(plan, answers[0], shape)
             print(f"(validation at micro batch {micro}: {gib(peak)})")

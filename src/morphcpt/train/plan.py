@@ -41,6 +41,7 @@ LAYOUT_KEYS = (
     "max_steps_per_run",
     "micro_batch_size",
     "sharding",
+    "fsdp_shard_size",
     "activation_checkpointing",
     "cpu_offload",
     "compile",
@@ -129,6 +130,10 @@ class LoopPlan:
     # optimiser state on every rank; "fsdp" shards all three over the ranks (FSDP2 fully_shard; bf16 parameters
     # with fp32 gradient reductions on GPU under bf16-mixed).
     sharding: str = "ddp"
+    # fsdp: how many ranks one copy of the model is sharded over. null: the ranks of one node, so on several nodes
+    # each node holds a whole sharded copy and nodes only all-reduce gradients (HSDP; the all-gathers stay on the
+    # node's fast links). The world size: one copy over every rank of every node, for models one node cannot hold.
+    fsdp_shard_size: int | None = None
     activation_checkpointing: bool = False  # recompute each decoder layer in backward (non-reentrant)
     cpu_offload: bool = False  # fsdp only: parameters, gradients and optimiser state live in host memory
     # hf engine, speed (docs/gpu-memory-and-speed.md). torch.compile: "layers" (each decoder layer), "model" (the
@@ -207,8 +212,9 @@ class LoggingPlan:
 
 @dataclass
 class ClusterPlan:
-    """Where the job runs: the GPUs (both engines plan their memory for `gpu_memory`), and for the Megatron-Bridge
-    engine its parallelism, the PBS walltime and where the imported weights live."""
+    """Where the job runs: its shape (nodes x GPUs; both engines' check stages read it) and the GPUs (both engines
+    plan their memory for `gpu_memory`), and for the Megatron-Bridge engine its parallelism, the PBS walltime and
+    where the imported weights live."""
 
     # Memory of one GPU ("40GB": the user's A100-SXM4-40GB; GB and GiB both mean 2**30 bytes, as cards are
     # quoted) and its type (A100, H100, H200, L40S, ...): the memory planner, `loop.micro_batch_size=auto` and the
@@ -309,6 +315,11 @@ def validate(plan: CPTPlan) -> CPTPlan:
         raise PlanError(f"loop.precision must be one of {PRECISIONS}, got {loop.precision!r}")
     if loop.sharding not in SHARDINGS:
         raise PlanError(f"loop.sharding must be one of {SHARDINGS}, got {loop.sharding!r}")
+    if loop.fsdp_shard_size is not None and (loop.sharding != "fsdp" or loop.fsdp_shard_size < 1):
+        raise PlanError(
+            f"loop.fsdp_shard_size={loop.fsdp_shard_size} needs loop.sharding=fsdp and a number of ranks >= 1 "
+            "(null: the ranks of one node)"
+        )
     if loop.compile not in COMPILE_MODES:
         raise PlanError(f"loop.compile must be one of {COMPILE_MODES}, got {loop.compile!r}")
     if loop.param_dtype not in PARAM_DTYPES:

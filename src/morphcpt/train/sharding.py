@@ -6,7 +6,9 @@ CPU offload, torch.compile per decoder layer, and the collectives a training ste
     norm = clip_grad_norm(model, 1.0)
 
 FSDP2 shards every decoder layer on its own (each is all-gathered just before it runs and freed after) and the
-rest (embeddings, final norm, the tied output layer) as the root group. Under bf16-mixed on a GPU the policy is
+rest (embeddings, final norm, the tied output layer) as the root group. On several nodes the shards stay within a
+node and each node holds one whole sharded copy (HSDP, a 2-D device mesh: `fsdp_mesh`), unless
+`loop.fsdp_shard_size` spreads one copy further. Under bf16-mixed on a GPU the policy is
 bf16 parameters with fp32 gradient reductions; on CPU everything stays fp32, so an fsdp run computes what a
 single process does. Decoder layers are found from the model's own `_no_split_modules` (what transformers uses
 for device maps), so any causal LM that `AutoModelForCausalLM` loads can be sharded.
@@ -90,6 +92,31 @@ def ensure_process_group(device: torch.device) -> bool:
     return True
 
 
+def shard_ranks(loop: LoopPlan, world: int, ranks_per_node: int) -> int:
+    """How many ranks one fsdp copy of the model is sharded over: `loop.fsdp_shard_size`, else one node's ranks,
+    at most the world (the memory planner counts the sharded state with the same rule)."""
+    return min(world, loop.fsdp_shard_size or ranks_per_node)
+
+
+def fsdp_mesh(loop: LoopPlan, device: torch.device):
+    """FSDP2's device mesh for this job: None (plain FSDP over every rank) when one copy of the model spans the
+    whole world, else replicas x shard ranks, `loop.fsdp_shard_size` ranks a copy (default: one node's ranks,
+    torchrun's LOCAL_WORLD_SIZE). With one copy per node, the all-gathers and reduce-scatters of every layer stay
+    on the node's fast links and the nodes exchange only one all-reduce of the gradient shards a step."""
+    world = dist.get_world_size() if dist.is_initialized() else 1
+    size = shard_ranks(loop, world, int(os.environ.get("LOCAL_WORLD_SIZE", world)))
+    if size >= world:
+        return None
+    if world % size:
+        raise ShardingError(
+            f"loop.fsdp_shard_size={size} does not divide the {world} ranks into whole copies of the model; "
+            f"use a divisor of {world} (null: the ranks of one node)"
+        )
+    from torch.distributed.device_mesh import init_device_mesh
+
+    return init_device_mesh(device.type, (world // size, size), mesh_dim_names=("replicate", "shard"))
+
+
 def compile_mode(loop: LoopPlan, device: torch.device) -> str:
     """`loop.compile` for this device: "auto" is per decoder layer on a GPU, none on a CPU (where compiling a small
     model costs more than it saves)."""
@@ -147,9 +174,10 @@ def shard(
             else MixedPrecisionPolicy()
         )
         offload = CPUOffloadPolicy() if loop.cpu_offload and device.type == "cuda" else OffloadPolicy()
+        mesh = fsdp_mesh(loop, device)
         for layer in layers:
-            fully_shard(layer, mp_policy=mp, offload_policy=offload)
-        fully_shard(loss_module, mp_policy=mp, offload_policy=offload)
+            fully_shard(layer, mesh=mesh, mp_policy=mp, offload_policy=offload)
+        fully_shard(loss_module, mesh=mesh, mp_policy=mp, offload_policy=offload)
         return loss_module
     if world > 1 and replicate:
         device_ids = [device.index] if device.type == "cuda" else None
