@@ -6,8 +6,8 @@ starting ranks costs more than the runs):
 Runs, one after the other, in OUT/runs/<name>: `fsdp` (4 steps), `fsdp_ac` (the same with activation
 checkpointing), `fsdp_resumed` (stopped after 2 steps, then resumed to 4; its step-2 run folder is copied to
 `fsdp_reshard` before resuming, for a 1-rank resume), `hsdp` (2 steps with two replicas of a one-rank shard, the
-2-D mesh FSDP2 gets on several nodes, then resumed as one copy over both ranks) and `lora` (LoRA adapters on
-TINY_MODEL under ddp).
+2-D mesh FSDP2 gets on several nodes, then resumed as one copy over both ranks), `fsdp_fp16` (fp16 autocast with
+the sharded loss scale) and `lora` (LoRA adapters on TINY_MODEL under ddp).
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ def main(data_root: str, out: str, tiny_model: str) -> None:
     first = train(plan(data_root, out, *hsdp, "loop.fsdp_shard_size=1", "loop.max_steps_per_run=2"))
     assert first.final_step == 2 and first.interrupted
     train(plan(data_root, out, *hsdp))
+    train(plan(data_root, out, "run_name=fsdp_fp16", "loop.sharding=fsdp", "loop.precision=fp16-mixed"))
     lora = [
         "run_name=lora",
         f"model.pretrained={tiny_model}",

@@ -15,7 +15,14 @@ import pytest
 
 from morphcpt.analysis.report import build_report
 from morphcpt.analysis.results import ModelInfo, assign_roles, load_results, role_of
-from morphcpt.analysis.stats import bonferroni, bootstrap_ci, mcnemar_exact, paired_difference, wilson_ci
+from morphcpt.analysis.stats import (
+    bonferroni,
+    bootstrap_ci,
+    mcnemar_exact,
+    mcnemar_score,
+    paired_difference,
+    wilson_ci,
+)
 from morphcpt.evaluate.items import load_benchmark
 from morphcpt.evaluate.runner import EvalConfig, run_evaluation
 
@@ -72,7 +79,7 @@ def test_paired_tests_detect_a_real_difference():
     rng = np.random.default_rng(3)
     baseline = rng.random(400) < 0.5
     improved = baseline | (rng.random(400) < 0.2)  # right wherever the baseline is, and on ~10% more
-    test = mcnemar_exact(improved, baseline)
+    test = mcnemar_score(improved, baseline)
     difference = paired_difference(test.a_only, test.b_only, test.n)
     assert test.p_value < 0.001 and difference.p_value == test.p_value and difference.low > 0
     assert difference.diff == pytest.approx(improved.mean() - baseline.mean())
@@ -87,7 +94,7 @@ def test_paired_tests_do_not_find_a_fake_difference():
     for _ in range(trials):
         skill = rng.random(300)  # item difficulty, shared: the outcomes are correlated as real ones are
         a, b = rng.random(300) < skill, rng.random(300) < skill
-        test = mcnemar_exact(a, b)
+        test = mcnemar_score(a, b)
         hits += test.p_value < 0.05
         covered += not paired_difference(test.a_only, test.b_only, test.n).excludes_zero
     assert hits / trials <= 0.09 and covered == trials - hits
@@ -95,9 +102,9 @@ def test_paired_tests_do_not_find_a_fake_difference():
 
 def test_the_interval_excludes_zero_exactly_when_the_adjusted_p_is_below_alpha():
     """One method for both: on every count of disagreements up to 60, alone and Bonferroni-adjusted in families
-    of 2 to 10 (9,455 cases), the interval at 1 - alpha/m excludes 0 exactly when p x m < alpha. The
-    demo's old contradiction (a bootstrap CI of -20.0 to -2.5 pp next to McNemar p = 0.125: 0 of 4 items only
-    StochasTok got right) is now an interval that includes 0."""
+    of 2 to 10 (9,455 cases), Tango's interval at 1 - alpha/m excludes 0 exactly when McNemar's score p x m <
+    alpha. The demo's old contradiction (a bootstrap CI of -20.0 to -2.5 pp next to exact McNemar p = 0.125: 0 of
+    4 items only StochasTok got right) is now one verdict: score p = 0.046 with an interval that excludes 0."""
     for family in (1, 2, 3, 6, 10):
         for disagree in range(61):
             for a_only in range(disagree + 1):
@@ -105,7 +112,26 @@ def test_the_interval_excludes_zero_exactly_when_the_adjusted_p_is_below_alpha()
                 assert d.excludes_zero == (bonferroni(d.p_value, family) < 0.05), (family, a_only, disagree)
                 assert d.low <= d.diff <= d.high
     old = paired_difference(0, 4, 40)
-    assert old.p_value == 0.125 and old.low < 0 < old.high
+    assert old.p_value == pytest.approx(0.0455, abs=1e-4) and old.high < 0
+
+
+def test_tango_interval_and_score_test_match_the_published_reference_values():
+    """Fagerland, Lydersen & Laake's worked example (Cavo et al. 2012: 6 and 16 discordant pairs of 161), values
+    from the test suite of their R package contingencytables: Tango -0.0621 (95% CI -0.1240 to -0.0054), McNemar
+    asymptotic P = 0.033006."""
+    d = paired_difference(6, 16, 161)
+    assert d.diff == pytest.approx(-0.0621, abs=1e-4)
+    assert (round(d.low, 4), round(d.high, 4)) == (-0.1240, -0.0054)
+    assert d.p_value == pytest.approx(0.033006, abs=1e-6)
+
+
+def test_models_that_never_disagree_get_an_interval_not_a_point():
+    """The conditional interval collapsed to +0.0 [+0.0, +0.0]; Tango's is +-z^2 / (n + z^2) with no
+    disagreement, narrowing with more items."""
+    few, many = paired_difference(0, 0, 50), paired_difference(0, 0, 500)
+    z2 = 1.959963984540054**2
+    assert few.high == pytest.approx(z2 / (50 + z2), rel=1e-6) and few.low == pytest.approx(-few.high)
+    assert 0 < many.high < few.high and few.p_value == 1.0
 
 
 def test_a_wider_family_gives_wider_intervals_and_larger_adjusted_p():

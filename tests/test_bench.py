@@ -305,6 +305,7 @@ def test_a_generated_set_says_calmly_once_that_stress_is_not_generated(generated
         folder.mkdir(parents=True)
         (folder / "config.json").write_text("{}")  # an exported model, as far as resolution looks
         (folder / "morphcpt_metadata.json").write_text(json.dumps({"scheme": folder.name}))
+        (folder / "config.json").write_text("{}")  # an export folder (the fake model is never loaded from it)
     cfg = EvalConfig(
         models=[str(f) for f in folders],
         benchmarks=["pacute"],

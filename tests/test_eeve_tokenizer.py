@@ -183,3 +183,80 @@ def test_eeve_scheme_needs_the_expanded_tokenizer_and_writes_its_own_validation(
     base_tokens, base_bytes = dataset_bytes(folder_out / "validation_text_document", byte_table(vocab))
     assert eeve_bytes == base_bytes == sum(len(t.encode()) for t in texts) and eeve_tokens < base_tokens
     assert any(i >= expansion.first_new_id for ids in eeve for i in ids.tolist())
+
+
+def test_every_corpus_format_prepare_reads_gives_the_same_pieces(
+    tmp_path, sample_corpus, sample_tokenizer_dir
+):
+    """txt (one document per block), csv with a named column and parquet expand like the same texts in JSONL."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts = [" ".join(t.split()) for t in read_texts(sample_corpus, 300)]
+    jsonl = tmp_path / "corpus.jsonl"
+    jsonl.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
+    (tmp_path / "corpus.txt").write_text("\n\n".join(texts) + "\n", encoding="utf-8")
+    with open(tmp_path / "corpus.csv", "w", newline="", encoding="utf-8") as handle:
+        import csv
+
+        writer = csv.writer(handle)
+        writer.writerow(["id", "body"])
+        writer.writerows(enumerate(texts))
+    pq.write_table(pa.table({"text": texts}), tmp_path / "corpus.parquet")
+    want = expand(jsonl, sample_tokenizer_dir, tmp_path / "jsonl", num_new=16)
+    for source in (f"{tmp_path / 'corpus.txt'}?txt=block", f"{tmp_path / 'corpus.csv'}?column=body"):
+        assert expand(source, sample_tokenizer_dir, tmp_path / "out", num_new=16).pieces == want.pieces
+    assert expand(tmp_path / "corpus.parquet", sample_tokenizer_dir, tmp_path / "out", num_new=16).pieces == (
+        want.pieces
+    )
+    with pytest.raises(ExpansionError, match=r"corpus .*missing.txt: .*no such file"):
+        expand(tmp_path / "missing.txt", sample_tokenizer_dir, tmp_path / "out", num_new=16)
+
+
+def test_morpheme_candidates_refuse_other_languages(tmp_path, sample_corpus, sample_tokenizer_dir):
+    with pytest.raises(ExpansionError, match=r"no(ne)? .*for 'nl'.*--candidates frequent"):
+        expand(
+            sample_corpus,
+            sample_tokenizer_dir,
+            tmp_path / "a",
+            num_new=4,
+            candidates="morphemes",
+            language="nl",
+        )
+    lines = sample_corpus.read_text(encoding="utf-8").splitlines(keepends=True)[:60]
+    mixed = tmp_path / "mixed.jsonl"
+    tagged = [{**json.loads(line), "lang": "tl"} for line in lines[:50]]
+    english = {"text": "The quick brown fox jumps over the lazy dog.", "lang": "en"}
+    mixed.write_text("".join(json.dumps(row) + "\n" for row in [*tagged, english]), encoding="utf-8")
+    with pytest.raises(ExpansionError, match=r"mixed.jsonl:51: a document tagged lang=en.*fil language pack"):
+        expand(mixed, sample_tokenizer_dir, tmp_path / "b", num_new=4, candidates="morphemes")
+    plain = tmp_path / "plain.txt"
+    plain.write_text("\n\n".join(json.loads(line)["text"] for line in lines), encoding="utf-8")
+    with pytest.raises(ExpansionError, match="tagged lang=en"):  # a source's own ?lang= tags its documents
+        expand(
+            f"{plain}?txt=block&lang=en",
+            sample_tokenizer_dir,
+            tmp_path / "c",
+            num_new=4,
+            candidates="morphemes",
+        )
+    frequent = expand(mixed, sample_tokenizer_dir, tmp_path / "d", num_new=4)  # frequent pieces: any language
+    assert frequent.num_new == 4
+
+
+def test_a_byte_level_base_is_refused_clearly(tmp_path, sample_corpus):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<|endoftext|>"])
+    tokenizer.train_from_iterator(read_texts(sample_corpus, 100), trainer)
+    names = ("eos", "bos", "unk", "pad")
+    wrapped = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, **{f"{n}_token": "<|endoftext|>" for n in names}
+    )
+    wrapped.save_pretrained(tmp_path / "gpt2ish")
+    with pytest.raises(ExpansionError, match="byte-level BPE"):
+        expand(sample_corpus, tmp_path / "gpt2ish", tmp_path / "out", num_new=4)

@@ -1,10 +1,13 @@
 """EEVE staged training on the tiny Gemma 3: the resized model's initialisation, the seven stages with frozen
 rows and tensors proven unchanged bit for bit, no optimiser state for frozen tensors, trainable counts, resume
-inside a stage, skipping finished stages on rerun, and an export that transformers loads untied."""
+inside a stage, skipping finished stages on rerun, a later start continuing from the last finished stage, an
+export that transformers loads untied, and stages 1, 2 and 6 at 2 ranks (gloo) under ddp and fsdp."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +17,10 @@ from safetensors.torch import load_file
 from morphcpt.preprocess import compose_config, run
 from morphcpt.tokenization.eeve import Expansion, expand
 from morphcpt.train import eeve, load_plan
-from morphcpt.train.eeve import STAGE_DONE, STAGE_TRAINS, stage_dir
+from morphcpt.train.eeve import STAGE_DONE, stage_dir
+from morphcpt.train.eeve_params import STAGE_TRAINS
+from morphcpt.train.metrics import read_metrics
+from morphcpt.train.plan import PlanError
 
 pytestmark = pytest.mark.slow  # seven short training stages on the tiny model, about a minute and a half
 
@@ -221,3 +227,77 @@ def test_stage_list_out_of_order_and_wrong_engine(setup, tmp_path):
         eeve_plan(setup, tmp_path, "eeve.stages=[1,8]")
     with pytest.raises(ValueError, match="hf engine"):
         eeve.run(eeve_plan(setup, tmp_path, "engine=megatron"))
+
+
+def test_a_later_start_continues_from_the_last_finished_stage(tmp_path, setup, straight, capsys):
+    straight_plan, _ = straight
+    eeve.run(eeve_plan(setup, tmp_path, "eeve.stages=[1,2]"))
+    later = eeve_plan(setup, tmp_path, "eeve.stages=[3]")
+    result = eeve.run(later)
+    assert "stages 1, 2 finished earlier" in capsys.readouterr().out
+    got, want = stage_weights(later, 3), stage_weights(straight_plan, 3)
+    assert all(torch.equal(got[k], want[k]) for k in want)  # what [1,2,3] in one go gives
+    assert json.loads((result.export / "morphcpt_metadata.json").read_text())["eeve"]["stages"] == [1, 2, 3]
+    (stage_dir(later, 2) / STAGE_DONE).unlink()  # stage 2 started, not finished: stage 4 would skip it
+    with pytest.raises(PlanError, match=r"stage 2 was started .* but not finished.*eeve.stages=\[2,4\]"):
+        eeve.run(eeve_plan(setup, tmp_path, "eeve.stages=[4]"))
+
+
+# --- 2 ranks ----------------------------------------------------------------------------------------------------
+
+SCENARIOS = Path(__file__).with_name("eeve_scenarios.py")
+RANK_STAGES = (1, 2, 6)
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory, setup):
+    """Stages 1, 2, 6 at 2 ranks under ddp and fsdp (tests/eeve_scenarios.py); the output root."""
+    root, tokenizer, base = setup
+    out = tmp_path_factory.mktemp("eeve_ranks")
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", str(SCENARIOS)]
+    done = subprocess.run(
+        [*command, str(root / "data"), str(tokenizer), str(base), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=500,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def one_rank(tmp_path_factory, setup):
+    from eeve_scenarios import plan
+
+    root, tokenizer, base = setup
+    single = plan(str(root / "data"), str(tokenizer), str(base), str(tmp_path_factory.mktemp("eeve_one")))
+    assert eeve.run(single).stages_run == list(RANK_STAGES)
+    return single
+
+
+def losses(run_dir: Path) -> list[tuple[str, int, float]]:
+    return [(r["kind"], r["step"], r.get("loss", r.get("val_loss"))) for r in read_metrics(run_dir)]
+
+
+@pytest.mark.parametrize("layout", ["ddp", "fsdp"])
+def test_two_ranks_leave_frozen_rows_bitwise_and_match_one_rank(two_ranks, one_rank, layout):
+    from eeve_scenarios import plan
+
+    root = two_ranks / layout
+    ranked = plan("data", "tokenizer", "base", str(root))  # only its folders are read
+    before = weights(Path(ranked.run_dir) / "resized")
+    first_new = before[EMBED].shape[0] - NUM_NEW
+    for stage in RANK_STAGES:
+        after = stage_weights(ranked, stage)
+        train_in, train_out, train_body = STAGE_TRAINS[stage]
+        for key, mode in ((EMBED, train_in), (HEAD, train_out)):
+            moved = (after[key] != before[key]).any(dim=1)
+            assert int(moved[:first_new].sum()) == 0 or mode == "all", (stage, key)
+            assert bool(moved[first_new:].all()) == (mode is not None), (stage, key)
+        body = [k for k in before if k not in (EMBED, HEAD)]
+        assert any(not torch.equal(before[k], after[k]) for k in body) == train_body
+        got, want = losses(stage_dir(ranked, stage)), losses(stage_dir(one_rank, stage))
+        assert [g[:2] for g in got] == [w[:2] for w in want] and got
+        for (kind, step, a), (*_, b) in zip(got, want, strict=True):
+            assert a == pytest.approx(b, rel=1e-5), (stage, kind, step)
+        before = after

@@ -43,7 +43,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("evaluate",),
     ("analysis",),
     ("jobs", "setup_check"),  # job scripts and the pre-flight check of a cluster set-up
-    ("local_chain", "pipeline"),
+    ("local_chain", "pipeline_stages", "pipeline"),
     ("demo", "cli"),  # everything end to end; the console script's dispatch
 ]
 # Build-time code lives in scripts/ or tools/, never in the runtime package.

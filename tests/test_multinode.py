@@ -193,7 +193,7 @@ def test_the_rendered_scripts_ask_for_every_node_and_one_node_stays_as_it_was(tm
     assert "#PBS -l select=1:ncpus=64:ngpus=8:mem=480gb\n# one node" in text and "place=" not in text
     for script in [*slurm, *one]:
         subprocess.run(["bash", "-n", str(script)], check=True)
-    with pytest.raises(jobs.JobSettingError, match="TRAIN_NODES must be a whole number"):
+    with pytest.raises(jobs.SettingsError, match="TRAIN_NODES must be a whole number"):
         jobs.render_jobs(paths.REPO_ROOT / "job_templates", tmp_path / "d", {"TRAIN_NODES": "0"})
 
 

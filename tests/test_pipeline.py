@@ -46,8 +46,18 @@ def submitted(tmp_path) -> list[str]:
     )
 
 
-@pytest.mark.parametrize("schemes", [["vanilla", "patok"], ["eeve", "patok", "stochastok", "vanilla"]])
-def test_every_stage_waits_for_exactly_its_inputs(cluster, schemes):
+@pytest.mark.parametrize(
+    ("schemes", "seeds"),
+    [
+        (["vanilla", "patok"], 1),
+        (["eeve", "patok", "stochastok", "vanilla"], 1),
+        (["eeve", "patok", "vanilla"], 2),
+    ],
+)
+def test_every_stage_waits_for_exactly_its_inputs(cluster, schemes, seeds):
+    if seeds > 1:
+        with open(".env", "a") as env:
+            env.write(f"SEEDS={seeds}\n")
     assert pipeline.main(["--env", ".env", "--schemes", *schemes]) == 0
     lines = submitted(cluster)
     ids = {
@@ -70,6 +80,68 @@ def test_every_stage_waits_for_exactly_its_inputs(cluster, schemes):
     assert " -h " in gate
     release = cluster / "out" / "runs"
     assert any(p.read_text().strip() == ids["cpt_done_patok"] for p in release.glob("*/release_on_complete"))
+    if (
+        seeds > 1
+    ):  # seed 1: patok's own data, vanilla's and eeve's shared; its own runs and exports, all evaluated
+        names = {stage.name: stage for stage in pipeline.build_stages(settings, schemes)}
+        assert names["cpt_patok_seed1"].inputs == ("preprocess_patok_seed1", "preprocess_vanilla")
+        assert names["cpt_baseline_seed1"].inputs == ("preprocess_vanilla",)
+        assert names["cpt_eeve_seed1"].inputs == ("preprocess_eeve",)
+        assert "preprocess_vanilla_seed1" not in names and "preprocess_eeve_seed1" not in names
+        assert {"export_patok_seed1", "export_baseline_seed1", "cpt_eeve_seed1"} <= set(
+            names["evaluate"].inputs
+        )
+        script = (cluster / "jobs" / "preprocess_data_patok_seed1.pbs").read_text()
+        assert '"replicate=$REPLICATE"' in script and 'REPLICATE="1"' in script
+        run = (cluster / "jobs" / "run_cpt_patok_seed1.pbs").read_text()
+        assert '"data.replicate=1"' in run and "/runs/gemma3-1b-patok-seed1" in run
+
+
+def test_the_pilot_chain_runs_the_pilot_recipes_on_gemma3_270m(cluster, capsys):
+    args = [
+        "--env",
+        ".env",
+        "--recipes",
+        "pilot",
+        "--seeds",
+        "2",
+        "--dry-run",
+        "--schemes",
+        "vanilla",
+        "patok",
+    ]
+    assert pipeline.main(args) == 0
+    out = capsys.readouterr().out
+    assert "cpt_patok_seed1" in out and "preprocess_patok_seed1" in out and not submitted(cluster)
+    script = (cluster / "jobs" / "run_cpt_patok_seed1.pbs").read_text()
+    assert 'RECIPE="pilot_patok"' in script and 'export BASE_MODEL="google/gemma-3-270m"' in script
+    assert "/runs/gemma3-270m-patok-seed1" in script and '"data.replicate=1"' in script
+    with pytest.raises(SystemExit):
+        pipeline.main(["--env", ".env", "--seeds", "0", "--dry-run"])
+    assert "--seeds must be 1 or more" in capsys.readouterr().err
+
+
+def test_a_rerun_with_more_seeds_evaluates_and_reports_again(cluster):
+    """The evaluation is done when every run of the chain has results; the report when it is newer than that."""
+    (cluster / ".env").write_text((cluster / ".env").read_text() + "SEEDS=2\n")
+    settings = jobs.derived_settings({**jobs.SETTINGS, **jobs.read_env(".env")})
+    stages = {stage.name: stage for stage in pipeline.build_stages(settings, ["vanilla", "patok"])}
+    results = cluster / "out" / "results"
+    (results / "analysis").mkdir(parents=True)
+    (results / "analysis" / "report.md").write_text("old report")
+    os.utime(results / "analysis" / "report.md", (1, 1))
+    (results / "evaluation.done").touch()  # done once, with one seed
+    for name in ("gemma3-1b-baseline", "gemma3-1b-patok"):
+        (results / name).mkdir()
+        (results / name / "hierarchical-level2_mcq.json").write_text("{}")
+    assert "gemma3-1b-baseline-seed1" in stages["evaluate"].check()
+    assert "older than the last evaluation" in stages["analyze"].check()
+    for name in ("gemma3-1b-baseline-seed1", "gemma3-1b-patok-seed1"):
+        (results / name).mkdir()
+        (results / name / "hierarchical-level2_mcq.json").write_text("{}")
+    assert stages["evaluate"].check() is None and stages["analyze"].check() is not None
+    (results / "analysis" / "report.md").touch()
+    assert stages["analyze"].check() is None
 
 
 def test_dry_run_submits_nothing_and_a_rerun_only_what_is_left(cluster):
@@ -206,6 +278,50 @@ def test_the_local_runner_runs_the_chain_on_the_sample_in_order_to_the_report(tm
     assert pipeline.main(["--local", "--sample", "--output-dir", str(out), "--schemes", *schemes]) == 0
     rerun = capsys.readouterr().out
     assert " ran in " not in rerun and rerun.count("done (its outputs are on disk)") == len(stages)
+
+
+@pytest.mark.slow
+def test_a_two_seed_chain_runs_every_arm_and_seed_to_a_report_with_the_seed_variance(
+    tmp_path, capsys, monkeypatch
+):
+    """`--local --sample --seeds 2`, kept small: two arms, 4 steps a run, hierarchical MCQ only."""
+    full = local_chain.sample_settings
+
+    def small(output_dir):
+        settings = full(output_dir)
+        settings["TRAIN_OVERRIDES"] = settings["TRAIN_OVERRIDES"].replace("loop.steps=20", "loop.steps=4")
+        for key in ("validation.interval", "checkpoint.interval"):
+            settings["TRAIN_OVERRIDES"] = settings["TRAIN_OVERRIDES"].replace(f"{key}=20", f"{key}=4")
+        settings["EVAL_ARGS"] += " --benchmarks hierarchical --eval-mode mcq"
+        return settings
+
+    monkeypatch.setattr(local_chain, "sample_settings", small)
+    out = tmp_path / "chain"
+    args = ["--local", "--sample", "--seeds", "2", "--output-dir", str(out), "--schemes", "vanilla", "patok"]
+    assert pipeline.main(args) == 0
+    ran = [line.split()[0] for line in capsys.readouterr().out.splitlines() if " ran in " in line]
+    assert {
+        "preprocess_patok_seed1",
+        "cpt_patok_seed1",
+        "cpt_baseline_seed1",
+        "export_baseline_seed1",
+    } <= set(ran)
+    assert "preprocess_vanilla_seed1" not in ran  # vanilla's ids do not depend on the seed
+    data = out / "data" / "processed"
+    assert (data / "patok" / "seed1" / "chunk_01.done.json").exists() and not (
+        data / "vanilla" / "seed1"
+    ).exists()
+    meta = json.loads((out / "exports" / "gemma3-1b-patok-seed1" / "morphcpt_metadata.json").read_text())
+    assert meta["replicate"] == 1 and "/patok/seed1/" in meta["data"]["chunks"][0]
+    report = (out / "results" / "analysis" / "report.md").read_text()
+    assert "Seeds per arm: baseline 2, Patok CPT 2" in report
+    design = report.split("## Design")[1].split("## Details")[0]
+    assert (
+        "**Seed variance**" in design
+        and "Run accuracies" in design
+        and "Minimum detectable difference" in design
+    )
+    assert pipeline.main(args) == 0 and " ran in " not in capsys.readouterr().out  # a rerun finds it all done
 
 
 def test_the_local_runner_stops_at_a_failed_job_and_shows_its_log(tmp_path, capsys, monkeypatch):

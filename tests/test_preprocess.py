@@ -156,6 +156,28 @@ def test_chunks_get_the_same_random_choices_as_the_whole_corpus(tmp_path, proces
     assert dataset_prefixes(tmp_path / "out", "stochastok") == non_empty
 
 
+def test_a_replicate_redraws_the_same_text_into_its_own_folder(tmp_path, processed, corpus, vocab):
+    """Seed k of patok draws from seed + k into patok/seed<k>/: other ids, the same text, and the bytes of a
+    seed + k run; replicate 0 keeps its folder and the key chunks done before replicates existed have."""
+    out, stats = processed
+    first = preprocess(corpus, tmp_path, "replicate=1", scheme="patok")
+    assert (
+        first["prefix"] == "small_text_document"
+        and (tmp_path / "patok" / "seed1" / "small.done.json").exists()
+    )
+    redrawn, original = documents(tmp_path, "patok/seed1", "small"), documents(out, "patok", "small")
+    assert redrawn != original
+    assert [vocab.decode(d) for d in redrawn] == [vocab.decode(d) for d in original]
+    preprocess(corpus, tmp_path / "plain", "seed=1235", scheme="patok")
+    assert redrawn == documents(tmp_path / "plain", "patok", "small")
+    assert "replicate" not in stats["patok"]["key"] and stats["patok"]["key"]["seed"] == 1234
+    assert preprocess(corpus, tmp_path, "replicate=1", scheme="patok")["skipped"]
+    with pytest.raises(ValueError, match="same for every seed"):
+        preprocess(corpus, tmp_path, "replicate=1", scheme="vanilla")
+    with pytest.raises(ValueError, match="every replicate shares"):
+        preprocess(corpus, tmp_path, "replicate=1", "validation=true")
+
+
 def test_rerun_skips_a_completed_chunk_and_redoes_a_changed_or_interrupted_one(tmp_path, processed, corpus):
     out, _ = processed
     first = preprocess(corpus, tmp_path, scheme="stochastok")

@@ -303,3 +303,55 @@ def test_any_causal_lm_continues_pretraining_and_exports(data_root, vocab, tmp_p
     assert not torch.equal(
         trained["model.layers.0.mlp.down_proj.weight"], start["model.layers.0.mlp.down_proj.weight"]
     )
+
+
+def test_the_pilot_recipe_trains_a_replicate_on_its_token_budget(tmp_path, sample_corpus):
+    """The pilot recipe on the hf engine (tiny model standing in for gemma-3-270m): the token budget sets the
+    steps, seed 1 reads patok's seed1/ ids, and the run and its export carry the seed."""
+    from morphcpt.export import export_run
+    from morphcpt.preprocess import compose_config
+    from morphcpt.preprocess import run as preprocess
+
+    root = write_data(tmp_path / "data", sample_corpus, limit=160, schemes=("vanilla", "patok"))
+    chunk = root / "jsonl" / "chunk_01.jsonl"
+    preprocess(
+        compose_config(
+            [
+                "scheme=patok",
+                f"input={chunk}",
+                "index_offset=40",
+                f"output_dir={root}",
+                "progress=false",
+                "replicate=1",
+            ]
+        )
+    )
+    plan = load_plan(
+        [
+            "recipe=pilot_patok",
+            "engine=hf",
+            "model=tiny",
+            "data.replicate=1",
+            f"data.root={root}",
+            f"output_root={tmp_path / 'out'}",
+            "data.num_chunks=1",
+            "loop.train_tokens=256",
+            "loop.seq_length=32",
+            "loop.global_batch_size=4",
+            "loop.micro_batch_size=4",
+            "loop.precision=fp32",
+            "optim.warmup_steps=1",
+            "validation.interval=2",
+            "validation.max_batches=2",
+            "checkpoint.interval=2",
+            "logging.wandb=false",
+        ]
+    )
+    assert plan.loop.steps == 2 and plan.run_name == "gemma3-270m-patok-seed1"
+    result = train(plan)
+    assert result.final_step == 2
+    indexes = json.loads((result.run_dir / "data_fingerprint.json").read_text())["indexes"]
+    assert any("/patok/seed1/" in key for key in indexes)
+    exported = export_run(result.run_dir, output=tmp_path / "export").output
+    meta = json.loads((exported / "morphcpt_metadata.json").read_text())
+    assert (meta["replicate"], meta["run_name"], meta["scheme"]) == (1, "gemma3-270m-patok-seed1", "patok")

@@ -72,9 +72,28 @@ def test_the_command_reports_both_engines_for_the_1b_shape_offline(capsys):
     megatron, hf = out.split("## megatron engine")[1].split("## hf engine")
     assert "distributed optimizer over DP 8" in megatron and "hf engine, 4 rank(s)" in "## hf engine" + hf
     rows = {line[:22].strip(): line[22:].split() for line in hf.splitlines() if line[:1].isalpha()}
-    assert {"ddp bf16", "fsdp", "fsdp +ckpt", "fsdp +ckpt +offload", "ddp +lora"} <= rows.keys()
+    assert {"ddp bf16", "fsdp", "fsdp +ckpt", "fsdp +ckpt +offload", "ddp bf16 +lora"} <= rows.keys()
     # params GiB per GPU: bf16 weights (2 bytes) under ddp, fp32 shards (4 bytes / 4 ranks) under fsdp
     assert float(rows["fsdp"][0]) == pytest.approx(float(rows["ddp bf16"][0]) * 2 / 4, abs=0.01)
+
+
+def test_the_pilot_recipe_is_planned_at_the_270m_shape_offline(capsys):
+    """The pilot (gemma-3-270m, same vocabulary) fits its default micro batch of 4 on a 40 GB card, on both
+    engines, each at the 270M shape (not the 1B one)."""
+    assert memory.main(["recipe=pilot_patok", "cluster.gpu_memory=40GB", "gpus=8"]) == 0
+    out = capsys.readouterr().out
+    assert "0.268B parameters (18 layers, vocab 262144), seq 2048" in out and "A100 40GB" in out
+    megatron, hf = out.split("## megatron engine")[1].split("## hf engine")
+    for part, name in ((megatron, "megatron"), (hf, "ddp bf16")):
+        row = next(line[22:].split() for line in part.splitlines() if line[:22].strip() == name)
+        assert int(row[5]) == 4 and int(row[8]) >= 4  # at the plan's micro batch 4, and 4 or more fit
+    one_b = memory.main(["recipe=cpt_patok", "cluster.gpu_memory=40GB", "gpus=8"])
+    big = capsys.readouterr().out.split("## megatron engine")[1].split("## hf engine")[0]
+
+    def params(text):
+        return float(next(line[22:].split()[0] for line in text.splitlines() if line.startswith("megatron ")))
+
+    assert one_b == 0 and params(megatron) < params(big) / 3  # 0.27B, not 1B, weights per GPU
 
 
 def test_gpu_memory_is_parsed_or_refused():

@@ -18,7 +18,8 @@ from hydra.errors import ConfigCompositionException
 from morphcpt import paths
 from morphcpt.train import megatron, megatron_prepare, megatron_run
 from morphcpt.train.parity import LogitParity, compare_logits
-from morphcpt.train.plan import cluster_runs, load_plan
+from morphcpt.train.plan import load_plan
+from morphcpt.train.recipes import cluster_runs
 
 CLUSTER_RECIPES = {"cpt_baseline": "vanilla", "cpt_stochastok": "stochastok", "cpt_patok": "patok"}
 
@@ -183,11 +184,39 @@ def test_config_hash_tracks_what_is_trained(tmp_path):
 
 
 def test_cluster_runs_name_the_job_variants():
-    assert cluster_runs() == [
-        {"VARIANT": "baseline", "RECIPE": "cpt_baseline", "RUN_NAME": "gemma3-1b-baseline"},
-        {"VARIANT": "patok", "RECIPE": "cpt_patok", "RUN_NAME": "gemma3-1b-patok"},
-        {"VARIANT": "stochastok", "RECIPE": "cpt_stochastok", "RUN_NAME": "gemma3-1b-stochastok"},
+    runs = [(r["VARIANT"], r["RECIPE"], r["RUN_NAME"], r["SCHEME"], r["REPLICATE"]) for r in cluster_runs()]
+    assert runs == [
+        ("baseline", "cpt_baseline", "gemma3-1b-baseline", "vanilla", "0"),
+        ("patok", "cpt_patok", "gemma3-1b-patok", "patok", "0"),
+        ("stochastok", "cpt_stochastok", "gemma3-1b-stochastok", "stochastok", "0"),
     ]
+    seeded = [(r["VARIANT"], r["RUN_NAME"], r["REPLICATE"]) for r in cluster_runs(seeds=2)]
+    assert seeded[:2] == [
+        ("baseline", "gemma3-1b-baseline", "0"),
+        ("baseline_seed1", "gemma3-1b-baseline-seed1", "1"),
+    ]
+    assert len(seeded) == 6
+
+
+def test_a_replicate_is_its_own_run_with_its_own_seeds_and_data(tmp_path):
+    """Seed k of an arm: -seed<k> run (folder, export, W&B), data.seed and loop.seed k above the arm's, the
+    scheme's seed<k>/ ids where they depend on the seed; seed 0 keeps today's plan, paths and config hash."""
+    zero = cluster_plan("cpt_patok", tmp_path)
+    assert zero.data.replicate == 0 and zero.run_name == "gemma3-1b-patok"
+    assert zero.data.chunk_prefixes()[0].parent == tmp_path / "data" / "patok"
+    one = cluster_plan("cpt_patok", tmp_path, "data.replicate=1")
+    assert one.run_name == "gemma3-1b-patok-seed1" and one.run_dir.endswith("/runs/gemma3-1b-patok-seed1")
+    assert (one.data.seed, one.loop.seed) == (zero.data.seed + 1, zero.loop.seed + 1)
+    assert one.data.chunk_prefixes()[0].parent == tmp_path / "data" / "patok" / "seed1"
+    assert one.data.validation_prefix() == zero.data.validation_prefix()  # one held-out set for every run
+    assert one.config_hash() != zero.config_hash()
+    vanilla = cluster_plan("cpt_baseline", tmp_path, "data.replicate=2")
+    assert vanilla.data.chunk_prefixes()[0].parent == tmp_path / "data" / "vanilla"  # same ids, other order
+    # seed 0's hash is the one runs had before replicates existed (computed on main without them): they resume
+    fixed = load_plan(["recipe=cpt_patok", "output_root=/x/out", "data.root=/x/data"])
+    assert fixed.config_hash() == "7a8b54c731de74b4"
+    with pytest.raises(ValueError, match="data.replicate must be 0 or more"):
+        cluster_plan("cpt_patok", tmp_path, "data.replicate=-1")
 
 
 def test_demo_recipes_use_the_tiny_model_on_cpu(tmp_path):

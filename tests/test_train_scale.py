@@ -71,6 +71,18 @@ def test_fsdp_at_two_ranks_matches_one_process_and_writes_shards(two_ranks, one_
 
 
 @pytest.mark.slow
+def test_fp16_with_a_sharded_loss_scale_at_two_ranks_matches_one_process(two_ranks, data_root, tmp_path):
+    plan = load_plan(
+        [*STEPS, f"data.root={data_root}", f"output_root={tmp_path}", "loop.precision=fp16-mixed"]
+    )
+    one = train(plan)
+    # fp16 rounding differs with the order of the gradient sums (the shards' reduce-scatter vs one process)
+    assert_close(numbers(two_ranks / "runs" / "fsdp_fp16"), numbers(one.run_dir), rel=1e-4)
+    scaler = torch.load(one.checkpoint_dir / "trainer.pt", weights_only=False)["scheduler"]["grad_scaler"]
+    assert scaler["scale"] > 0
+
+
+@pytest.mark.slow
 def test_activation_checkpointing_gives_the_same_losses(two_ranks):
     runs = two_ranks / "runs"
     assert_close(numbers(runs / "fsdp_ac"), numbers(runs / "fsdp"), rel=1e-6)

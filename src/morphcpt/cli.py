@@ -37,6 +37,10 @@ STAGES: dict[str, tuple[str, str]] = {
         "morphcpt.evaluate.generate_text",
         "generate text with an exported model (prompts, interactive)",
     ),
+    "import-tokenizer": (
+        "morphcpt.tokenization.import_tokenizer",
+        "import a SentencePiece .model, a tokenizer.json or a tokenizer folder for the suite",
+    ),
     "eeve-tokenizer": (
         "morphcpt.tokenization.eeve",
         "EEVE: expand a tokenizer with N new target-language pieces",

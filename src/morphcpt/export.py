@@ -74,6 +74,7 @@ def metadata(plan: CPTPlan, step: int, extra: dict) -> dict:
             "validation": str(plan.data.validation_prefix()),
         },
         "config_hash": plan.config_hash(),
+        "replicate": plan.data.replicate,  # seed k of its arm: the analysis groups an arm's seeds by it
         "engine": plan.engine,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "run_name": plan.run_name,

@@ -52,8 +52,13 @@ SETTINGS: dict[str, str] = {
     "CONTAINER_SQSH": "",  # default: $PROJECT_DIR/containers/nemo.sqsh
     "CONTAINER_NAME": "nemo_framework",  # the name the training plan checks: enroot list | grep nemo_framework
     "TOKENIZER": "google/gemma-3-1b-pt",  # a Hub id or a local folder (offline compute nodes)
-    "BASE_MODEL": "google/gemma-3-1b-pt",  # the weights CPT starts from: a Hub id or a local HF folder
+    "BASE_MODEL": "",  # the weights CPT starts from (Hub id or local HF folder); default: the RECIPES' model
+    # Which recipe set the training jobs run: cpt (gemma-3-1b-pt, conf/recipe/cpt_*.yaml and eeve) or pilot
+    # (gemma-3-270m on a token budget, conf/recipe/pilot_*.yaml; docs/replicates-and-power.md)
+    "RECIPES": "cpt",
     "SEED": "1234",
+    # Replicates: training runs per arm (seeds 0..SEEDS-1; seed k of stochastok/patok is its own preprocessing)
+    "SEEDS": "1",
     "NUM_CHUNKS": "20",
     "CHUNK_DIR": "",  # default: $DATA_ROOT/chunks
     "PROCESSED_DIR": "",  # default: $DATA_ROOT/processed
@@ -108,8 +113,12 @@ _SECRET = re.compile(r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|KEY)$")  # HF_TOKEN, WAND
 _PLACEHOLDER = re.compile(r"\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)\})")
 
 
-class JobSettingError(UserError, ValueError):
-    """A setting in .env that no job can be rendered with; the message names it."""
+class SettingsError(UserError, ValueError):
+    """A setting of `.env` (or its command-line stand-in) that cannot be used, with what to write instead."""
+
+
+# recipe set -> (its EEVE recipe, the model its runs start from)
+RECIPE_SETS = {"cpt": ("eeve", "google/gemma-3-1b-pt"), "pilot": ("pilot_eeve", "google/gemma-3-270m")}
 
 
 def derived_settings(settings: dict[str, str]) -> dict[str, str]:
@@ -128,6 +137,9 @@ def derived_settings(settings: dict[str, str]) -> dict[str, str]:
     out["SCRATCH_TOKENIZER"] = out["SCRATCH_TOKENIZER"] or f"{out['DATA_ROOT']}/tokenizer"
     out["EEVE_TOKENIZER"] = out["EEVE_TOKENIZER"] or f"{out['OUTPUT_ROOT']}/tokenizers/gemma3-1b-eeve"
     out["TRAIN_PLACEMENT"] = _placement(out["TRAIN_NODES"])
+    if out.get("RECIPES", "cpt") not in RECIPE_SETS:
+        raise SettingsError(f"RECIPES must be one of {', '.join(RECIPE_SETS)}, got {out['RECIPES']!r}")
+    out["BASE_MODEL"] = out["BASE_MODEL"] or RECIPE_SETS[out.get("RECIPES", "cpt")][1]
     # Chunk files are chunk_01 … chunk_20: the job pads $PBS_ARRAY_INDEX to the same width as the splitter.
     out["CHUNK_DIGITS"] = str(max(2, len(out["NUM_CHUNKS"])))
     for name in _ARGUMENT_LISTS:
@@ -139,7 +151,7 @@ def _placement(nodes: str) -> str:
     """The training jobs' placement line: several nodes need one chunk per host (`place=scatter`); one node keeps
     the site's own placement (a comment stands in for the directive)."""
     if not nodes.isdigit() or int(nodes) < 1:
-        raise JobSettingError(f"TRAIN_NODES must be a whole number of nodes >= 1, got {nodes!r} (in .env)")
+        raise SettingsError(f"TRAIN_NODES must be a whole number of nodes >= 1, got {nodes!r} (in .env)")
     if int(nodes) == 1:
         return "# one node (TRAIN_NODES=1): the site's placement"
     return "#PBS -l place=scatter"
@@ -159,18 +171,38 @@ class JobSpec:
     variants: Callable[[dict[str, str]], list[dict[str, str]]]
 
 
-def _one_per_scheme(settings: dict[str, str]) -> list[dict[str, str]]:
-    # eeve reads the expanded tokenizer; every other scheme the base one
-    return [
-        {"SCHEME": scheme, **({"TOKENIZER": settings["EEVE_TOKENIZER"]} if scheme == "eeve" else {})}
-        for scheme in scheme_names()
-    ]
+def seeds(settings: dict[str, str]) -> int:
+    """SEEDS (training runs per arm) as a number, or a SettingsError saying what to write."""
+    try:
+        count = int(settings.get("SEEDS") or "1")
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise SettingsError(
+            f"SEEDS must be a whole number of runs per arm, 1 or more; got {settings.get('SEEDS')!r}"
+        )
+    return count
+
+
+def preprocess_variants(settings: dict[str, str]) -> list[dict[str, str]]:
+    """One preprocessing array per scheme and, for schemes whose ids depend on the seed, per further seed:
+    SCHEME, REPLICATE and DATA_VARIANT (`patok`, `patok_seed1`, ...: the script and stage name)."""
+    from morphcpt.tokenization.schemes import draws
+
+    variants = []
+    for scheme in scheme_names():
+        # eeve reads the expanded tokenizer; every other scheme the base one
+        tokenizer = {"TOKENIZER": settings["EEVE_TOKENIZER"]} if scheme == "eeve" else {}
+        for k in range(seeds(settings) if draws(scheme) else 1):
+            name = f"{scheme}_seed{k}" if k else scheme
+            variants.append({"SCHEME": scheme, "REPLICATE": str(k), "DATA_VARIANT": name, **tokenizer})
+    return variants
 
 
 def _one_per_training_run(settings: dict[str, str]) -> list[dict[str, str]]:
-    from morphcpt.train.plan import cluster_runs  # imports Hydra; only needed when rendering
+    from morphcpt.train.recipes import cluster_runs  # imports Hydra; only needed when rendering
 
-    return cluster_runs()
+    return cluster_runs(seeds(settings), prefix=settings.get("RECIPES", "cpt"))
 
 
 def _cpu_stages(settings: dict[str, str]) -> list[dict[str, str]]:
@@ -215,33 +247,49 @@ def _cpu_stages(settings: dict[str, str]) -> list[dict[str, str]]:
         progress = f"{s['OUTPUT_ROOT']}/runs/{run['RUN_NAME']}/progress.json"
         stages.append((f"cpt_done_{run['VARIANT']}", f'grep -q \'"complete": true\' "{progress}"'))
     # the EEVE job exports the model itself after its last stage: its export is its completion
-    stages.append(
-        ("cpt_done_eeve", f'test -f "{s["OUTPUT_ROOT"]}/exports/{eeve_run_name()}/morphcpt_metadata.json"')
-    )
+    for run in eeve_runs(settings):
+        export = f"{s['OUTPUT_ROOT']}/exports/{run['RUN_NAME']}/morphcpt_metadata.json"
+        stages.append((f"cpt_done_{run['VARIANT']}", f'test -f "{export}"'))
     return [{"STAGE": name, "COMMAND": command} for name, command in stages]
 
 
 @functools.cache
-def eeve_run_name() -> str:
-    """The EEVE arm's run name (recipe `eeve`): its run folder and its export are named after it."""
+def eeve_run_name(recipe: str = "eeve") -> str:
+    """The EEVE arm's run name (recipe `eeve`, or `pilot_eeve`): its run folder and its export are named after it."""
     from morphcpt.train.plan import load_plan  # imports Hydra; only needed when rendering
 
-    return load_plan(["recipe=eeve"]).run_name
+    return load_plan([f"recipe={recipe}"]).run_name
+
+
+def eeve_runs(settings: dict[str, str]) -> list[dict[str, str]]:
+    """The EEVE arm's runs, one per seed: VARIANT (`eeve`, `eeve_seed1`, ...), RUN_NAME, REPLICATE, EEVE_RECIPE."""
+    from morphcpt.train.plan import replicate_name
+
+    recipe = RECIPE_SETS[settings.get("RECIPES", "cpt")][0]
+    return [
+        {
+            "VARIANT": f"eeve_seed{k}" if k else "eeve",
+            "RUN_NAME": replicate_name(eeve_run_name(recipe), k),
+            "REPLICATE": str(k),
+            "EEVE_RECIPE": recipe,
+        }
+        for k in range(seeds(settings))
+    ]
 
 
 def _evaluation(settings: dict[str, str]) -> list[dict[str, str]]:
-    names = [run["RUN_NAME"] for run in _one_per_training_run(settings)] + [eeve_run_name()]
+    names = [run["RUN_NAME"] for run in _one_per_training_run(settings) + eeve_runs(settings)]
     return [{"RUN_NAMES": " ".join(names)}]
 
 
 JOBS: list[JobSpec] = [
-    JobSpec("preprocess_data.pbs", "preprocess_data_{SCHEME}.pbs", _one_per_scheme),
+    JobSpec("preprocess_data.pbs", "preprocess_data_{DATA_VARIANT}.pbs", preprocess_variants),
     JobSpec("run_cpt.pbs", "run_cpt_{VARIANT}.pbs", _one_per_training_run),
     JobSpec("export.pbs", "export_{VARIANT}.pbs", _one_per_training_run),
     JobSpec("pretrain_scratch.pbs", "pretrain_scratch.pbs", lambda settings: [{}]),
     JobSpec("cpu_stage.pbs", "{STAGE}.pbs", _cpu_stages),
     JobSpec("run_evaluation.pbs", "run_evaluation.pbs", _evaluation),
-    JobSpec("run_cpt_eeve.pbs", "run_cpt_eeve.pbs", lambda settings: [{"RUN_NAME": eeve_run_name()}]),
+    JobSpec("run_cpt_eeve.pbs", "run_cpt_{VARIANT}.pbs", eeve_runs),
 ]
 
 

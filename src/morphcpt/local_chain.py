@@ -26,7 +26,7 @@ def sample_settings(output_dir: Path) -> dict[str, str]:
     2 chunks, short runs, small benchmarks. Everything is written under `output_dir`."""
     out = Path(output_dir).resolve()
     tiny_run = (
-        "model=tiny loop.steps=20 loop.seq_length=64 loop.global_batch_size=16 loop.micro_batch_size=16 "
+        "model=tiny loop.steps=20 loop.train_tokens=null loop.seq_length=64 loop.global_batch_size=16 loop.micro_batch_size=16 "
         "loop.precision=fp32 optim.lr=1e-3 optim.min_lr=1e-4 optim.warmup_steps=3 validation.interval=20 "
         "validation.micro_batch_size=64 checkpoint.interval=20 checkpoint.keep=1 logging.interval=5 logging.wandb=false"
     )

@@ -1,8 +1,14 @@
 """Submit the whole pipeline, raw corpus to report, as one chain of scheduler jobs (PBS Pro or Slurm).
 
-    python scripts/submit_pipeline.py [--from STAGE] [--to STAGE] [--schemes vanilla patok] [--dry-run]
+    python scripts/submit_pipeline.py [--from STAGE] [--to STAGE] [--schemes vanilla patok] [--seeds 3] [--dry-run]
     python scripts/submit_pipeline.py --status          (also: morphcpt submit ...)
-    python scripts/submit_pipeline.py --local [--sample]  (the same scripts, run here in order: morphcpt.local_chain)
+    python scripts/submit_pipeline.py --local [--sample] [--seeds 2]  (the same scripts, run here in order)
+
+Seeds: `--seeds N` (or SEEDS in .env) runs every arm N times, seed k = 0..N-1 (docs/replicates-and-power.md):
+stochastok and patok get a preprocessing array per seed (`preprocess_patok_seed1`, ids in <scheme>/seed<k>/),
+vanilla and eeve one (their ids do not depend on the seed); every arm gets one training run per seed
+(`cpt_patok_seed1`, run `<name>-seed1`), each waiting for its own seed's data; the evaluation waits for all.
+Seed 0 keeps the names, folders and bytes of a single-seed chain, so a rerun with more seeds adds only the new ones.
 
 Stages, in order: download, split, benchmarks, preprocess (one array per scheme, after the eeve_tokenizer job for
 eeve), cpt (the eeve run exports itself), export (one per training run), evaluate (one GPU), analyze. Each job waits (`afterok`) for exactly the jobs that write its inputs. A stage
@@ -26,101 +32,16 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 from morphcpt import completion, jobs, local_chain, lockfile, paths, scheduler
 from morphcpt.errors import UserError
 from morphcpt.jsonio import JSONFileError, read_json, write_json
 
-GROUPS = ["download", "split", "benchmarks", "preprocess", "cpt", "export", "evaluate", "analyze"]
+# the stages moved to pipeline_stages.py; callers and tests keep reaching them here
+from morphcpt.pipeline_stages import GROUPS, PipelineError, Stage, _chunk_markers, build_stages  # noqa: F401
+
 Runner = Callable[..., subprocess.CompletedProcess]
-
-
-class PipelineError(UserError, RuntimeError):
-    """Bad input or a refused submission, with what to do about it."""
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One job of the chain: the rendered script it submits, the stages whose outputs it reads, and its check:
-    None when its outputs are on disk (the marker and the files it lists, `morphcpt.completion`), else why not."""
-
-    name: str
-    group: str
-    script: str  # rendered script name without suffix
-    inputs: tuple[str, ...]
-    check: Callable[[], str | None]
-    run_dir: str = ""  # cpt: the run folder (gate file, latest job)
-
-
-def _chunk_markers(settings: dict[str, str], scheme: str) -> list[Path]:
-    digits, root = int(settings["CHUNK_DIGITS"]), Path(settings["PROCESSED_DIR"])
-    needed = [
-        root / scheme / f"chunk_{i:0{digits}d}.done.json" for i in range(1, int(settings["NUM_CHUNKS"]) + 1)
-    ]
-    if scheme == "vanilla" and (Path(settings["CHUNK_DIR"]) / "validation.jsonl").exists():
-        needed.append(root / "validation" / "validation.done.json")
-    return needed
-
-
-def _preprocessed(settings: dict[str, str], scheme: str) -> str | None:
-    return completion.preprocess(_chunk_markers(settings, scheme))
-
-
-def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> list[Stage]:
-    """Every stage for `schemes` (default: all), in submission order, each with exactly its inputs."""
-    from morphcpt.train.plan import cluster_runs, load_plan  # Hydra; only needed here
-
-    known = jobs.scheme_names()
-    schemes = list(schemes or known)
-    unknown = sorted(set(schemes) - set(known))
-    if unknown:
-        raise PipelineError(f"unknown scheme(s) {', '.join(unknown)}: the schemes are {', '.join(known)}")
-    runs = cluster_runs()
-    run_scheme = {run["VARIANT"]: load_plan([f"recipe={run['RECIPE']}"]).data.scheme for run in runs}
-    runs = [run for run in runs if run_scheme[run["VARIANT"]] in schemes]
-    s = settings
-    stages = [
-        Stage("download", "download", "download", (), partial(completion.download, s["CORPUS"])),
-        Stage("split", "split", "split", ("download",), partial(completion.split, s["CHUNK_DIR"])),
-        Stage(
-            "benchmarks", "benchmarks", "benchmarks", (), partial(completion.benchmarks, s["BENCHMARK_DIR"])
-        ),
-    ]
-    eeve = "eeve" in schemes
-    if eeve:  # the expanded tokenizer, learnt from the chunks, that the eeve data and run use
-        tokenizer = partial(completion.eeve_tokenizer, s["EEVE_TOKENIZER"])
-        stages.append(Stage("eeve_tokenizer", "preprocess", "eeve_tokenizer", ("split",), tokenizer))
-    # the vanilla array also builds the validation set every training run reads
-    for scheme in sorted(set(schemes) | ({"vanilla"} if runs else set())):
-        check = partial(_preprocessed, s, scheme)
-        inputs = ("split", "eeve_tokenizer") if scheme == "eeve" else ("split",)
-        stages.append(Stage(f"preprocess_{scheme}", "preprocess", f"preprocess_data_{scheme}", inputs, check))
-    for run in runs:
-        variant, run_dir = run["VARIANT"], f"{s['OUTPUT_ROOT']}/runs/{run['RUN_NAME']}"
-        inputs = tuple(dict.fromkeys([f"preprocess_{run_scheme[variant]}", "preprocess_vanilla"]))
-        check = partial(completion.training, run_dir)
-        stages.append(Stage(f"cpt_{variant}", "cpt", f"run_cpt_{variant}", inputs, check, run_dir))
-    for run in runs:
-        variant, export = run["VARIANT"], f"{s['OUTPUT_ROOT']}/exports/{run['RUN_NAME']}"
-        check = partial(completion.export, export)
-        stages.append(Stage(f"export_{variant}", "export", f"export_{variant}", (f"cpt_{variant}",), check))
-    names = [run["RUN_NAME"] for run in runs]
-    if eeve:  # seven stages in one run folder; the job exports the model after the last one
-        name = jobs.eeve_run_name()
-        names.append(name)
-        exported = partial(completion.export, f"{s['OUTPUT_ROOT']}/exports/{name}")
-        run_dir = f"{s['OUTPUT_ROOT']}/runs/{name}"
-        stages.append(Stage("cpt_eeve", "cpt", "run_cpt_eeve", ("preprocess_eeve",), exported, run_dir))
-    exports = tuple(f"export_{run['VARIANT']}" for run in runs) + (("cpt_eeve",) if eeve else ())
-    evaluated = partial(completion.evaluation, s["RESULTS_DIR"], names)
-    stages += [
-        Stage("evaluate", "evaluate", "run_evaluation", (*exports, "benchmarks"), evaluated),
-        Stage("analyze", "analyze", "analyze", ("evaluate",), partial(completion.analysis, s["RESULTS_DIR"])),
-    ]
-    return stages
 
 
 def training_plan_overrides(settings: dict[str, str], stage: Stage) -> list[str]:
@@ -138,12 +59,17 @@ def training_plan_overrides(settings: dict[str, str], stage: Stage) -> list[str]
         f"cluster.gpu_memory={s['GPU_MEMORY']}",
         f"cluster.gpu_type={s['GPU_TYPE']}",
     ]
-    if stage.name == "cpt_eeve":
+    if stage.name.startswith("cpt_eeve"):
         extra = shlex.split(s["TRAIN_OVERRIDES"]) + shlex.split(s["EEVE_OVERRIDES"])
-        return ["recipe=eeve", "engine=hf", f"model.tokenizer={s['EEVE_TOKENIZER']}", *common, *extra]
+        return [*stage.plan, "engine=hf", f"model.tokenizer={s['EEVE_TOKENIZER']}", *common, *extra]
     engine = ["engine=hf"] if s["TRAIN_ENGINE"] == "hf" else []
-    recipe = f"recipe=cpt_{stage.name.removeprefix('cpt_')}"
-    return [recipe, *engine, f"model.tokenizer={s['TOKENIZER']}", *common, *shlex.split(s["TRAIN_OVERRIDES"])]
+    return [
+        *stage.plan,
+        *engine,
+        f"model.tokenizer={s['TOKENIZER']}",
+        *common,
+        *shlex.split(s["TRAIN_OVERRIDES"]),
+    ]
 
 
 def check_training_memory(settings: dict[str, str], stages: list[Stage], echo=print) -> None:
@@ -362,6 +288,17 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
     parser.add_argument("--to", dest="last", metavar="STAGE", help="last stage")
     parser.add_argument("--schemes", nargs="+", help="tokenization schemes (default: all)")
     parser.add_argument(
+        "--seeds",
+        type=int,
+        metavar="N",
+        help="training runs per arm, seeds 0..N-1 (default: SEEDS in .env, else 1)",
+    )
+    parser.add_argument(
+        "--recipes",
+        choices=sorted(jobs.RECIPE_SETS),
+        help="cpt: gemma-3-1b-pt (default); pilot: gemma-3-270m on a token budget (RECIPES in .env)",
+    )
+    parser.add_argument(
         "--dry-run", action="store_true", help="print what would be submitted; submit nothing"
     )
     parser.add_argument("--status", action="store_true", help="where the chain stands, then exit")
@@ -387,6 +324,12 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
         env = local_chain.sample_settings(args.output_dir)
     if args.scheduler:
         env["SCHEDULER"] = args.scheduler
+    if args.recipes:
+        env["RECIPES"] = args.recipes
+    if args.seeds is not None:
+        if args.seeds < 1:
+            parser.error("--seeds must be 1 or more")
+        env["SEEDS"] = str(args.seeds)
     jobs_dir = Path(args.jobs_dir or (args.output_dir / "jobs" if args.sample else "jobs"))
     started = time.perf_counter()
     try:

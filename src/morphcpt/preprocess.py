@@ -5,6 +5,8 @@
     python -m morphcpt.preprocess validation=true input=data/chunks/validation.jsonl output_dir=data/processed
 
 Writes `<output_dir>/<scheme>/<chunk>_text_document.{bin,idx}` and `<output_dir>/<scheme>/<chunk>.done.json`.
+`replicate=k` (k >= 1; stochastok and patok, whose ids depend on the seed) draws from seed + k into
+`<output_dir>/<scheme>/seed<k>/`; replicate 0 is the default, with today's folder, seed and bytes.
 Every document is `[bos] + scheme.transform(vocab.encode(text), document_rng(seed, scheme, i)) + [eos]`: the
 transformed ids are written as they are, never decoded and re-tokenized. `i` is the document's line index in the
 whole corpus (the chunk's `first_line` from the split manifest beside it, plus its line in the chunk), so every
@@ -68,6 +70,8 @@ class PreprocessConfig:
     output_dir: str = "data/processed"
     tokenizer: str = str(paths.SAMPLE_TOKENIZER_DIR)  # a local folder or a Hugging Face id
     seed: int = 1234
+    # Replicate k of a scheme that draws: its random choices come from seed + k, into <scheme>/seed<k>/
+    replicate: int = 0
     workers: int = 1
     batch_size: int = 64  # documents per task sent to a worker
     strict: bool = False  # fail on the first bad line instead of counting it
@@ -290,13 +294,28 @@ def run(cfg: DictConfig | PreprocessConfig) -> dict:
         name = cfg.name or f"{name}_eeve"
     elif cfg.validation:
         scheme_cfg = _scheme_config({"name": "vanilla"})
-    folder = VALIDATION_DIR if cfg.validation else scheme_cfg.name
+    if cfg.replicate and cfg.validation:
+        raise ValueError(
+            "validation=true builds the one held-out set every replicate shares: leave replicate at 0"
+        )
+    folder = VALIDATION_DIR if cfg.validation else _replicate_folder(scheme_cfg.name, cfg.replicate)
     prefix, marker = output_paths(cfg.output_dir, folder, name)
     try:
         with output_lock(prefix):
             return _run_locked(cfg, scheme_cfg, folder, name, prefix, marker)
     finally:
         gc.unfreeze()  # the batches froze what survived them (`_encode_batch`): the collector gets it back
+
+
+def _replicate_folder(scheme: str, replicate: int) -> str:
+    from morphcpt.tokenization.schemes import data_folder, draws
+
+    if replicate and not draws(scheme):
+        raise ValueError(
+            f"{scheme} makes no random choices, so its ids are the same for every seed: replicate {replicate} "
+            f"trains on {scheme}/ (replicate=0); only stochastok and patok have seed<k>/ folders"
+        )
+    return data_folder(scheme, replicate)
 
 
 def check_against_manifest(input_path: Path, input_sha256: str, explicit_offset: bool) -> dict | None:
@@ -364,8 +383,14 @@ def _run_locked(cfg, scheme_cfg, folder: str, name: str, prefix: Path, marker: P
         "scheme": OmegaConf.to_container(OmegaConf.structured(scheme_cfg), resolve=True),
         # The config's index_offset is usually null: the key holds the offset actually used, so a chunk done
         # while the manifest was missing (offset 0) is redone once the manifest gives its real offset.
-        **{k: v for k, v in resolved.items() if k not in (*_NON_DETERMINING, "scheme", "index_offset")},
+        **{
+            k: v
+            for k, v in resolved.items()
+            if k not in (*_NON_DETERMINING, "scheme", "index_offset", "replicate")
+        },
         "index_offset": index_offset,
+        # the seed the draws really use: replicate 0 keeps the key (and the markers) of chunks done before replicates
+        "seed": cfg.seed + cfg.replicate,
     }
     if marker.exists() and not cfg.force and (done := _still_done(marker, key, prefix)) is not None:
         log.info("%s: already done (%s), skipping", prefix, marker)
@@ -390,7 +415,7 @@ def _run_locked(cfg, scheme_cfg, folder: str, name: str, prefix: Path, marker: P
     )
     with IndexedWriter(prefix, vocab.size) as writer:
         loaded = time.perf_counter()
-        init_args = (vocab, scheme, scheme_cfg.name, cfg.seed)
+        init_args = (vocab, scheme, scheme_cfg.name, cfg.seed + cfg.replicate)
         for results in _ordered_results(
             _batches(records, index_offset, cfg.batch_size), cfg.workers, init_args
         ):

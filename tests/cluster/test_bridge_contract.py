@@ -286,6 +286,42 @@ def test_empty_chunks_are_left_out_of_the_blend_bridge_builds(processed, tmp_pat
     assert report["datasets"]["train"]["read"] > 0
 
 
+def test_the_pilot_model_is_the_recipe_with_the_270m_shape_and_passes_the_check(processed, tmp_path, capsys):
+    """No release has a gemma-3-270m recipe: the 1B recipe's settings with the shape AutoBridge reads from the
+    model's Hugging Face config (here gemma-3-270m's released shape, saved without weights)."""
+    from morphcpt.train.models import gemma3_270m_config
+
+    folder = tmp_path / "gemma-3-270m"
+    config = gemma3_270m_config()
+    config.architectures = ["Gemma3ForCausalLM"]
+    config.save_pretrained(folder)
+    base = [
+        "recipe=pilot_patok",
+        f"data.root={processed}",
+        "data.num_chunks=2",
+        f"output_root={tmp_path / 'out'}",
+        f"model.tokenizer={paths.SAMPLE_TOKENIZER_DIR}",
+        f"model.pretrained={folder}",
+    ]
+    plan = load_plan(base)
+    cfg = megatron.build_config(plan)
+    recipe_model = bridge_compat.recipe(bridge_compat.require_supported()[1])[1]().model
+    m = cfg.model
+    assert (m.num_layers, m.hidden_size, m.ffn_hidden_size) == (18, 640, 2048)
+    assert (m.num_attention_heads, m.num_query_groups, m.kv_channels, m.window_size) == (4, 1, 256, 512)
+    assert m.vocab_size == 262144 and m.seq_length == 2048
+    # the recipe's settings stay: kernels, precision
+    assert (m.transformer_impl, m.bf16, m.params_dtype) == (
+        recipe_model.transformer_impl,
+        recipe_model.bf16,
+        recipe_model.params_dtype,
+    )
+    assert cfg.train.train_iters == plan.loop.steps == 954  # 500M tokens at 256 x 2048 a step
+    report = megatron.run(load_plan([*base, "cluster.stage=check"]))
+    assert "cluster check: gemma3-270m-patok (scheme patok) — OK" in capsys.readouterr().out
+    assert report["validated"]["warmup_steps"] == 100 * 256
+
+
 @pytest.mark.parametrize(
     "extra", [[], ["loop.activation_checkpointing=true"], ["loop.micro_batch_size=auto"]]
 )

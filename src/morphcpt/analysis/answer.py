@@ -1,13 +1,15 @@
 """The research question's comparisons and the answer's sentences and table (the report's first screen).
 
 `findings` pairs the arms the question asks about (Patok, StochasTok and EEVE against the baseline; Patok against
-StochasTok and EEVE) on some focus groups, in both modes, as one Bonferroni family: each `Finding` holds McNemar's
-exact p and the interval that inverts it at the family's simultaneous confidence 1 - ALPHA / m, so the interval
-excludes 0 exactly when the adjusted p < ALPHA (`stats`). `answer_sentences` and `answer_table` say the answer
-from the first focus group evaluated (Level 2 first).
+StochasTok and EEVE) on some focus groups, in both modes, as one Bonferroni family: each `Finding` holds a p-value
+and the interval that inverts the same test at the family's simultaneous confidence 1 - ALPHA / m, so the interval
+excludes 0 exactly when the adjusted p < ALPHA. The test comes from the evidence (`evidence`): over items and
+seeds when an arm has several seeds (`replicates`), over the items of one run per arm otherwise (McNemar's score
+test with Tango's interval, `stats`). `answer_sentences` and `answer_table` say the answer from the first focus
+group evaluated (Level 2 first).
 
-    primary = findings(comparisons, roles, "en", ["hierarchical-level2"])
-    print(answer_sentences(scores, primary, roles, "en"))
+    primary = findings(evidence, "en", ["hierarchical-level2"])
+    print(answer_sentences(evidence, primary, "en"))
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from morphcpt.analysis.results import PRIMARY_METRIC, ModelInfo
-from morphcpt.analysis.stats import PairedDifference, bonferroni, paired_difference
-from morphcpt.analysis.tables import ComparisonRow, ScoreRow, cell, markdown_table, p_text, percent
+from morphcpt.analysis.evidence import ARMS, ArmAccuracy
+from morphcpt.analysis.replicates import SeedDifference
+from morphcpt.analysis.results import PRIMARY_METRIC
+from morphcpt.analysis.stats import PairedDifference, bonferroni
+from morphcpt.analysis.tables import markdown_table, p_text, percent
 
 ALPHA = 0.05
 # Where the question is asked, most important first: Level 2 is morpheme decomposition.
@@ -38,9 +42,6 @@ ROLE_NAMES = {
 }
 
 
-ARMS = ("baseline", "stochastok", "patok", "eeve")
-
-
 @dataclass(frozen=True)
 class Finding:
     """One research-question comparison, A minus B, inside a Bonferroni family of `family` comparisons."""
@@ -51,7 +52,9 @@ class Finding:
     role_b: str
     mean_a: float
     mean_b: float
-    difference: PairedDifference  # interval at the family's simultaneous confidence, 1 - ALPHA / family
+    difference: (
+        PairedDifference | SeedDifference
+    )  # at the family's simultaneous confidence 1 - ALPHA / family
     family: int
 
     @property
@@ -66,9 +69,18 @@ class Finding:
         d = self.difference
         return f"{100 * d.diff:+.1f} pp ({confidence_text(d.confidence)} CI {100 * d.low:+.1f} to {100 * d.high:+.1f})"
 
+    def test_phrase(self) -> str:
+        d = self.difference
+        if isinstance(d, SeedDifference):
+            return f"t test over items and seeds (df {d.df:.1f}) {p_phrase(d.p_value)}"
+        return f"McNemar {p_phrase(d.p_value)}"
+
     def sentence(self) -> str:
         d = self.difference
-        numbers = f"{self.interval()}, McNemar {p_phrase(d.p_value)}, adjusted {p_phrase(self.p_adjusted)}, n = {d.n}"
+        seeds = f", seeds {d.seeds_a} and {d.seeds_b}" if isinstance(d, SeedDifference) else ""
+        numbers = (
+            f"{self.interval()}, {self.test_phrase()}, adjusted {p_phrase(self.p_adjusted)}, n = {d.n}{seeds}"
+        )
         a, b = ROLE_NAMES[self.role_a], ROLE_NAMES[self.role_b]
         if self.significant:
             return f"{a} is significantly {'better' if d.diff > 0 else 'worse'} than {b}: {numbers}."
@@ -85,82 +97,36 @@ def confidence_text(confidence: float) -> str:
     return f"{text}%"
 
 
-def _counts(
-    rows: Sequence[ComparisonRow], a: str, b: str, group: str, mode: str, language: str
-) -> tuple[int, int, int, float, float] | None:
-    """(items only A got right, only B, n, mean A, mean B) of models a and b on a group, either orientation."""
-    for row in rows:
-        if (row.group, row.mode, row.language, row.metric) != (group, mode, language, PRIMARY_METRIC[mode]):
-            continue
-        if (row.model_a, row.model_b) == (a, b):
-            return row.a_only, row.b_only, row.n, row.mean_a, row.mean_b
-        if (row.model_a, row.model_b) == (b, a):
-            return row.b_only, row.a_only, row.n, row.mean_b, row.mean_a
-    return None
-
-
-def findings(
-    comparisons: Sequence[ComparisonRow], roles: dict[str, ModelInfo], language: str, groups: Sequence[str]
-) -> list[Finding]:
+def findings(evidence, language: str, groups: Sequence[str]) -> list[Finding]:
     """The research-question pairs present on `groups` (both modes): one Bonferroni family."""
     found = []
     for group in groups:
         for mode in ("mcq", "gen"):
             for role_a, role_b in QUESTIONS:
-                if role_a in roles and role_b in roles:
-                    counts = _counts(
-                        comparisons, roles[role_a].name, roles[role_b].name, group, mode, language
-                    )
-                    if counts is not None:
-                        found.append((group, mode, role_a, role_b, counts))
+                if evidence.difference(role_a, role_b, group, mode, language, 0.95) is not None:
+                    found.append((group, mode, role_a, role_b))
     family = len(found)
-    return [
-        Finding(
-            group,
-            mode,
-            a,
-            b,
-            mean_a,
-            mean_b,
-            paired_difference(a_only, b_only, n, confidence=1 - ALPHA / family),
-            family,
-        )
-        for group, mode, a, b, (a_only, b_only, n, mean_a, mean_b) in found
-    ]
+    out = []
+    for group, mode, a, b in found:
+        difference, mean_a, mean_b = evidence.difference(a, b, group, mode, language, 1 - ALPHA / family)
+        out.append(Finding(group, mode, a, b, mean_a, mean_b, difference, family))
+    return out
 
 
-def primary_group(
-    comparisons: Sequence[ComparisonRow], roles: dict[str, ModelInfo], language: str
-) -> str | None:
+def primary_group(evidence, language: str) -> str | None:
     """The focus group the answer is about: the first one (Level 2 first) holding a research-question pair."""
-    return next((g for g in FOCUS_GROUPS if findings(comparisons, roles, language, [g])), None)
-
-
-def _score(scores: Sequence[ScoreRow], model: str, group: str, mode: str, language: str) -> ScoreRow | None:
-    return next(
-        (
-            s
-            for s in scores
-            if (s.model, s.group, s.mode, s.language, s.metric)
-            == (model, group, mode, language, PRIMARY_METRIC[mode])
-        ),
-        None,
-    )
+    return next((g for g in FOCUS_GROUPS if findings(evidence, language, [g])), None)
 
 
 def group_title(group: str) -> str:
     return "hierarchical Level 2 (morpheme decomposition)" if group == "hierarchical-level2" else group
 
 
-def arm_scores(scores, roles, group, mode, language) -> list[tuple[str, ScoreRow]]:
-    return [
-        (role, s)
-        for role in ARMS
-        if role in roles and (s := _score(scores, roles[role].name, group, mode, language)) is not None
-    ]
+def arm_scores(evidence, group, mode, language) -> list[tuple[str, ArmAccuracy]]:
+    return [(role, s) for role in ARMS if (s := evidence.accuracy(role, group, mode, language)) is not None]
 
 
-def at_chance(levels: list[tuple[str, ScoreRow]]) -> list[str]:
+def at_chance(levels: list[tuple[str, ArmAccuracy]]) -> list[str]:
     return [role for role, s in levels if s.chance is not None and s.low <= s.chance]
 
 
@@ -184,12 +150,12 @@ def _verdict(here: list[Finding]) -> str:
     )
 
 
-def answer_sentences(scores, primary: list[Finding], roles, language) -> list[str]:
+def answer_sentences(evidence, primary: list[Finding], language) -> list[str]:
     """At most three sentences: the verdict with its number, Patok against StochasTok, the method."""
     group, mode = primary[0].group, primary[0].mode
     here = [f for f in primary if f.mode == mode]
     metric = f"{mode.upper()} {PRIMARY_METRIC[mode]}"
-    levels = arm_scores(scores, roles, group, mode, language)
+    levels = arm_scores(evidence, group, mode, language)
     verdict = _verdict(here)
     by_pair = {(f.role_a, f.role_b): f for f in here}
     main = by_pair.get(("patok", "baseline"))
@@ -213,20 +179,31 @@ def answer_sentences(scores, primary: list[Finding], roles, language) -> list[st
             f" ({'significant' if other.significant else 'not significant'})."
         )
     family = primary[0].family
-    sentences.append(
-        f"Each difference comes with McNemar's exact p and the interval that inverts that test, both Bonferroni-"
-        f"adjusted over the {family} comparison{'s' if family > 1 else ''} of this group (simultaneous "
+    adjusted = (
+        f"Bonferroni-adjusted over the {family} comparison{'s' if family > 1 else ''} of this group (simultaneous "
         f"{confidence_text(1 - ALPHA / family)} intervals), so an interval excludes 0 exactly when its adjusted "
-        f"p < {ALPHA}; accuracies have Wilson 95% intervals."
+        f"p < {ALPHA}"
     )
+    if evidence.seeded:
+        seeds = ", ".join(f"{ROLE_NAMES[r].split(' (')[0]} {k}" for r, k in evidence.seeds.items())
+        sentences.append(
+            f"Seeds per arm: {seeds}; each difference is a t test over items and seeds with the interval that "
+            f"inverts it, {adjusted}; accuracies are means over seeds with intervals that include the seed "
+            "variance."
+        )
+    else:
+        sentences.append(
+            f"One run per arm, so the seed variance is unknown: each difference is McNemar's score test over "
+            f"items with the interval that inverts it (Tango's), {adjusted}; accuracies have Wilson 95% intervals."
+        )
     return sentences
 
 
-def answer_table(scores, primary: list[Finding], roles, language) -> str:
+def answer_table(evidence, primary: list[Finding], language) -> str:
     body = []
     for mode in ("mcq", "gen"):
         here = {(f.role_a, f.role_b): f for f in primary if f.mode == mode}
-        for role, s in arm_scores(scores, roles, primary[0].group, mode, language):
+        for role, s in arm_scores(evidence, primary[0].group, mode, language):
             f = here.get((role, "baseline"))
             versus = (
                 "—"
@@ -238,7 +215,7 @@ def answer_table(scores, primary: list[Finding], roles, language) -> str:
                     ROLE_NAMES[role],
                     mode.upper(),
                     PRIMARY_METRIC[mode],
-                    cell(s),
+                    s.cell() + ("" if s.seeds == 1 else f" ({s.seeds} seeds, sd {100 * s.run_sd:.1f})"),
                     "—" if s.chance is None else percent(s.chance),
                     versus,
                     "—" if f is None else p_text(f.p_adjusted),

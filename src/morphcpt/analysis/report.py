@@ -9,10 +9,15 @@ StochasTok on Filipino morphology — above all on hierarchical Level 2, morphem
 
 The first screen is the answer: at most three sentences and one table (arm, metric, accuracy with its interval,
 difference from the baseline with its interval and adjusted p) for the first focus group evaluated (Level 2
-when it was). Its comparisons are one family: McNemar's exact test with the interval that inverts it,
-Bonferroni over the family, so an interval excludes 0 exactly when its adjusted p < 0.05 (`stats`). The other
+when it was). Its comparisons are one family, each a test with the interval that inverts it, Bonferroni over the
+family, so an interval excludes 0 exactly when its adjusted p < 0.05: over items and seeds when an arm has
+several seeds (`replicates`), else McNemar's score test with Tango's interval over items (`stats`). The other
 focus groups form a second, exploratory family below. The report says "better" or "worse" only where the
 adjusted p < 0.05; near chance, or without such a difference, it says that instead.
+
+The "Design" section says what the comparison could detect: arms, seeds, items, the test, its false-positive
+rate simulated at this design and the variances these results show, and the smallest difference it detects with
+80% power (`morphcpt.analysis.power`).
 
 The report is a list of sections, one function each (`section_*`), assembled by `build_report`.
 """
@@ -41,6 +46,8 @@ from morphcpt.analysis.answer import (
     p_phrase,
     primary_group,
 )
+from morphcpt.analysis.evidence import build_evidence
+from morphcpt.analysis.replicates import SeedDifference
 from morphcpt.analysis.results import (
     ModelInfo,
     assign_roles,
@@ -51,7 +58,6 @@ from morphcpt.analysis.results import (
     role_of,
 )
 from morphcpt.analysis.tables import (
-    cell,
     comparison_rows,
     markdown_table,
     p_text,
@@ -66,10 +72,10 @@ log = logging.getLogger(__name__)
 # ------------------------------------------------------------------------------------------------- sections
 
 
-def section_answer(scores, comparisons, roles, language: str) -> str:
+def section_answer(evidence, roles, language: str) -> str:
     """The first screen: the answer in at most three sentences and one table."""
     heading = "## Answer" + ("" if language == "en" else f" (prompts: {language})")
-    group = primary_group(comparisons, roles, language)
+    group = primary_group(evidence, language)
     if group is None:
         present = ", ".join(ROLE_NAMES[r] for r in roles) or "none"
         return (
@@ -77,9 +83,9 @@ def section_answer(scores, comparisons, roles, language: str) -> str:
             f"(vanilla CPT), StochasTok and Patok models evaluated on the same items (roles found: {present}). "
             "Pairwise comparisons of whatever models there are stand in comparisons.md.\n"
         )
-    primary = findings(comparisons, roles, language, [group])
-    text = " ".join(answer_sentences(scores, primary, roles, language))
-    return f"{heading}\n\n{text}\n\n{answer_table(scores, primary, roles, language)}\n"
+    primary = findings(evidence, language, [group])
+    text = " ".join(answer_sentences(evidence, primary, language))
+    return f"{heading}\n\n{text}\n\n{answer_table(evidence, primary, language)}\n"
 
 
 def section_notes(results) -> str:
@@ -100,21 +106,21 @@ def section_notes(results) -> str:
     return "\n".join(lines)
 
 
-def section_details(scores, comparisons, roles, language: str) -> str:
+def section_details(evidence, language: str) -> str:
     """Everything behind the answer: per mode the scores and each comparison in words, then the exploratory
     family (the other focus groups) and the table of every headline comparison."""
     heading = "## Details" + ("" if language == "en" else f" (prompts: {language})")
-    group = primary_group(comparisons, roles, language)
+    group = primary_group(evidence, language)
     if group is None:
         return ""
-    primary = findings(comparisons, roles, language, [group])
+    primary = findings(evidence, language, [group])
     parts = [heading + "\n"]
     for mode in ("mcq", "gen"):
         here = [f for f in primary if f.mode == mode]
         if not here:
             continue
-        levels = arm_scores(scores, roles, group, mode, language)
-        listing = "; ".join(f"{ROLE_NAMES[role]} {cell(s)}%" for role, s in levels)
+        levels = arm_scores(evidence, group, mode, language)
+        listing = "; ".join(f"{ROLE_NAMES[role]} {s.cell()}%" for role, s in levels)
         lines = [f"On {group_title(group)}, {mode.upper()} {PRIMARY_METRIC[mode]} (95% CI): {listing}."]
         guessing = at_chance(levels)
         if levels and len(guessing) == len(levels):
@@ -128,7 +134,7 @@ def section_details(scores, comparisons, roles, language: str) -> str:
             )
         parts.append(" ".join(lines) + "\n\n" + "\n".join(f"- {f.sentence()}" for f in here) + "\n")
     others = [g for g in FOCUS_GROUPS if g != group]
-    secondary = findings(comparisons, roles, language, others)
+    secondary = findings(evidence, language, others)
     elsewhere = [
         f"{f.group} {f.mode.upper()}: {ROLE_NAMES[f.role_a]} − {ROLE_NAMES[f.role_b]} {f.interval()}, adjusted "
         f"{p_phrase(f.p_adjusted)}"
@@ -159,7 +165,7 @@ def _findings_table(found: list[Finding]) -> str:
             f"{100 * f.mean_a:.1f} vs {100 * f.mean_b:.1f}",
             f"{100 * f.difference.diff:+.1f} [{100 * f.difference.low:+.1f}, {100 * f.difference.high:+.1f}]",
             confidence_text(f.difference.confidence),
-            p_text(f.difference.p_value),
+            ("t " if isinstance(f.difference, SeedDifference) else "McNemar ") + p_text(f.difference.p_value),
             p_text(f.p_adjusted),
             "yes" if f.significant else "no",
         ]
@@ -175,12 +181,81 @@ def _findings_table(found: list[Finding]) -> str:
             "accuracy %",
             "difference pp [CI]",
             "CI level",
-            "McNemar p",
+            "p",
             "adjusted p",
             f"significant at {ALPHA}",
         ],
         body,
     )
+
+
+def section_design(evidence, language: str) -> str:
+    """Arms, seeds, items, the test, its simulated false-positive rate and the smallest difference it detects."""
+    from morphcpt.analysis import power
+
+    group = primary_group(evidence, language)
+    if group is None:
+        return ""
+    primary = findings(evidence, language, [group])
+    family, mode = primary[0].family, primary[0].mode
+    alpha = ALPHA / family
+    arms = "; ".join(
+        f"{ROLE_NAMES[role]}: {k} seed{'s' if k > 1 else ''}" for role, k in evidence.seeds.items()
+    )
+    items = ", ".join(
+        f"{f.mode.upper()} {f.difference.n}"
+        for f in primary
+        if (f.role_a, f.role_b) == (primary[0].role_a, primary[0].role_b)
+    )
+    lines = [
+        "## Design\n",
+        f"- Arms: {arms}.",
+        f"- Items on {group_title(group)}: {items} (the same items for every run).",
+        f"- Comparisons in the answer's family: {family}, each at alpha {ALPHA} / {family} = {alpha:.4f}.",
+    ]
+    if evidence.seeded:
+        v = power.variances_from(evidence, group, mode, language)
+        spreads = "; ".join(
+            f"{ROLE_NAMES[role].split(' (')[0]} "
+            + ", ".join(
+                f"{100 * x:.1f}"
+                for x in evidence.runs_table([role], group, mode, language)[0][role].mean(axis=1)
+            )
+            for role in evidence.sets
+            if evidence.runs_table([role], group, mode, language) is not None
+        )
+        lines.append(f"- Test: {evidence.method}; the interval inverts it (docs/replicates-and-power.md).")
+        lines.append(f"- Run accuracies ({mode.upper()} {PRIMARY_METRIC[mode]}, %): {spreads}.")
+        if v is not None:
+            seed_sd, upper_sd = 100 * v.seed**0.5, 100 * v.seed_upper().seed ** 0.5
+            fpr = power.reject_rate(v, v.seeds, v.items, 0.0, ALPHA)
+            detect, detect_upper = (
+                power.mdd(v, v.seeds, v.items, alpha),
+                power.mdd(v.seed_upper(), v.seeds, v.items, alpha),
+            )
+            lines += [
+                f"- **Seed variance** ({mode.upper()}, pairs {', '.join(v.pairs)}): a run's accuracy varies by "
+                f"{seed_sd:.2f} pp from its seed beyond item churn (80% upper bound {upper_sd:.2f} pp, "
+                f"{v.seed_df} df); churn {v.churn:.3f}, arm-by-item variance {v.tau2:.4f}.",
+                f"- Simulated false-positive rate of this test at this design and these variances: {100 * fpr:.1f}% "
+                f"at alpha {ALPHA} ({power.DRAWS:,} simulated experiments; across realistic regimes: "
+                "benchmarks/RESULTS.md).",
+                f"- Minimum detectable difference (80% power, alpha {alpha:.4f}): {_pp(detect)} pp "
+                f"({_pp(detect_upper)} pp with the seed variance at its upper bound). Plan the main run with "
+                "`python -m morphcpt.analysis.power --pilot <results>`.",
+            ]
+    else:
+        lines += [
+            f"- Test: {evidence.method}.",
+            "- **Seed variance: unknown** (one run per arm). A seed effect on a run's accuracy of a few points makes "
+            "an item-level test reject a true null far more often than 5% (benchmarks/RESULTS.md); run two or "
+            "more seeds per arm (`submit_pipeline.py --seeds 2`) to measure it.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _pp(value: float) -> str:
+    return "more than 100" if value == float("inf") else f"{100 * value:.1f}"
 
 
 def section_models(models: Sequence[ModelInfo], roles: dict[str, ModelInfo]) -> str:
@@ -214,13 +289,16 @@ def section_method() -> str:
         "acc_norm the highest sum divided by the option's length in characters (lm-eval's definition; "
         "independent of tokenization, the primary metric); scores within 1e-4 of the best are tied and broken by a "
         "seeded random pick. GEN: greedy decoding, first line, exact match after normalisation (primary), also "
-        "prefix and contains on word boundaries. Accuracies: Wilson 95% intervals. Two models on the same items: "
-        "McNemar's exact test on the items only one got right, and the interval that inverts it (Clopper-Pearson "
-        "for the share of those items won by A, times their share of all items; conditional on how many items "
-        "the two disagree on). Families of comparisons: Bonferroni, adjusted p = p × m with simultaneous intervals "
-        "at 1 − 0.05/m, so an interval excludes 0 exactly when its adjusted p < 0.05. Holm's step-down would "
-        "reject at least as often, but the intervals that agree with its decisions stop at 0 for every comparison "
-        "it rejects, so it is not used.\n"
+        "prefix and contains on word boundaries. One run per arm: accuracies with Wilson 95% intervals; two "
+        "models on the same items compared with McNemar's score test on the items only one got right (no "
+        "continuity correction) and Tango's score interval, which inverts that test (unconditional: it does not "
+        "collapse to a point when the models rarely disagree). Several seeds per arm: an arm's accuracy is the "
+        "mean over its seeds, and arms are compared with a t test over items and seeds whose variance adds the "
+        "arm-by-item, seed and churn parts (Satterthwaite degrees of freedom), with the interval that inverts it "
+        "(docs/replicates-and-power.md). Families of comparisons: Bonferroni, adjusted p = p × m with "
+        "simultaneous intervals at 1 − 0.05/m, so an interval excludes 0 exactly when its adjusted p < 0.05. "
+        "Holm's step-down would reject at least as often, but the intervals that agree with its decisions stop "
+        "at 0 for every comparison it rejects, so it is not used.\n"
     )
 
 
@@ -234,6 +312,7 @@ def build_report(
     roles = {role: m for role, m in assign_roles(results).items() if role != "base"}
     scores = score_rows(results)
     comparisons = comparison_rows(results)
+    evidence = build_evidence(results, scores, comparisons, roles)
     tables = write_tables(scores, comparisons, [m.name for m in models], output_dir)
     plot_files: list[Path] = []
     plot_note = "Plots not drawn (--no-plots).\n"
@@ -250,9 +329,10 @@ def build_report(
         "# morphcpt evaluation report\n",
         f"Results: `{results_dir}` ({len(results)} result files, {len(models)} models), analysed "
         f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.\n",
-        *(section_answer(scores, comparisons, roles, language) for language in languages),
+        *(section_answer(evidence, roles, language) for language in languages),
         section_notes(results),
-        *(section_details(scores, comparisons, roles, language) for language in languages),
+        section_design(evidence, languages[0]),
+        *(section_details(evidence, language) for language in languages),
         section_models(models, roles),
         section_plots(plot_files, plot_note),
         section_tables(tables),

@@ -2,11 +2,13 @@
 
 `results/<model>/<task>_<mode>[_<language>].json` -> `TaskResult`s; unfinished `.partial.jsonl` logs are ignored.
 Models are given a role in the research question — base, baseline (vanilla CPT), stochastok, patok, eeve
-(vocabulary expansion, the fourth arm) — from the
-`scheme` their export recorded, or failing that from their name.
+(vocabulary expansion, the fourth arm) — from the `scheme` their export recorded, or failing that from their
+name. A role may hold several training runs of one arm, its seeds (replicates): the `replicate` an export
+recorded, or the name's `-seed<k>` suffix (k >= 1; no suffix is seed 0).
 
     results = load_results("results")
-    roles = assign_roles(results)     # {"baseline": "vanilla-step2000", "patok": ..., ...}
+    roles = assign_roles(results)     # {"baseline": "vanilla-step2000", "patok": ..., ...}  (seed 0 of each)
+    seeds = replicate_sets(results)   # {"baseline": [seed 0, seed 1, ...], ...}
 """
 
 from __future__ import annotations
@@ -34,12 +36,16 @@ _SCHEME_ROLE = {
 }
 
 
+_SEED_SUFFIX = re.compile(r"-seed(\d+)$")
+
+
 @dataclass(frozen=True)
 class ModelInfo:
     name: str
     scheme: str | None
     step: int | None
     path: str | None
+    replicate: int = 0  # which seed of its arm (0 when the run has none recorded)
 
     @property
     def label(self) -> str:
@@ -78,6 +84,8 @@ def load_results(results_dir: Path | str) -> list[TaskResult]:
         if data.get("format") != RESULT_FORMAT:
             continue  # another tool's JSON in the same folder
         model = data["model"]
+        recorded = (model.get("metadata") or {}).get("replicate")
+        suffix = _SEED_SUFFIX.search(model["name"])
         found.append(
             TaskResult(
                 model=ModelInfo(
@@ -85,6 +93,7 @@ def load_results(results_dir: Path | str) -> list[TaskResult]:
                     scheme=model.get("scheme"),
                     step=model.get("step"),
                     path=model.get("path"),
+                    replicate=int(recorded if recorded is not None else suffix.group(1) if suffix else 0),
                 ),
                 task=data["task"],
                 benchmark=data["benchmark"],
@@ -134,17 +143,25 @@ def role_of(model: ModelInfo) -> str | None:
 
 
 def models_in_order(results: list[TaskResult]) -> list[ModelInfo]:
-    """Base, baseline, stochastok, patok, eeve, then any other model; later steps after earlier ones."""
+    """Base, baseline, stochastok, patok, eeve, then any other model; a role's seeds in order, later steps after
+    earlier ones."""
     models = {r.model.name: r.model for r in results}
     rank = {role: i for i, role in enumerate(ROLES)}
-    return sorted(models.values(), key=lambda m: (rank.get(role_of(m), len(ROLES)), m.step or 0, m.name))
+    return sorted(
+        models.values(), key=lambda m: (rank.get(role_of(m), len(ROLES)), m.replicate, m.step or 0, m.name)
+    )
 
 
-def assign_roles(results: list[TaskResult]) -> dict[str, ModelInfo]:
-    """Role -> model; where several models share a role the one with the highest step speaks for it."""
-    chosen: dict[str, ModelInfo] = {}
+def replicate_sets(results: list[TaskResult]) -> dict[str, list[ModelInfo]]:
+    """Role -> its runs, one per seed (where a seed has several steps, the highest speaks for it), seed order."""
+    chosen: dict[str, dict[int, ModelInfo]] = {}
     for model in models_in_order(results):
         role = role_of(model)
         if role is not None:
-            chosen[role] = model  # later (higher step) overrides
-    return chosen
+            chosen.setdefault(role, {})[model.replicate] = model  # later (higher step) overrides
+    return {role: [seeds[k] for k in sorted(seeds)] for role, seeds in chosen.items()}
+
+
+def assign_roles(results: list[TaskResult]) -> dict[str, ModelInfo]:
+    """Role -> the model that speaks for it alone: its lowest seed, at the highest step."""
+    return {role: runs[0] for role, runs in replicate_sets(results).items()}

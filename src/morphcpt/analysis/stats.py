@@ -5,20 +5,26 @@ interval: unlike a percentile bootstrap it does not collapse to [0, 0] at 0 % or
 answers out of ten do not prove the model can never answer).
 
 Two models answered the *same* items, so comparisons are paired, and the test and the interval of one comparison
-come from one method, so they cannot disagree: McNemar's exact test looks only at the d items where the two
-disagree; A is right on b of them, and under "no difference" b ~ Binomial(d, 1/2). Its interval inverts that test:
-the Clopper-Pearson interval [t_lo, t_hi] for t = P(A is the one right | they disagree) is exactly the set of t
-the same two-sided exact test does not reject, and the accuracy difference is (d / n)(2t - 1). So the interval
-excludes 0 (t = 1/2) exactly when p < alpha. The interval is conditional on the d disagreements observed (a
-stretch of items where the models always agree gives a difference of exactly 0 there).
+come from one method, so they cannot disagree. Of the n items, A alone is right on b and B alone on c. The test is
+McNemar's asymptotic test without continuity correction, z = (b - c) / sqrt(b + c), which is the score test of
+"no difference"; the interval is Tango's (1998) score interval for the difference of paired proportions, the set
+of differences D0 that the same score test, at D0 instead of 0, does not reject. At D0 = 0 Tango's statistic is
+McNemar's z, so the interval excludes 0 exactly when p < alpha. Fagerland, Lydersen & Laake (2013, BMC Med Res
+Methodol 13:91; 2014, Stat Med 33:2850) recommend both for paired binomial data: the exact conditional McNemar
+test is needlessly conservative, and the interval that inverts it is conditional on the disagreements observed
+(it collapsed to "+0.0 [+0.0, +0.0]" when the models never disagreed). Tango's interval is unconditional: with no
+disagreement on n items it is about +-z^2 / (n + z^2), not a point.
 
 Several comparisons: Bonferroni. The adjusted p is min(1, m p) and the simultaneous interval is the one at
 confidence 1 - alpha/m, so again the interval excludes 0 exactly when the adjusted p < alpha. Holm's step-down
 rejects at least as often, but the simultaneous intervals that agree with its decisions stop at 0 for every
 comparison it rejects (they say "above 0" and nothing more), so the report does not use it.
 
+Runs of one arm with several seeds are compared over items and seeds together in `morphcpt.analysis.replicates`;
+what is here is the item-level analysis of one run per arm.
+
     mean, low, high = wilson_ci(correct)
-    test = mcnemar_exact(correct_a, correct_b)            # McNemar(a_only=..., b_only=..., p_value=...)
+    test = mcnemar_score(correct_a, correct_b)            # McNemar(a_only=..., b_only=..., p_value=...)
     diff = paired_difference(test.a_only, test.b_only, test.n, confidence=1 - 0.05 / 3)   # 3 comparisons
 """
 
@@ -30,7 +36,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
-from scipy.stats import beta
+from scipy.optimize import brentq
 
 N_BOOT = 10_000
 _CHUNK = 1_000  # replicates drawn at once: bounds memory at CHUNK x (distinct values)
@@ -111,10 +117,23 @@ def _mcnemar_p(a_only: int, b_only: int) -> float:
     return min(1.0, 2 * tail / 2**disagree)
 
 
+def mcnemar_score(a: Sequence[bool] | np.ndarray, b: Sequence[bool] | np.ndarray) -> McNemar:
+    """McNemar's asymptotic test without continuity correction (the score test) on paired right/wrong outcomes."""
+    exact = mcnemar_exact(a, b)
+    return McNemar(exact.n, exact.a_only, exact.b_only, _score_p(exact.a_only, exact.b_only))
+
+
+def _score_p(a_only: int, b_only: int) -> float:
+    disagree = a_only + b_only
+    if disagree == 0:
+        return 1.0
+    return 2 * NormalDist().cdf(-abs(a_only - b_only) / math.sqrt(disagree))
+
+
 @dataclass(frozen=True)
 class PairedDifference:
-    """Accuracy of A minus accuracy of B on the same n items, with McNemar's exact p and the interval that
-    inverts it at `confidence`."""
+    """Accuracy of A minus accuracy of B on the same n items, with McNemar's score-test p and Tango's interval,
+    which inverts that test, at `confidence`."""
 
     n: int
     a_only: int
@@ -124,37 +143,49 @@ class PairedDifference:
     high: float
     p_value: float
     confidence: float
+    method: str = "McNemar score test, Tango interval"
 
     @property
     def excludes_zero(self) -> bool:
         return self.low > 0 or self.high < 0
 
 
+def _tango_statistic(delta: float, a_only: int, b_only: int, n: int) -> float:
+    """Tango's score statistic for "the difference is `delta`": (b - c - n delta) over its standard error under
+    that hypothesis, with P(only B right) at its maximum-likelihood value given `delta` (a quadratic's root)."""
+    quad_a = 2 * n
+    quad_b = -a_only - b_only + (2 * n - a_only + b_only) * delta
+    quad_c = -b_only * delta * (1 - delta)
+    p_b_only = (math.sqrt(max(quad_b * quad_b - 4 * quad_a * quad_c, 0.0)) - quad_b) / (2 * quad_a)
+    variance = n * (2 * p_b_only + delta * (1 - delta))
+    excess = a_only - b_only - n * delta
+    if variance <= 0:  # no disagreement and delta 0: nothing to standardise, and nothing to reject
+        return 0.0 if excess == 0 else math.copysign(math.inf, excess)
+    return excess / math.sqrt(variance)
+
+
 def paired_difference(a_only: int, b_only: int, n: int, *, confidence: float = 0.95) -> PairedDifference:
-    """McNemar's exact test on the disagreements and the Clopper-Pearson interval that inverts it, mapped to the
-    accuracy difference (module docstring); `confidence` 1 - alpha/m gives the Bonferroni simultaneous one."""
+    """McNemar's score test on the disagreements and Tango's score interval that inverts it (module docstring);
+    `confidence` 1 - alpha/m gives the Bonferroni simultaneous one."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     if min(a_only, b_only) < 0 or a_only + b_only > n or n < 1:
         raise ValueError(f"impossible counts: {a_only} and {b_only} disagreements out of {n} items")
-    disagree = a_only + b_only
-    p_value = _mcnemar_p(a_only, b_only)
-    if disagree == 0:
-        return PairedDifference(n, 0, 0, 0.0, 0.0, 0.0, p_value, confidence)
-    alpha = 1 - confidence
-    t_low = 0.0 if a_only == 0 else float(beta.ppf(alpha / 2, a_only, b_only + 1))
-    t_high = 1.0 if b_only == 0 else float(beta.ppf(1 - alpha / 2, a_only + 1, b_only))
-    scale = disagree / n
-    return PairedDifference(
-        n,
-        a_only,
-        b_only,
-        (a_only - b_only) / n,
-        scale * (2 * t_low - 1),
-        scale * (2 * t_high - 1),
-        p_value,
-        confidence,
-    )
+    z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
+    diff = (a_only - b_only) / n
+    p_value = _score_p(a_only, b_only)
+    # The statistic falls as delta rises; the interval is where it lies within +-z. The ends -1 and +1 are
+    # excluded (the variance vanishes there), as in Fagerland et al.'s reference implementation.
+    edge = 1 - 1e-12
+    low = -1.0 if diff <= -edge else _root(lambda d: _tango_statistic(d, a_only, b_only, n) - z, -edge, diff)
+    high = 1.0 if diff >= edge else _root(lambda d: _tango_statistic(d, a_only, b_only, n) + z, diff, edge)
+    return PairedDifference(n, a_only, b_only, diff, low, high, p_value, confidence)
+
+
+def _root(function, low: float, high: float) -> float:
+    if function(low) * function(high) > 0:  # no sign change: the bound is the edge itself
+        return low if abs(function(low)) < abs(function(high)) else high
+    return float(brentq(function, low, high, xtol=1e-15, rtol=4 * np.finfo(float).eps))
 
 
 def bonferroni(p_value: float, family: int) -> float:

@@ -3,8 +3,8 @@
 Groups, per model, mode and prompt language: a whole benchmark (`pacute`, `hierarchical`: its tasks pooled),
 each task (`pacute-affixation`, `hierarchical-level2`: the category or level) and each subcategory within a
 task. Comparisons pair two models on the items both answered (same id and fingerprint), for benchmarks and
-tasks, on the primary metric of each mode (MCQ acc_norm, GEN exact): McNemar's exact p with the 95% interval
-that inverts it, and Bonferroni over the model pairs of one group (adjusted p and simultaneous interval), so
+tasks, on the primary metric of each mode (MCQ acc_norm, GEN exact): McNemar's score-test p with Tango's 95%
+interval, which inverts it, and Bonferroni over the model pairs of one group (adjusted p and simultaneous interval), so
 every interval excludes 0 exactly when its p is below 0.05 (`stats`).
 
     rows = score_rows(results); pairs = comparison_rows(results)
@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from morphcpt.analysis.results import METRICS, PRIMARY_METRIC, ModelInfo, TaskResult, models_in_order
-from morphcpt.analysis.stats import bonferroni, mcnemar_exact, paired_difference, wilson_ci
+from morphcpt.analysis.stats import bonferroni, mcnemar_score, paired_difference, wilson_ci
 
 KINDS = ("benchmark", "task", "subcategory")
 
@@ -58,7 +58,7 @@ class ComparisonRow:
     mean_a: float
     mean_b: float
     diff: float  # mean_a - mean_b
-    low: float  # 95% interval inverting McNemar's exact test
+    low: float  # Tango's 95% interval, inverting McNemar's score test
     high: float
     a_only: int  # items only model A got right
     b_only: int
@@ -159,7 +159,7 @@ def comparison_rows(
         family[(mode, language, group, metric)] += 1
     rows: list[ComparisonRow] = []
     for a_name, b_name, (mode, language, benchmark, group, kind), metric, xs, ys in found:
-        test = mcnemar_exact(xs, ys)
+        test = mcnemar_score(xs, ys)
         m = family[(mode, language, group, metric)]
         single = paired_difference(test.a_only, test.b_only, test.n, confidence=1 - alpha)
         joint = paired_difference(test.a_only, test.b_only, test.n, confidence=1 - alpha / m)
@@ -279,8 +279,9 @@ def comparisons_markdown(rows: Sequence[ComparisonRow]) -> str:
     ]
     intro = (
         "# Paired comparisons\n\nSame items for both models. A−B: difference in accuracy (percentage points). "
-        "McNemar: exact test on the items only one model got right; its 95% CI is the interval that inverts the "
-        "same test, so it excludes 0 exactly when p < 0.05. Adjusted: Bonferroni over the model pairs compared "
+        "McNemar: the score test on the items only one model got right (no continuity correction); its 95% CI is "
+        "Tango's score interval, which inverts the same test, so it excludes 0 exactly when p < 0.05. Each model "
+        "here is one training run: with several seeds per arm, the report compares arms over items and seeds. Adjusted: Bonferroni over the model pairs compared "
         "on the group (`pairs`): p × pairs, with the simultaneous interval at 1 − 0.05 / pairs, which excludes 0 "
         "exactly when the adjusted p < 0.05.\n"
     )

@@ -27,7 +27,7 @@ import glob
 import json
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import parse_qsl
 
@@ -62,6 +62,7 @@ class RawRecord:
     text: str | None = None
     reason: str | None = None
     nbytes: int = 0  # bytes read from the source for this record (progress)
+    lang: str | None = None  # the record's language tag: a JSONL line's `lang`, else the source's `lang=`
 
 
 @dataclass
@@ -189,7 +190,15 @@ def read_jsonl(path: Path, column: str) -> Iterator[RawRecord]:
             if isinstance(parsed, tuple):
                 yield RawRecord(where, reason=parsed[0], nbytes=len(raw))
             else:
-                yield RawRecord(where, text=parsed, nbytes=len(raw))
+                yield RawRecord(where, text=parsed, nbytes=len(raw), lang=_line_lang(raw))
+
+
+def _line_lang(raw: bytes) -> str | None:
+    """The `lang` tag of a JSONL line that has one (as `prepare` writes them); parsed only when it is there."""
+    if b'"lang"' not in raw:
+        return None
+    lang = json.loads(raw).get("lang")
+    return lang if isinstance(lang, str) else None
 
 
 def read_json(path: Path, column: str) -> Iterator[RawRecord]:
@@ -298,6 +307,15 @@ def read_hub(spec: SourceSpec) -> Iterator[RawRecord]:
 
 def read_source(spec: SourceSpec, files: list[Path] | None = None) -> Iterator[RawRecord]:
     """Every record of a source, file by file in name order (`files`: only these of its files)."""
+    records = _records(spec, files)
+    if spec.lang is None:
+        yield from records
+        return
+    for record in records:
+        yield record if record.lang is not None else replace(record, lang=spec.lang)
+
+
+def _records(spec: SourceSpec, files: list[Path] | None) -> Iterator[RawRecord]:
     if spec.is_hub:
         yield from read_hub(spec)
         return

@@ -280,9 +280,10 @@ def export_job_command(run: RunCheckpoint) -> str:
     slurm = (os.environ.get("SCHEDULER") or _env_settings().get("SCHEDULER")) == "slurm"
     suffix = "slurm" if slurm else "pbs"
     try:
-        from morphcpt.train.plan import cluster_runs
+        from morphcpt.train.recipes import cluster_runs
 
-        runs = cluster_runs()
+        seeds = run.plan.data.replicate + 1  # a seed k run's job is export_<variant>_seed<k>
+        runs = cluster_runs(seeds) + cluster_runs(seeds, prefix="pilot")
     except Exception:  # a broken config tree is reported elsewhere; the job name is only a convenience here
         runs = []
     variant = next((r["VARIANT"] for r in runs if r["RUN_NAME"] == run.plan.run_name), None)

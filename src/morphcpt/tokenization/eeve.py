@@ -2,6 +2,11 @@
 
     python -m morphcpt.tokenization.eeve data/chunks/chunk_*.jsonl --base google/gemma-3-1b-pt \
         --out-dir outputs/tokenizers/gemma3-eeve --num-new 2048 [--candidates morphemes]
+    morphcpt eeve-tokenizer "corpus/tl_ui.txt?txt=block" "corpus/forum.csv?column=body" --base ... --out-dir ...
+
+The corpus is read as `prepare` reads sources: files, folders or globs of txt, jsonl, json, csv/tsv or parquet,
+with `?column=`, `?txt=block`, `?type=` and `?lang=` settings (quote them); records without text are skipped and
+counted.
 
 EEVE (Kim et al., 2024) gives the target language its own tokens. The new pieces are learned by *continuing* the
 base tokenizer's BPE on the corpus: every document is tokenized canonically with the base tokenizer, and merges of
@@ -15,7 +20,9 @@ Conventions of the base vocabulary are kept: a new piece is letters only, with `
 (a word start), never digits, punctuation, whitespace runs or byte pieces; pieces the base vocabulary already has
 are never added again. `--candidates morphemes` learns merges only inside morphemes found by the language pack
 (prefixes, infixes, suffixes, roots, reduplicants), so the new pieces are affixes, roots and their parts; the
-default `frequent` learns the most frequent pieces whatever they are, so the two can be compared.
+default `frequent` learns the most frequent pieces whatever they are, so the two can be compared. Morphemes need
+a language pack for the corpus language (`--language`, default fil; only Filipino has one): another language, or a
+document tagged with another language (`lang` in prepared JSONL, or a source's `?lang=`), is refused.
 
 The output is a Hugging Face tokenizer folder (tokenizer.json and configs; the base `tokenizer.model` is left out,
 as the SentencePiece model would not know the new pieces) plus `eeve_expansion.json`: the base tokenizer and its
@@ -39,8 +46,9 @@ from dataclasses import asdict, dataclass, fields
 from itertools import pairwise
 from pathlib import Path
 
-from morphcpt.errors import UserError, reported
+from morphcpt.errors import reported
 from morphcpt.jsonio import read_json, write_json
+from morphcpt.tokenization.eeve_corpus import ExpansionError, check_language, read_texts
 from morphcpt.tokenization.vocabulary import WORD_START, Vocabulary
 
 log = logging.getLogger(__name__)
@@ -52,10 +60,6 @@ DEFAULT_NUM_NEW = 2048
 
 def _rebuild(folder: str | Path) -> str:
     return f"build the expanded tokenizer again: python -m morphcpt.tokenization.eeve CORPUS --base BASE --out-dir {folder}"
-
-
-class ExpansionError(UserError, ValueError):
-    """The expansion cannot be made as asked; the message says why and what to change."""
 
 
 @dataclass
@@ -284,19 +288,17 @@ def learn_merges(
     return learned
 
 
-def _read_texts(paths: Iterable[str | Path], max_documents: int | None) -> Iterator[str]:
-    from morphcpt.tokenization.train_tokenizer import read_texts
-
-    for n, text in enumerate(read_texts(paths)):
-        if max_documents is not None and n >= max_documents:
-            return
-        yield text
-
-
 def check_base(tokenizer_json: dict, source: str) -> None:
     model = tokenizer_json.get("model", {})
     if model.get("type") != "BPE":
         raise ExpansionError(f"{source}: EEVE expansion needs a BPE tokenizer, got {model.get('type')!r}")
+    from morphcpt.tokenization.vocabulary import _is_byte_level
+
+    if _is_byte_level(tokenizer_json):
+        raise ExpansionError(
+            f"{source}: a byte-level BPE (GPT-2 / Llama 3 style); EEVE expansion here continues a SentencePiece-style "
+            "BPE (spaces as ▁, byte fallback), like Gemma's"
+        )
     if not model.get("byte_fallback"):
         raise ExpansionError(
             f"{source}: the base tokenizer has no byte fallback; without it text outside the vocabulary "
@@ -335,20 +337,23 @@ def expand(
     max_documents: int | None = None,
     language: str = "fil",
 ) -> Expansion:
-    """Learn `num_new` pieces on the corpus (JSONL files with `text`) and write the expanded tokenizer folder."""
+    """Learn `num_new` pieces on the corpus (sources as `prepare` reads them) and write the expanded tokenizer
+    folder."""
     from tokenizers import Tokenizer
 
     if num_new <= 0:
         raise ExpansionError(f"num_new must be a positive number of new pieces, got {num_new}")
     if candidates not in CANDIDATES:
         raise ExpansionError(f"candidates must be one of {CANDIDATES}, got {candidates!r}")
+    check_language(candidates, language)
+    tagged = language if candidates == "morphemes" else None
     paths = [corpus] if isinstance(corpus, str | Path) else list(corpus)
     vocab = Vocabulary.load(base)
     base_json = json.loads(vocab.tokenizer.backend_tokenizer.to_str())
     check_base(_saved_tokenizer_json(base) or base_json, str(base))
     rules = _Rules(vocab)
     runs, documents, nbytes, base_tokens = count_runs(
-        _read_texts(paths, max_documents), vocab, rules, candidates, language
+        read_texts(paths, max_documents, tagged), vocab, rules, candidates, language
     )
     if documents == 0:
         raise ExpansionError(f"no readable documents in {[str(p) for p in paths]}")
@@ -378,7 +383,7 @@ def expand(
     _drop_slow_tokenizer_file(staging)
     expanded = Vocabulary.load(staging)
     expanded_tokens = verify(
-        expanded, vocab, first_new, [p for *_, p in named], _read_texts(paths, max_documents)
+        expanded, vocab, first_new, [p for *_, p in named], read_texts(paths, max_documents)
     )
     expansion = Expansion(
         base_tokenizer=str(base),
@@ -430,13 +435,21 @@ def verify(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="morphcpt eeve-tokenizer", description=__doc__.split("\n\n")[0])
-    parser.add_argument("corpus", nargs="+", type=Path, help="JSONL file(s) with a `text` field")
+    parser.add_argument(
+        "corpus",
+        nargs="+",
+        help="corpus sources as prepare reads them: txt/jsonl/json/csv/tsv/parquet files, folders or globs, with "
+        "?column=, ?txt=block, ?lang= settings (quote them)",
+    )
     parser.add_argument("--base", required=True, help="base tokenizer: a folder or a Hub id")
     parser.add_argument("--out-dir", type=Path, required=True)
     parser.add_argument("--num-new", type=int, default=DEFAULT_NUM_NEW)
     parser.add_argument("--candidates", choices=CANDIDATES, default="frequent")
     parser.add_argument("--min-frequency", type=int, default=2)
     parser.add_argument("--max-documents", type=int, default=None)
+    parser.add_argument(
+        "--language", default="fil", help="the corpus language, for --candidates morphemes (default fil)"
+    )
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO)
     with reported("morphcpt eeve-tokenizer"):
@@ -448,6 +461,7 @@ def main(argv: list[str] | None = None) -> int:
             candidates=args.candidates,
             min_frequency=args.min_frequency,
             max_documents=args.max_documents,
+            language=args.language,
         )
     print(
         f"{args.out_dir}: {expansion.num_new} new pieces (ids {expansion.first_new_id}.."

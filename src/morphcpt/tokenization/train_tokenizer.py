@@ -233,7 +233,8 @@ def _train(
 
 
 def hf_backend_from_sentencepiece(model_proto: bytes) -> Tokenizer:
-    """The `tokenizers` equivalent of a SentencePiece BPE model (Gemma's pipeline).
+    """The `tokenizers` equivalent of a SentencePiece BPE model, in Gemma's pipeline (spaces as "▁", no dummy
+    prefix, no normaliser; the model's own unk and bos pieces).
 
     SentencePiece merges the adjacent pair whose concatenation is the best-scored piece (pieces are stored in
     score order); ranking every (left, right) split of each piece by the piece's id reproduces that choice.
@@ -254,12 +255,11 @@ def hf_backend_from_sentencepiece(model_proto: bytes) -> Tokenizer:
                 merges.append((index, vocab[left], vocab[right], left, right))
     merges.sort()
 
-    unk = SPECIAL_PIECES["unk"][1]
     backend = Tokenizer(
         BPE(
             vocab=vocab,
             merges=[(m[3], m[4]) for m in merges],
-            unk_token=unk,
+            unk_token=pieces[model.unk_id()],
             fuse_unk=True,
             byte_fallback=any(model.is_byte(i) for i in range(len(pieces))),
         )
@@ -271,10 +271,13 @@ def hf_backend_from_sentencepiece(model_proto: bytes) -> Tokenizer:
     backend.decoder = decoders.Sequence(
         [decoders.Replace(WORD_START, " "), decoders.ByteFallback(), decoders.Fuse()]
     )
-    bos = SPECIAL_PIECES["bos"]
-    backend.post_processor = processors.TemplateProcessing(
-        single=f"{bos[1]}:0 $A:0", pair=f"{bos[1]}:0 $A:0 {bos[1]}:1 $B:1", special_tokens=[(bos[1], bos[0])]
-    )
+    if model.bos_id() >= 0:  # the model's own <bos> (Gemma's id 2 in the models this module trains)
+        bos = (model.bos_id(), pieces[model.bos_id()])
+        backend.post_processor = processors.TemplateProcessing(
+            single=f"{bos[1]}:0 $A:0",
+            pair=f"{bos[1]}:0 $A:0 {bos[1]}:1 $B:1",
+            special_tokens=[(bos[1], bos[0])],
+        )
     backend.add_special_tokens([AddedToken(pieces[i], special=True, normalized=False) for i in special])
     return backend
 

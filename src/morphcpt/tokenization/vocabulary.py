@@ -10,8 +10,13 @@ Gemma 3 tokenizer with 262,144 pieces, or the small shipped sample tokenizer):
 
 Facts it relies on (see REFERENCE.md): "▁" marks a space inside pieces; byte-fallback pieces are spelled
 `<0xNN>`; specials (pad, eos, bos, unk, mask, ...) are added tokens flagged special. `size` counts the pieces of
-the tokenizer's model (what the embedding rows index); Gemma 3's tokenizer also carries an added token past the
+the tokenizer's model (what the embedding rows index), and the named specials (pad, eos, bos, unk) where they are
+added tokens just past it (Llama 3's `<|begin_of_text|>`); Gemma 3's tokenizer also carries an added token past the
 model's vocabulary, so `len(tokenizer)` can exceed it — never resize an embedding from `len(tokenizer)`.
+
+Byte-level BPE tokenizers (GPT-2, Llama 3, Nemotron: a `ByteLevel` decoder) spell each byte as one printable
+character (the space is "Ġ"): `byte_level` is set, every piece's bytes are read back through that mapping, so
+`decode` and the byte counts behind bits per byte are exact, and "▁" is ordinary text for them.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ WORD_START = "\u2581"  # "▁": SentencePiece's spelling of a space inside piece
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
 
-CACHE_VERSION = 1  # of the cached vocabulary state (morphcpt.tokenization.cache); bump when `_state` changes
+CACHE_VERSION = 2  # of the cached vocabulary state (morphcpt.tokenization.cache); bump when `_state` changes
 
 
 class Vocabulary:
@@ -53,11 +58,14 @@ class Vocabulary:
         self.piece_bytes: list[bytes] = state["piece_bytes"]  # what each id spells (specials: nothing)
         self.fingerprint: str = state["fingerprint"]
         self.layout: dict = state["layout"]  # the backend's normalizer and pre_tokenizer, as JSON objects
+        self.byte_level: bool = state["byte_level"]  # pieces spell bytes as GPT-2's printable characters
         self._piece_ids = {p: i for i, p in enumerate(self.pieces)}
         by_byte = {value: i for i, value in self.byte_values.items()}
         word_start = WORD_START.encode("utf-8")
         self._word_start_bytes: list[int] | None = (
-            [by_byte[b] for b in word_start] if all(b in by_byte for b in word_start) else None
+            [by_byte[b] for b in word_start]
+            if all(b in by_byte for b in word_start) and not self.byte_level
+            else None
         )
         # Own copy of the backend (`encoder`): special tokens in the text stay text, nothing is added around it.
         self.encoder = Tokenizer.from_str(state["encoder"])
@@ -88,6 +96,7 @@ class Vocabulary:
             "piece_bytes": self.piece_bytes,
             "fingerprint": self.fingerprint,
             "layout": self.layout,
+            "byte_level": self.byte_level,
             "encoder": self.encoder.to_str(),
         }
 
@@ -103,6 +112,11 @@ class Vocabulary:
             isinstance(name_or_path, Path) or text.startswith(("/", ".", "~")) or text.count("/") > 1
         )
         local = Path(text).expanduser().is_dir()  # a folder first, as AutoTokenizer does
+        if Path(text).expanduser().is_file():
+            raise TokenizerNotFound(
+                f"{text} is a file; the suite reads tokenizer folders: make one with "
+                f"`morphcpt import-tokenizer {text} --out-dir DIR` and give DIR"
+            )
         if looks_like_path and not local:
             raise TokenizerNotFound(
                 f"tokenizer folder not found: {text} (give a folder or a Hub id such as google/gemma-3-1b-pt)"
@@ -116,7 +130,13 @@ class Vocabulary:
             vocab = cls.__new__(cls)
             vocab._set_state(state, source)
             return vocab
-        vocab = cls(load_hf_tokenizer(source))
+        try:
+            vocab = cls(load_hf_tokenizer(source))
+        except TokenizerUnfit as error:
+            raise TokenizerUnfit(
+                f"{source}: {error}; `morphcpt import-tokenizer {source} --out-dir DIR` writes a folder the suite "
+                "can use (it names the missing tokens, see docs/eeve-and-sibling-uses.md)"
+            ) from None
         vocab.source = source
         if entry:
             cache.write_pickle(entry, vocab._state())
@@ -125,18 +145,18 @@ class Vocabulary:
     def encode(self, text: str) -> list[int]:
         """Canonical ids of `text`: no <bos>/<eos> added, literal "<eos>" in the text stays text, and a literal
         "▁" stays "▁" (see `_encode_keeping_word_start`)."""
-        if WORD_START in text:
+        if WORD_START in text and not self.byte_level:
             return self._encode_keeping_word_start(text)
         return self.encoder.encode(text, add_special_tokens=False).ids
 
     def encode_batch(self, texts: list[str]) -> list[list[int]]:
-        plain = [i for i, text in enumerate(texts) if WORD_START not in text]
+        plain = [i for i, text in enumerate(texts) if self.byte_level or WORD_START not in text]
         out: list[list[int]] = [[] for _ in texts]
         encoded = self.encoder.encode_batch_fast([texts[i] for i in plain], add_special_tokens=False)
         for i, encoding in zip(plain, encoded, strict=True):
             out[i] = encoding.ids
         for i, text in enumerate(texts):
-            if WORD_START in text:
+            if WORD_START in text and not self.byte_level:
                 out[i] = self._encode_keeping_word_start(text)
         return out
 
@@ -162,13 +182,16 @@ class Vocabulary:
         """The exact text of `ids`: specials dropped, byte pieces joined into characters, "▁" read as a space.
 
         Equals the tokenizer's own `decode(ids, skip_special_tokens=True)`, including for byte runs that are not
-        valid UTF-8, which become one U+FFFD per byte as the tokenizer's ByteFallback decoder does.
+        valid UTF-8, which become one U+FFFD per byte as the tokenizer's ByteFallback decoder does (a byte-level
+        tokenizer's decoder replaces each invalid sequence as Python's "replace" does).
         """
         ids = list(ids)
         data = b"".join(map(self.piece_bytes.__getitem__, ids))
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
+            if self.byte_level:
+                return data.decode("utf-8", errors="replace")
             return self._decode_with_invalid_bytes(ids)
 
     def _decode_with_invalid_bytes(self, ids: Sequence[int]) -> str:
@@ -190,7 +213,10 @@ class Vocabulary:
 
     def spell_plain(self, ids: Iterable[int]) -> str:
         """`decode(ids)` for ids that are neither specials nor byte pieces: their piece strings joined, "▁" read
-        as a space (each such piece spells `piece.replace("▁", " ")`), without going through bytes."""
+        as a space (each such piece spells `piece.replace("▁", " ")`), without going through bytes; a byte-level
+        vocabulary's pieces through their bytes."""
+        if self.byte_level:
+            return self.decode(ids)
         return "".join(map(self.pieces.__getitem__, ids)).replace(WORD_START, " ")
 
     def is_special(self, i: int) -> bool:
@@ -213,6 +239,10 @@ class TokenizerLoadError(UserError, ValueError):
 
 class TokenizerNotFound(UserError, FileNotFoundError):
     """A tokenizer path that is not there."""
+
+
+class TokenizerUnfit(UserError, ValueError):
+    """A tokenizer that loads but lacks what the suite needs (a named token inside its vocabulary, ...)."""
 
 
 def load_hf_tokenizer(source: str | Path):
@@ -254,8 +284,13 @@ def _state_of(tokenizer) -> dict:
         int(i): token for i, token in getattr(tokenizer, "added_tokens_decoder", {}).items()
     }  # id -> AddedToken
     if not model_vocab:
-        raise ValueError("tokenizer has no model vocabulary; a SentencePiece-style BPE tokenizer is required")
+        raise TokenizerUnfit("the tokenizer has no model vocabulary")
     size = max(model_vocab.values()) + 1
+    for name in _NAMED:  # a named special added just past the model's vocabulary (Llama 3) is a piece too
+        token = getattr(tokenizer, f"{name}_token", None)
+        i = next((i for i, t in added.items() if t.content == str(token)), None) if token else None
+        if i is not None and i >= size and all(k in added for k in range(size, i)):
+            size = i + 1
     pieces: list[str | None] = [None] * size
     for piece, i in model_vocab.items():
         pieces[i] = piece
@@ -264,23 +299,27 @@ def _state_of(tokenizer) -> dict:
             pieces[i] = token.content
     missing = [i for i, p in enumerate(pieces) if p is None]
     if missing:
-        raise ValueError(f"tokenizer vocabulary has holes, e.g. ids {missing[:5]}")
+        raise TokenizerUnfit(f"the tokenizer's vocabulary has holes, e.g. ids {missing[:5]}")
     piece_ids = {p: i for i, p in enumerate(pieces)}
     special_ids = {i for i, token in added.items() if token.special and i < size}
+    backend_json = json.loads(backend.to_str())
+    byte_level = _is_byte_level(backend_json)
     byte_values: dict[int, int] = {}
     for i, p in enumerate(pieces):
-        m = _BYTE_PIECE.fullmatch(p)
+        m = None if byte_level else _BYTE_PIECE.fullmatch(p)
         if m and i not in special_ids:
             byte_values[i] = int(m.group(1), 16)
+        elif byte_level and len(p) == 1 and p in _UNICODE_BYTES and i not in added:
+            byte_values[i] = _UNICODE_BYTES[p]
 
     def special(name: str) -> int:
         token = getattr(tokenizer, f"{name}_token", None)
         i = piece_ids.get(str(token)) if token is not None else None
         if i is None:
-            raise ValueError(f"tokenizer has no {name} token inside its vocabulary")
+            raise TokenizerUnfit(f"the tokenizer has no {name} token inside its vocabulary")
         return i
 
-    named = tuple(special(n) for n in ("pad", "eos", "bos", "unk"))
+    named = tuple(special(n) for n in _NAMED)
     # unk is flagged special by SentencePiece conversions; make sure decode drops it either way.
     special_ids |= set(named)
     piece_bytes = [
@@ -288,10 +327,11 @@ def _state_of(tokenizer) -> dict:
         if i in special_ids
         else bytes([byte_values[i]])
         if i in byte_values
+        else _byte_level_bytes(p, i in added)
+        if byte_level
         else p.replace(WORD_START, " ").encode("utf-8")
         for i, p in enumerate(pieces)
     ]
-    backend_json = json.loads(backend.to_str())
     return {
         "size": size,
         "pieces": pieces,
@@ -301,8 +341,52 @@ def _state_of(tokenizer) -> dict:
         "piece_bytes": piece_bytes,
         "fingerprint": _fingerprint(pieces, special_ids, named),
         "layout": {key: backend_json.get(key) for key in ("normalizer", "pre_tokenizer")},
+        "byte_level": byte_level,
         "encoder": backend.to_str(),
     }
+
+
+_NAMED = ("pad", "eos", "bos", "unk")
+
+
+def _gpt2_byte_characters() -> dict[int, str]:
+    """GPT-2's byte -> character table: printable Latin-1 bytes stand for themselves, the other 68 bytes (controls,
+    space, soft hyphen, ...) for the characters from U+0100 on, in byte order."""
+    kept = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAC + 1), *range(0xAE, 0xFF + 1)]
+    table = {b: chr(b) for b in kept}
+    for n, b in enumerate(b for b in range(256) if b not in table):
+        table[b] = chr(256 + n)
+    return table
+
+
+_UNICODE_BYTES = {char: byte for byte, char in _gpt2_byte_characters().items()}
+
+
+def _is_byte_level(backend_json: dict) -> bool:
+    """Whether the backend's decoder (or pre-tokenizer) is ByteLevel, alone or inside a Sequence."""
+
+    def has(node) -> bool:
+        if not isinstance(node, dict):
+            return False
+        if node.get("type") == "ByteLevel":
+            return True
+        return any(has(child) for key in ("decoders", "pretokenizers") for child in node.get(key) or [])
+
+    return has(backend_json.get("decoder")) or has(backend_json.get("pre_tokenizer"))
+
+
+def _byte_level_bytes(piece: str, added: bool) -> bytes:
+    """What a byte-level piece spells: each character one byte. An added token (not from the BPE model) is
+    written as its text; a piece holding a character outside the byte table is refused."""
+    if added:
+        return piece.encode("utf-8")
+    try:
+        return bytes(_UNICODE_BYTES[c] for c in piece)
+    except KeyError:
+        raise TokenizerUnfit(
+            f"byte-level tokenizer piece {piece!r} holds a character that stands for no byte; the tokenizer's "
+            "vocabulary and its ByteLevel decoder disagree"
+        ) from None
 
 
 def _fingerprint(pieces: list[str], special_ids: set[int], named: tuple[int, ...]) -> str:

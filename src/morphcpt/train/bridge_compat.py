@@ -7,7 +7,11 @@ differences that matter to us, each looked up from the installed version, never 
 - the Gemma 3 1B pretraining recipe: `recipes.gemma.gemma3.gemma3_1b_pretrain_config` in 0.4; in 0.6 the real
   function is `recipes.gemma.h100.gemma3.gemma3_1b_pretrain_1gpu_h100_bf16_config` and the old name an alias;
 - `TokenizerConfig.use_tokenizer_vocab_size` exists only from 0.6: there it must be False, or the model's vocabulary
-  follows the tokenizer's size (0.4 has no such field and setting it is an AttributeError on every rank).
+  follows the tokenizer's size (0.4 has no such field and setting it is an AttributeError on every rank);
+- neither has a recipe for another Gemma 3 size (the pilot's gemma-3-270m): `model_shape_from_hf` gives the 1B
+  recipe's model that model's shape, read by AutoBridge from its Hugging Face config. (In 0.4 the Gemma 3 bridge
+  reads the config again from its path, so `AutoBridge.from_hf_config` fails there; `from_hf_pretrained` on a
+  Hub id or a folder with config.json works on both.)
 
     version = require_supported()            # the installed release, or UnsupportedBridgeError saying why
     cfg = recipe(version)()                  # the recipe's ConfigContainer
@@ -156,6 +160,36 @@ def recipe(api: BridgeAPI) -> tuple[str, Callable]:
         f"Megatron-Bridge {api.series[0]}.{api.series[1]}.x has no Gemma 3 1B recipe where expected: "
         + "; ".join(errors)
     )
+
+
+def model_shape_from_hf(recipe_model, pretrained: str) -> dict[str, Any]:
+    """Set on the recipe's 1B model provider the shape of the Gemma 3 at `pretrained` (Hub id or HF folder; only
+    its config.json is read); returns the fields changed. AutoBridge builds providers for it and for the 1B
+    reference shape, and the fields where the two differ (layers, widths, ...) are the shape; everything else (the
+    recipe's kernels, precision, recompute settings) stays the recipe's."""
+    import tempfile
+
+    from megatron.bridge import AutoBridge
+
+    from morphcpt.train.models import gemma3_1b_config
+
+    with tempfile.TemporaryDirectory() as reference_dir:
+        reference = gemma3_1b_config()
+        reference.architectures = ["Gemma3ForCausalLM"]
+        reference.save_pretrained(reference_dir)
+        one_b = AutoBridge.from_hf_pretrained(reference_dir).to_megatron_provider(load_weights=False)
+    target = AutoBridge.from_hf_pretrained(pretrained).to_megatron_provider(load_weights=False)
+    ignored = {"hf_model_id", "generation_config"}  # where the config came from, not what the model is
+    changed = {
+        name: getattr(target, name)
+        for name in vars(one_b)
+        if name not in ignored
+        and hasattr(recipe_model, name)
+        and getattr(target, name) != getattr(one_b, name)
+    }
+    for name, value in changed.items():
+        setattr(recipe_model, name, value)
+    return changed
 
 
 if __name__ == "__main__":

@@ -53,7 +53,9 @@ class _Ids:
     def __init__(self, vocab) -> None:
         self.vocab_size = vocab.size
         self.eod = self.eos = vocab.eos_id
-        self.pad = vocab.pad_id
+        # GPTDataset masks the loss on labels equal to pad and zeroes such inputs: a pad that is also eos or bos
+        # (GPT-2 style tokenizers, `import-tokenizer` without a pad) becomes -1, an id no token has.
+        self.pad = vocab.pad_id if vocab.pad_id not in (vocab.eos_id, vocab.bos_id) else -1
         self.unique_identifiers = {"vocabulary": vocab.fingerprint}
 
 

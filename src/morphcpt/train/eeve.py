@@ -21,13 +21,19 @@ Stages (each starts from the previous one's final weights; steps and learning ra
     1 new input rows   2 new output rows   3 both   4 whole output head   5 new input rows + whole output head
     6 all parameters   7 transformer layers only (embeddings and output head frozen)
 
-Frozen tensors have `requires_grad=False`, so the optimiser holds no state for them. A matrix of which only the
-new rows train gets a gradient hook that zeroes the other rows' gradients, and sits in a parameter group with
-weight decay 0; the decoupled decay AdamW would have applied is applied to the new rows alone by an optimiser
-step pre-hook. Masked rows therefore never move: with a zero gradient Adam's moments stay zero and its update is
-exactly zero (the tests check frozen rows bit for bit). Each stage is an ordinary hf-engine run in
-`<run_dir>/stages/stage<k>` (resumable inside the stage); `stage_done.json` marks a finished stage, and a rerun
-skips it. The final stage is exported to `<output_root>/exports/<run_name>` with the EEVE facts in its metadata.
+Frozen tensors have `requires_grad=False`, set before the model is laid out over ranks (DDP and FSDP2 read it
+when they wrap), so the optimiser holds no state for them. A matrix of which only the new rows train gets a
+gradient mask that zeroes the other rows' gradients, and sits in a parameter group with weight decay 0; the
+decoupled decay AdamW would have applied is applied to the new rows alone by an optimiser step pre-hook. Under
+fsdp each rank holds a slice of the matrix's rows, so masks and decay act on the rows of that slice, located by
+the shard's global offset. Masked rows therefore never move: with a zero gradient Adam's moments stay zero and its
+update is exactly zero (the tests check frozen rows bit for bit, on one rank and on two under ddp and fsdp).
+
+Each stage is an ordinary hf-engine run in `<run_dir>/stages/stage<k>` (resumable inside the stage);
+`stage_done.json` marks a finished stage, and a rerun skips it. A plan whose first stage is k > 1 continues from
+the last stage below k finished in the run folder (`eeve.stages=[3,...]` after `[1,2]` starts from stage 2's
+weights), says so, and refuses a stage below k that was started and not finished. The final stage is exported to
+`<output_root>/exports/<run_name>` with the EEVE facts (all the stages of the chain) in its metadata.
 """
 
 from __future__ import annotations
@@ -44,27 +50,9 @@ import torch
 from morphcpt import completion
 from morphcpt.jsonio import JSONFileError, read_json, write_json
 from morphcpt.tokenization.eeve import Expansion
+from morphcpt.train.eeve_params import STAGE_NAMES, StageParams
 from morphcpt.train.plan import CPTPlan, PlanError
 
-STAGE_NAMES = {
-    1: "new input rows",
-    2: "new output rows",
-    3: "new input and output rows",
-    4: "whole output head",
-    5: "new input rows + whole output head",
-    6: "all parameters",
-    7: "transformer layers only",
-}
-# stage -> (input embedding, output head, transformer layers): "new" rows, "all" rows, or None (frozen)
-STAGE_TRAINS = {
-    1: ("new", None, False),
-    2: (None, "new", False),
-    3: ("new", "new", False),
-    4: (None, "all", False),
-    5: ("new", "all", False),
-    6: ("all", "all", True),
-    7: (None, None, True),
-}
 RESIZE_FILE = "eeve_resize.json"
 STAGE_DONE = "stage_done.json"
 
@@ -149,77 +137,6 @@ def resize(base_model: str | Path, tokenizer_dir: str | Path, out_dir: str | Pat
     return facts
 
 
-# --- which parameters train -------------------------------------------------------------------------------------
-
-
-class StageParams:
-    """`TrainHooks` for one stage: trainable tensors, row masks, parameter groups and the row-wise decay."""
-
-    def __init__(self, stage: int, new_rows: tuple[int, int]) -> None:
-        self.stage = stage
-        self.new_rows = new_rows
-        self.counts: dict[str, int] = {}
-
-    def param_groups(self, model: torch.nn.Module, weight_decay: float) -> list[dict]:
-        embed = model.get_input_embeddings().weight
-        head = model.get_output_embeddings().weight
-        if embed is head:
-            raise ValueError("EEVE stages need untied input and output embeddings (resize the model first)")
-        train_in, train_out, train_body = STAGE_TRAINS[self.stage]
-        decay, no_decay, row_decay = [], [], []
-        counts = {"total": 0, "trainable": 0}
-        for param in model.parameters():
-            mode = (
-                train_in
-                if param is embed
-                else train_out
-                if param is head
-                else ("all" if train_body else None)
-            )
-            counts["total"] += param.numel()
-            param.requires_grad_(mode is not None)
-            if mode is None:
-                continue
-            if mode == "new":
-                self._mask_rows(param)
-                row_decay.append(param)
-                counts["trainable"] += (self.new_rows[1] - self.new_rows[0]) * param.shape[1]
-            else:
-                (decay if param.ndim >= 2 else no_decay).append(param)
-                counts["trainable"] += param.numel()
-        self.counts = counts
-        groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-        if row_decay:
-            groups.append(
-                {
-                    "params": row_decay,
-                    "weight_decay": 0.0,
-                    "row_decay": weight_decay,
-                    "rows": list(self.new_rows),
-                }
-            )
-        return [g for g in groups if g["params"]]
-
-    def _mask_rows(self, param: torch.nn.Parameter) -> None:
-        frozen = torch.ones(param.shape[0], 1, dtype=torch.bool, device=param.device)
-        frozen[self.new_rows[0] : self.new_rows[1]] = False
-        param.register_hook(lambda grad: grad.masked_fill(frozen, 0.0))
-
-    @staticmethod
-    def on_optimizer(optimizer: torch.optim.Optimizer) -> None:
-        """AdamW's decoupled decay, p <- p (1 - lr wd), on the new rows only (masked rows are never decayed)."""
-
-        @torch.no_grad()
-        def decay_rows(opt, args, kwargs) -> None:
-            for group in opt.param_groups:
-                if group.get("row_decay"):
-                    start, stop = group["rows"]
-                    for param in group["params"]:
-                        param[start:stop].mul_(1 - group["lr"] * group["row_decay"])
-
-        optimizer.register_step_pre_hook(decay_rows)
-
-
 # --- the stages -------------------------------------------------------------------------------------------------
 
 
@@ -265,6 +182,9 @@ def run(plan: CPTPlan) -> EEVEResult:
     Expansion.load(plan.model.tokenizer)
     check_ready(plan.data)
     check_inputs(plan, main)
+    earlier, start_from = earlier_stages(plan)
+    if main:
+        print(chain_message(plan, earlier, start_from))
     if main and (problem := _resized_problem(resized)):
         if problem != "missing":
             print(f"EEVE: the resized model {resized} is not whole ({problem}); resizing again")
@@ -272,7 +192,7 @@ def run(plan: CPTPlan) -> EEVEResult:
     _barrier()
     facts = read_json(resized / RESIZE_FILE, keys=("first_new_id", "rows"), fix=f"remove {resized} and rerun")
     new_rows = (facts["first_new_id"], facts["rows"])
-    start_from, done, val_bpb = resized, [], float("nan")
+    done, val_bpb = [], float("nan")
     finished = finished_stages(plan)
     for stage in plan.eeve.stages:
         sub = stage_plan(plan, stage, start_from)
@@ -281,7 +201,7 @@ def run(plan: CPTPlan) -> EEVEResult:
             print(f"EEVE stage {stage} ({STAGE_NAMES[stage]}): already done, skipped")
         else:
             params = StageParams(stage, new_rows)
-            result = hf.train(sub, hf.TrainHooks(params.param_groups, params.on_optimizer))
+            result = hf.train(sub, hf.TrainHooks(params.param_groups, params.on_optimizer, params.freeze))
             counts = params.counts
             _barrier()
             if main:
@@ -304,6 +224,7 @@ def run(plan: CPTPlan) -> EEVEResult:
             record = {
                 "stage": stage,
                 "name": STAGE_NAMES[stage],
+                "start": str(start_from),  # what it continued from: the resized model or the stage before
                 "config_hash": sub.config_hash(),
                 "checkpoint": str(result.checkpoint_dir),
                 "steps": result.final_step,
@@ -316,7 +237,7 @@ def run(plan: CPTPlan) -> EEVEResult:
                 write_json(stage_dir(plan, stage) / STAGE_DONE, record)
         done.append(stage)
         start_from, val_bpb = Path(record["checkpoint"]) / "model", record["val_bpb"]
-    export = export_final(plan, done, facts) if main else None
+    export = export_final(plan, earlier + done, facts) if main else None
     _barrier()
     last = finished.get(done[-1]) or record
     return EEVEResult(
@@ -345,11 +266,68 @@ def _resized_problem(resized: Path) -> str | None:
     return None
 
 
+def earlier_stages(plan: CPTPlan) -> tuple[list[int], Path]:
+    """The stages below the plan's first one that finished in this run folder (a chain: each started from the
+    one before it, the first from the resized model), and what the plan's first stage therefore starts from:
+    the last of them's final weights, else the resized model. So `eeve.stages=[3,4,5,6,7]` after a run of
+    `[1,2]` continues from stage 2. A stage below the first one that was started but not finished, or whose
+    final weights are gone, is refused with what to do: going on would silently skip it."""
+    start = Path(plan.run_dir) / "resized"
+    chain: list[int] = []
+    first = plan.eeve.stages[0]
+    listed = ",".join(map(str, plan.eeve.stages))
+    for stage in range(1, first):
+        folder = stage_dir(plan, stage)
+        if not folder.exists():
+            continue
+        marker = folder / STAGE_DONE
+        fix = f"rerun with eeve.stages=[{stage},{listed}] to finish stage {stage} first, or remove {folder}"
+        record = read_json(marker, default=None, keys=("checkpoint", "steps"), fix=fix)
+        if record is None:
+            raise PlanError(
+                f"EEVE stage {stage} was started in {folder} but not finished, and eeve.stages=[{listed}] starts "
+                f"at stage {first}, which would go on without it: {fix} (then stage {first} starts from the "
+                "stage before it)"
+            )
+        model = Path(record["checkpoint"]) / "model"
+        if "start" in record and Path(record["start"]).resolve() != start.resolve():
+            raise PlanError(
+                f"EEVE stage {stage} in {folder} started from {record['start']}, not from {start} (what the "
+                f"stages before it in this run folder end with), so stage {first} has no single chain to "
+                f"continue: remove {folder} (or the stages it did not start from) and rerun"
+            )
+        if not (model / "config.json").is_file():
+            raise PlanError(
+                f"EEVE stage {stage} is marked done in {folder}, but its final weights {model} are gone, and "
+                f"stage {first} would start from them: {fix}"
+            )
+        chain.append(stage)
+        start = model
+    return chain, start
+
+
+def chain_message(plan: CPTPlan, earlier: list[int], start: Path) -> str:
+    """What the plan's first stage continues from, said before it runs."""
+    first = plan.eeve.stages[0]
+    if earlier:
+        done = ", ".join(map(str, earlier))
+        return (
+            f"EEVE: stage{'s' * (len(earlier) > 1)} {done} finished earlier in {plan.run_dir}; stage {first} "
+            f"continues from stage {earlier[-1]}'s final weights ({start})"
+        )
+    if first > 1:
+        return (
+            f"EEVE: no stage before stage {first} finished in {plan.run_dir}; stage {first} starts from the "
+            f"resized model ({start})"
+        )
+    return f"EEVE: stage {first} starts from the resized model ({start})"
+
+
 def _stage_records(plan: CPTPlan) -> dict[int, dict]:
     """{stage: its `stage_done.json`} for the plan's stages whose marker was written for this plan's settings,
     starting from what the stage before it ended with (a stage after one that is not done is not done either)."""
     records: dict[int, dict] = {}
-    start: Path | None = Path(plan.run_dir) / "resized"
+    start: Path | None = earlier_stages(plan)[1]
     for stage in plan.eeve.stages:
         marker = stage_dir(plan, stage) / STAGE_DONE
         try:
@@ -400,7 +378,7 @@ def made_from_inputs(plan: CPTPlan, changed: set[str]) -> list[str]:
     made = []
     if changed & {"tokenizer", "base_model"} and (root / "resized").exists():
         made.append(f"{root / 'resized'} (the model resized for the old tokenizer)")
-    for stage in plan.eeve.stages:
+    for stage in STAGE_NAMES:  # every stage this run folder holds, listed in eeve.stages now or not
         folder = stage_dir(plan, stage)
         if folder.exists():
             done = (folder / STAGE_DONE).exists()
@@ -463,7 +441,7 @@ def export_final(plan: CPTPlan, stages: list[int], facts: dict) -> Path:
         "first_new_id": facts["first_new_id"],
         "stages": stages,
         "stage_names": [STAGE_NAMES[k] for k in stages],
-        "stage_steps": [plan.eeve.steps[k - 1] for k in stages],  # `step` is the last stage's own step
+        "stage_steps": [read_json(stage_dir(plan, k) / STAGE_DONE)["steps"] for k in stages],
         "tie_word_embeddings": False,
     }
     extra = {"eeve": eeve, "base_model": facts["base_model"], "run_name": plan.run_name}

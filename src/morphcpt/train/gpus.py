@@ -32,7 +32,10 @@ GPU_TYPES = {
     "H100": GpuType(989.4, True),
     "H200": GpuType(989.4, True),
     "L40S": GpuType(362.1, True),
+    "A10G": GpuType(None, True),  # AWS's A10 variant (24 GB); before "A10", which its name contains
     "A10": GpuType(125.0, True),
+    "4090": GpuType(None, True),  # GeForce RTX 4090 (24 GB)
+    "P100": GpuType(None, False),
     "V100": GpuType(None, False),
     "T4": GpuType(None, False),
 }
@@ -93,17 +96,22 @@ class Estimate:
     working: int
     activations_per_sample: int
     host: int = 0  # bytes kept in host memory (offload)
+    load: int = 0  # bytes on the GPU at the peak of loading the model, before training (a second peak)
+    host_load: int = 0  # bytes each rank holds in host memory while it loads
 
     def static(self) -> int:
         return self.params + self.grads + self.optimizer + self.working
 
     def total(self, micro_batch: int) -> int:
-        return self.static() + micro_batch * self.activations_per_sample
+        """The peak of a step at `micro_batch`, or the load peak when that is higher."""
+        return max(self.static() + micro_batch * self.activations_per_sample, self.load)
 
     def largest_micro_batch(self, usable: int, margin: float = 0.0) -> int:
         """The largest micro batch whose total stays within `usable` x (1 - margin) bytes (0: none fits)."""
-        room = int(usable * (1 - margin)) - self.static()
-        return max(room // max(self.activations_per_sample, 1), 0)
+        limit = int(usable * (1 - margin))
+        if self.load > limit:
+            return 0
+        return max((limit - self.static()) // max(self.activations_per_sample, 1), 0)
 
 
 def fitting_micro_batch(est: Estimate, usable: int, per_rank: int, margin: float = MARGIN) -> int:

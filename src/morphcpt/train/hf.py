@@ -45,7 +45,7 @@ from morphcpt.train import inputs as run_inputs
 from morphcpt.train import loss as loss_check
 from morphcpt.train.data import FINGERPRINT_SAMPLES, TrainData, build_datasets, fingerprint
 from morphcpt.train.metrics import Metrics, peak_memory_mb, truncate_metrics
-from morphcpt.train.models import build_model, config_from_plan, load_pretrained, load_strict
+from morphcpt.train.models import build_model, config_from_plan, load_pretrained, load_strict, place
 from morphcpt.train.plan import CPTPlan, OptimPlan, PlanError, plan_to_yaml, save_dry_run
 from morphcpt.train.steps import Ranks, Run, all_reduce, evaluate, optimizer_step
 
@@ -82,12 +82,15 @@ def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
 
 @dataclass
 class TrainHooks:
-    """How a caller adapts the loop without copying it (the EEVE stages, `morphcpt.train.eeve`): which
-    parameters train and their gradient masks (`param_groups`, called on the built or resumed model), and what
-    to attach to the optimiser (`on_optimizer`, e.g. a step pre-hook)."""
+    """How a caller adapts the loop without copying it (the EEVE stages, `morphcpt.train.eeve`): which tensors
+    train (`freeze`, setting `requires_grad` on the built or resumed model before it is laid out over ranks: DDP
+    and FSDP2 read it when they wrap the model), the optimiser's groups and any gradient masks (`param_groups`,
+    called on the laid-out model, whose parameters are FSDP2 shards under fsdp), and what to attach to the
+    optimiser (`on_optimizer`, e.g. a step pre-hook)."""
 
     param_groups: Callable[[torch.nn.Module, float], list[dict]] = param_groups
     on_optimizer: Callable[[torch.optim.Optimizer], None] | None = None
+    freeze: Callable[[torch.nn.Module], None] | None = None
 
 
 def _setup_ranks() -> Ranks:
@@ -164,13 +167,20 @@ def _write_run_folder(plan: CPTPlan, data: TrainData, resumed_from: Path | None,
 
 
 def _build_model(plan: CPTPlan, vocab, resume: Path | None, device: torch.device):
+    """The model to train, loaded straight into its placement and dtype (`precision.load_placement`): one copy
+    of the weights, on the GPU in what trains there, or on the host for fsdp to shard layer by layer."""
+    where, dtype = precision.load_placement(plan.loop, plan.peft, device)
     if resume is not None:
-        model = load_strict(resume / "model").to(device)
+        model = place(load_strict(resume / "model"), where, dtype)
     elif plan.model.pretrained:
-        model = load_pretrained(plan.model.pretrained, vocab_size=plan.model.vocab_size, device=device)
+        model = load_pretrained(
+            plan.model.pretrained, vocab_size=plan.model.vocab_size, device=where, dtype=dtype
+        )
     else:
-        config = config_from_plan(plan.model, plan.model.vocab_size or vocab.size)
-        model = build_model(config, seed=plan.loop.seed, device=device)
+        config = config_from_plan(plan.model, plan.model.vocab_size or vocab.size, vocab)
+        # initialised on the GPU (seconds, not a CPU's minute), unless its shards are to live on the host
+        init = torch.device("cpu") if plan.loop.cpu_offload else device
+        model = place(build_model(config, seed=plan.loop.seed, device=init), init, dtype)
     if plan.peft.method == "lora":
         from morphcpt.train import lora
         from morphcpt.train.state import ADAPTER_DIR
@@ -197,22 +207,37 @@ def _prepare(plan: CPTPlan, model: torch.nn.Module, ranks: Ranks, hooks: TrainHo
     optimiser over what trains: the fp32 masters of a bf16 model, else the model's parameters (after sharding,
     which replaces them by shards)."""
     loop = plan.loop
+    if hooks.freeze is not None:  # what trains is decided before DDP/FSDP2 (and the masters) read it
+        hooks.freeze(model)
     dtype = precision.param_dtype(loop, plan.peft, ranks.device)
     master = None
-    if dtype == "bf16":  # hooks first: they choose what trains, which decides which masters get gradients
+    gpu = ranks.device.type == "cuda"
+    if dtype == "bf16" and plan.peft.method == "none":  # hooks first: they choose what trains (which masters)
         groups = hooks.param_groups(model, plan.optim.weight_decay)
         master = precision.MasterWeights(model, groups, ranks.world)
         wrapped = sharding.shard(model, loop, ranks.device, True, ranks.world, replicate=False)
         groups = master.groups
-    else:
-        bf16 = loop.precision == "bf16-mixed" and ranks.device.type == "cuda"
+    else:  # fp32 parameters, or LoRA's bf16 frozen base (loaded so) with fp32 adapters
+        bf16 = loop.precision == "bf16-mixed" and gpu
         wrapped = sharding.shard(model, loop, ranks.device, bf16, ranks.world)
         groups = hooks.param_groups(model, plan.optim.weight_decay)
     optimizer = precision.build_optimizer(groups, plan.optim, loop.fused_optimizer, ranks.device)
     if hooks.on_optimizer is not None:
         hooks.on_optimizer(optimizer)
-    autocast = master is None and loop.precision == "bf16-mixed" and ranks.device.type == "cuda"
-    return Run(ranks, model, wrapped, optimizer, master, autocast)
+    # bf16-mixed is a GPU's (CPU runs fp32); fp16-mixed, asked for explicitly, runs as asked on any device
+    fp16 = loop.precision == "fp16-mixed"
+    autocast = master is None and (fp16 or (loop.precision == "bf16-mixed" and gpu))
+    scaler = precision.grad_scaler(loop, ranks.device, sharding.is_fsdp(wrapped))
+    return Run(ranks, model, wrapped, optimizer, master, autocast, precision.amp_dtype(loop), scaler)
+
+
+def _precision_words(plan: CPTPlan, dtype: str, cuda: bool) -> str:
+    if plan.loop.precision == "fp16-mixed":
+        return "fp16 autocast, dynamic loss scale"
+    if dtype == "bf16":
+        lora = plan.peft.method == "lora"
+        return "bf16 frozen base, fp32 adapters" if lora else "bf16 parameters, fp32 masters"
+    return "bf16 autocast" if cuda and plan.loop.precision == "bf16-mixed" else "fp32"
 
 
 def describe(plan: CPTPlan) -> dict:
@@ -224,15 +249,10 @@ def describe(plan: CPTPlan) -> dict:
     cuda = torch.cuda.is_available()
     device = torch.device("cuda" if cuda else "cpu")
     dtype = precision.param_dtype(loop, plan.peft, device)
-    bf16 = cuda and loop.precision == "bf16-mixed"
     report = {
         "world_size": world,
         "device": device.type,
-        "precision": "bf16 parameters, fp32 masters"
-        if dtype == "bf16"
-        else "bf16 autocast"
-        if bf16
-        else "fp32",
+        "precision": _precision_words(plan, dtype, cuda),
         "compile": sharding.compile_mode(loop, device),
         "micro_batch_size": loop.micro_batch_size,
         "checkpoint_async": plan.checkpoint.async_save,
@@ -263,6 +283,7 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
     memory.resolve_micro_batch(plan, "hf", ranks.world)
     if ranks.device.type == "cuda":
         memory.check_device(plan, ranks.device)
+        precision.check_bf16(plan.loop, plan.cluster.gpu_type, ranks.device)
         memory.check_fits(plan, "hf", ranks.world)
     if not plan.logging.progress_bar:
         transformers_logging.disable_progress_bar()  # no per-save/load bars either (the demo's console)
@@ -292,12 +313,12 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
     rows = model.get_input_embeddings().weight.shape[0]
     if rows < vocab.size:
         raise PlanError(f"model has {rows} embedding rows but the tokenizer has {vocab.size} ids")
-    loss_check.check_against_model(model, rows, ranks.device)
+    loss_check.check_against_model(model, rows, next(model.parameters()).device)  # where it was loaded
     own_group = loop.sharding == "fsdp" and sharding.ensure_process_group(ranks.device)
     run = _prepare(plan, model, ranks, hooks or TrainHooks())
     optimizer = run.optimizer
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: lr_multiplier(step, plan.optim, loop.steps)
+    scheduler = precision.ScaledLR(
+        optimizer, lambda step: lr_multiplier(step, plan.optim, loop.steps), run.scaler
     )
     state = checkpoints.TrainerState(step=0, consumed_samples=0)
     last_val = {"step": None, "val_loss": float("nan"), "val_bpb": float("nan")}

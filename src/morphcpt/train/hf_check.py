@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from morphcpt.train.plan import CPTPlan
+from morphcpt.train.plan import CPTPlan, PlanError
 
 
 class HFCheckError(RuntimeError):
@@ -26,24 +26,19 @@ class HFCheckError(RuntimeError):
 def check(plan: CPTPlan) -> dict:
     from morphcpt.tokenization.vocabulary import Vocabulary
     from morphcpt.train.data import DataNotReady, TokenizerMismatch, check_ready, check_tokenizer
-    from morphcpt.train.gpus import gpu_type
     from morphcpt.train.memory import DoesNotFit, check_fits, engine_world
     from morphcpt.train.memory_hf import model_shape
 
-    facts = gpu_type(plan.cluster.gpu_type)
-    if plan.loop.precision == "bf16-mixed" and facts is not None and not facts.bf16:
-        raise HFCheckError(
-            f"cluster.gpu_type={plan.cluster.gpu_type} has no bf16: set loop.precision=fp32, or GPU_TYPE in .env "
-            "to the card the job runs on"
-        )
     try:
         shape = model_shape(plan)
     except (OSError, ValueError) as error:
         raise HFCheckError(f"cannot read the shape of model {plan.model.pretrained}: {error}") from error
     world = engine_world(plan, "hf")
     try:
-        memory = check_fits(plan, "hf", world)
-    except DoesNotFit as error:
+        memory = check_fits(
+            plan, "hf", world
+        )  # bf16-mixed on a card without bf16: refused, naming fp16-mixed
+    except (DoesNotFit, PlanError) as error:
         raise HFCheckError(str(error)) from error
     prefixes = [*plan.data.chunk_prefixes(), plan.data.validation_prefix()]
     try:

@@ -83,7 +83,11 @@ class _ChunkedCrossEntropy(torch.autograd.Function):
         with torch.autocast(hidden.device.type, enabled=False):
             head = weight.to(compute_dtype)
             grad_hidden = torch.empty_like(h_all)
-            grad_weight = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device)
+            # a frozen output layer (LoRA, some EEVE stages) gets no gradient: no fp32 vocab x hidden buffer
+            trains_head = ctx.needs_input_grad[1]
+            grad_weight = (
+                torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) if trains_head else None
+            )
             out = torch.empty(shape, dtype=torch.float32, device=hidden.device)  # returned whole, not a view
             nats = out.view(-1)
             total = torch.zeros((), dtype=torch.float32, device=hidden.device)
@@ -105,7 +109,8 @@ class _ChunkedCrossEntropy(torch.autograd.Function):
                 grad_logits = z.to(compute_dtype)
                 del z
                 grad_hidden[start:stop] = (grad_logits @ head).to(grad_hidden.dtype)
-                _accumulate(grad_weight, grad_logits, h)
+                if trains_head:
+                    _accumulate(grad_weight, grad_logits, h)
                 del grad_logits
         ctx.save_for_backward(grad_hidden, grad_weight)
         ctx.hidden_shape, ctx.weight_dtype = hidden.shape, weight.dtype
@@ -118,7 +123,7 @@ class _ChunkedCrossEntropy(torch.autograd.Function):
         scale = grad_total.float()
         return (
             (grad_hidden * scale.to(grad_hidden.dtype)).view(ctx.hidden_shape),
-            (grad_weight * scale).to(ctx.weight_dtype),
+            None if grad_weight is None else (grad_weight * scale).to(ctx.weight_dtype),
             None,
             None,
             None,

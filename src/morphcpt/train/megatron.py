@@ -20,6 +20,10 @@ The traps of the Gemma 3 recipe, all overridden here: NullTokenizer and mock dat
 the tokenizer-sized vocabulary (`use_tokenizer_vocab_size`; Gemma keeps its 262,144 rows), and weight decay that
 the scheduler resets to 0.033 unless `start_weight_decay`/`end_weight_decay` are set.
 
+Other Gemma 3 sizes (the pilot's gemma-3-270m): neither release checked (0.4.0, 0.6.x) has a recipe for them, so
+the 1B recipe's settings are kept and its model takes the shape of `model.pretrained`, read by AutoBridge from
+the Hugging Face config (`bridge_compat.model_shape_from_hf`; no weights are loaded for that).
+
 A dry run resolves everything and writes the exact overrides without importing megatron.bridge: on a machine
 without the container that is all this module can do, and what the tests check.
 """
@@ -38,6 +42,7 @@ from morphcpt.train.plan import CPTPlan, PlanError, save_dry_run
 from morphcpt.train.progress import write_progress as write_progress_file
 
 IMPORT_MARKER = "import.done.json"
+RECIPE_MODEL = "gemma3-1b"  # model.name of the model the releases' recipe builds
 VERIFIED_MARKER = "verified.json"
 
 
@@ -186,10 +191,13 @@ def training_blend(plan: CPTPlan) -> dict[str, Any]:
 def build_config(plan: CPTPlan, data: dict[str, Any] | None = None):
     """The installed release's Gemma 3 1B recipe with the plan applied (imports megatron.bridge: cluster only,
     or the contract environment of tests/cluster), then `data` (training_blend) on top. An unsupported release
-    is refused with the reason."""
+    is refused with the reason. Another Gemma 3 (`model.name` other than gemma3-1b) keeps the recipe's settings
+    with its own shape (`bridge_compat.model_shape_from_hf`)."""
     version, api = bridge_compat.require_supported()
     _, recipe = bridge_compat.recipe(api)
     cfg = recipe()
+    if plan.model.name != RECIPE_MODEL:
+        bridge_compat.model_shape_from_hf(cfg.model, plan.model.pretrained)
     apply_overrides(cfg, {**overrides(plan), **dict(api.extra_overrides), **(data or {})}, version)
     return cfg
 
@@ -198,7 +206,12 @@ def dry_run(plan: CPTPlan) -> dict:
     """Resolve the plan and the exact overrides, save them under `<run_dir>/plan/`, print them. No megatron."""
     report = {
         "megatron_bridge": bridge_compat.supported_series(),
-        "recipe": "gemma3_1b_pretrain_config (megatron.bridge.recipes.gemma)",
+        "recipe": "gemma3_1b_pretrain_config (megatron.bridge.recipes.gemma)"
+        + (
+            ""
+            if plan.model.name == RECIPE_MODEL
+            else f", its model in the shape of {plan.model.pretrained} (AutoBridge)"
+        ),
         "layout": parallel_layout(plan),
         "overrides": overrides(plan),
         "version_specific": {

@@ -114,7 +114,8 @@ def check_memory(cfg, plan: CPTPlan, layout: dict) -> dict:
     if facts is not None and not facts.bf16:
         raise ClusterCheckError(
             f"cluster.gpu_type={plan.cluster.gpu_type} has no bf16, which the megatron engine trains in; "
-            "set GPU_TYPE in .env to the cluster's card (A100, H100, ...)"
+            "set GPU_TYPE in .env to the cluster's card (A100, H100, ...), or train with engine=hf "
+            "loop.precision=fp16-mixed"
         )
     shape = MegatronShape.from_config(cfg, layout["data_parallel"])
     try:

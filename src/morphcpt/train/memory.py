@@ -17,6 +17,7 @@ The estimates are `memory_hf.py` and `memory_megatron.py`; the card arithmetic i
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from dataclasses import dataclass, replace
@@ -26,7 +27,7 @@ import torch
 from morphcpt.train import memory_hf, memory_megatron, precision
 from morphcpt.train import sharding as sharding_mod
 from morphcpt.train.gpus import MARGIN, Card, Estimate, fitting_micro_batch, gib, parse_bytes
-from morphcpt.train.plan import CPTPlan
+from morphcpt.train.plan import CPTPlan, PlanError
 
 # Re-exported: the hf estimate's names, as this module offered them before the megatron estimate existed.
 Shape, model_config, model_shape, estimate = (
@@ -126,7 +127,7 @@ def hf_rows(plan: CPTPlan, world: int, card: Card, shape: memory_hf.Shape | None
     loop = plan.loop
     own = (loop.sharding, loop.activation_checkpointing, loop.cpu_offload, plan.peft.method == "lora")
     per_rank = per_rank_batch(plan, "hf", world)
-    bf16 = loop.precision == "bf16-mixed"
+    bf16 = loop.precision != "fp32"  # 2-byte compute: bf16-mixed or fp16-mixed
     gpu = torch.device("cuda")  # the engine's choices on the card planned for
     compiled = sharding_mod.compile_mode(loop, gpu) != "none"
     out = []
@@ -135,9 +136,7 @@ def hf_rows(plan: CPTPlan, world: int, card: Card, shape: memory_hf.Shape | None
         layout_shape = memory_hf.with_lora(plan, shape) if lora else shape
         variant = replace(loop, sharding=sharding, activation_checkpointing=ckpt, cpu_offload=offload)
         peft = replace(plan.peft, method="lora" if lora else "none")
-        if (
-            lora or sharding == "fsdp"
-        ):  # an explicit loop.param_dtype=bf16 is ddp's; these layouts choose their own
+        if sharding == "fsdp" and variant.param_dtype == "bf16":  # ddp's (and LoRA's); fsdp chooses its own
             variant = replace(variant, param_dtype="auto")
         est = memory_hf.estimate(
             layout_shape,
@@ -151,6 +150,8 @@ def hf_rows(plan: CPTPlan, world: int, card: Card, shape: memory_hf.Shape | None
             bf16_params=precision.param_dtype(variant, peft, gpu) == "bf16",
             compiled=compiled,
             chunk=loop.loss_chunk_tokens,
+            scratch=not plan.model.pretrained,
+            fp16=loop.precision == "fp16-mixed",
         )
         out.append(_row("hf", est, card, loop.micro_batch_size, per_rank, _hf_change(plan, *layout)))
     return out
@@ -162,7 +163,7 @@ def hf_validation_bytes(plan: CPTPlan, row: Row, shape: memory_hf.Shape) -> tupl
     micro = plan.validation.micro_batch_size or row.micro_batch
     est = row.estimate
     resident = est.params + est.optimizer + est.working
-    compute = 2 if plan.loop.precision == "bf16-mixed" else 4
+    compute = 2 if plan.loop.precision != "fp32" else 4
     return micro, resident + micro * memory_hf.validation_bytes_per_sample(
         shape, plan.loop.seq_length, compute
     )
@@ -232,6 +233,8 @@ def refusal(plan: CPTPlan, engine: str, answers: list[Row], what: str | None = N
         )
         if value
     )
+    if est.load > est.static() + own.micro_batch * est.activations_per_sample:
+        parts += f"; loading the model peaks at {gib(est.load)}"
     what = what or f"loop.micro_batch_size={plan.loop.micro_batch_size}"
     lines = [
         f"{what} does not fit one {card.describe()}: the {engine} engine's layout ({est.layout}) needs "
@@ -256,9 +259,29 @@ def refusal(plan: CPTPlan, engine: str, answers: list[Row], what: str | None = N
     return "\n".join(lines)
 
 
+def _check_bf16(plan: CPTPlan, engine: str, world: int | None) -> None:
+    """bf16-mixed on a card without bf16: refused, with what fits under fp16-mixed (hf engine)."""
+    try:
+        precision.check_bf16(plan.loop, plan.cluster.gpu_type)
+    except PlanError as refused:
+        if engine != "hf":
+            raise
+        fp16 = copy.deepcopy(plan)
+        fp16.loop.precision = "fp16-mixed"
+        if fp16.loop.param_dtype == "bf16":
+            fp16.loop.param_dtype = "auto"
+        try:
+            summary = check_fits(fp16, engine, world)
+            then = f"with it this plan fits ({summary['layout']}, micro batch {summary['micro_batch']}: {summary['estimate_gib']} GiB)."
+        except DoesNotFit as also:
+            then = "with it: " + str(also)
+        raise PlanError(f"{refused}; {then}") from None
+
+
 def check_fits(plan: CPTPlan, engine: str, world: int | None = None, megatron_shape=None) -> dict:
     """The plan's layout on its card: a summary dict when it fits, DoesNotFit (with what fits) when it does not.
     hf plans also check the validation micro batch."""
+    _check_bf16(plan, engine, world)
     resolve_micro_batch(plan, engine, world)
     answers = rows(plan, engine, world, megatron_shape)
     own, card = answers[0], Card.of(plan)
@@ -278,7 +301,7 @@ def check_fits(plan: CPTPlan, engine: str, world: int | None = None, megatron_sh
         micro, peak = hf_validation_bytes(plan, own, shape)
         summary["validation"] = {"micro_batch": micro, "estimate_gib": round(peak / 2**30, 2)}
         if peak > card.usable:
-            compute = 2 if plan.loop.precision == "bf16-mixed" else 4
+            compute = 2 if plan.loop.precision != "fp32" else 4
             sample = memory_hf.validation_bytes_per_sample(shape, plan.loop.seq_length, compute)
             room = (card.usable - (peak - micro * sample)) // sample
             raise DoesNotFit(
@@ -308,14 +331,15 @@ def check_device(plan: CPTPlan, device) -> None:
 def table(plan: CPTPlan, engine: str, answers: list[Row]) -> list[str]:
     micro = plan.loop.micro_batch_size
     lines = [
-        f"{'layout':22} {'params':>7} {'grads':>7} {'optim':>7} {'working':>7} {'act/smp':>7} "
+        f"{'layout':22} {'params':>7} {'grads':>7} {'optim':>7} {'working':>7} {'act/smp':>7} {'load':>7} "
         f"{'@mbs':>5} {'total':>7} {'free':>5} {'max mbs':>7}  change"
     ]
     for row in answers:
         est = row.estimate
         lines.append(
             f"{est.layout:22} {est.params / 2**30:7.2f} {est.grads / 2**30:7.2f} {est.optimizer / 2**30:7.2f} "
-            f"{est.working / 2**30:7.2f} {est.activations_per_sample / 2**30:7.2f} {row.micro_batch:5d} "
+            f"{est.working / 2**30:7.2f} {est.activations_per_sample / 2**30:7.2f} {est.load / 2**30:7.2f} "
+            f"{row.micro_batch:5d} "
             f"{row.total / 2**30:7.2f} {row.margin:5.0%} {row.largest:7d}  {row.change or '(the plan)'}"
         )
     if micro == "auto":

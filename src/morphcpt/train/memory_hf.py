@@ -49,10 +49,11 @@ class Shape:
 
 def model_config(plan: CPTPlan, vocab_size: int | None = None):
     """The transformers config of the plan's model, without downloading weights: a local folder or the Hub
-    cache first, then the Hub; the default gemma3-1b falls back to its reference shape (no network needed).
-    A randomly initialised model gets the plan's vocabulary, else `vocab_size`, else its tokenizer's size."""
-    from morphcpt.train.models import GEMMA3_1B_VOCAB, config_from_plan, gemma3_1b_config
+    cache first, then the Hub; the default gemma3-1b and the pilot's gemma3-270m fall back to their reference
+    shapes (no network needed). A randomly initialised model gets the plan's vocabulary, else `vocab_size`, else its tokenizer's size."""
+    from morphcpt.train.models import GEMMA3_1B_VOCAB, config_from_plan, gemma3_1b_config, gemma3_270m_config
 
+    known = {"gemma3-1b": gemma3_1b_config, "gemma3-270m": gemma3_270m_config}
     if plan.model.pretrained:
         from transformers import AutoConfig
 
@@ -64,8 +65,8 @@ def model_config(plan: CPTPlan, vocab_size: int | None = None):
                 config = AutoConfig.from_pretrained(source, local_files_only=local_only)
                 return getattr(config, "text_config", config)
             except (OSError, ValueError):
-                if plan.model.name == "gemma3-1b":  # the default: its shape is known, skip the network
-                    return gemma3_1b_config()
+                if plan.model.name in known:  # a shape we know: skip the network
+                    return known[plan.model.name]()
                 if not local_only:
                     raise
     vocab = plan.model.vocab_size or vocab_size
@@ -178,14 +179,17 @@ def activation_bytes(shape: Shape, seq: int, mode: str, checkpointing: bool, fla
     return stored + (3 * residual * shape.hidden + 16 * shape.head_dim) * seq
 
 
-def loss_bytes(shape: Shape, seq: int, chunk: int, compute_bytes: int, weight_bytes: int) -> tuple[int, int]:
+def loss_bytes(
+    shape: Shape, seq: int, chunk: int, compute_bytes: int, weight_bytes: int, head_trains: bool = True
+) -> tuple[int, int]:
     """(per step, per sample) bytes of the chunked cross entropy (`morphcpt.train.loss`) at its peak: the fp32
     gradient of the output layer's weight it accumulates (4 x vocab x hidden), the head's weight cast to the compute
     dtype or its gradient cast back to the weight's (compute or weight bytes x vocab x hidden, when they differ),
     one chunk's logits (fp32, plus their compute-dtype copy), and per sample the gradient of the hidden states. A
-    chunk longer than a sample grows with the micro batch, so it is counted per sample."""
+    chunk longer than a sample grows with the micro batch, so it is counted per sample. A frozen output layer
+    (`head_trains` false: LoRA) has no weight gradient."""
     head = shape.vocab * shape.hidden
-    working = 4 * head + (
+    working = 4 * head * head_trains + (
         head * max(compute_bytes, weight_bytes) if compute_bytes != 4 or weight_bytes != 4 else 0
     )
     per_token_logits = shape.vocab * (4 + (compute_bytes if compute_bytes != 4 else 0))
@@ -217,6 +221,8 @@ def estimate(
     bf16_params: bool = False,
     compiled: bool = False,
     chunk: int | None = None,
+    scratch: bool = False,
+    fp16: bool = False,
 ) -> Estimate:
     """Per-GPU bytes of one layout (`bf16`: bf16-mixed on a GPU).
 
@@ -226,32 +232,51 @@ def estimate(
       autocast's cache of bf16 weight copies during the forward (2) under bf16-mixed;
     - fsdp: the same fp32 state sharded over the ranks, plus the layers being computed gathered in bf16 (the
       current and the prefetched one, and the root group: embeddings, final norm, output layer);
-    - offload moves the state to the host, LoRA trains only the adapters.
-    Activations per sample: `activation_bytes` under the step's numerics; the loss: `loss_bytes`."""
+    - offload moves the state to the host, LoRA trains only the adapters; LoRA with `bf16_params` holds the
+      frozen base in bf16 (2 bytes, no masters) and the adapters in fp32 with their gradients and AdamW moments;
+    - `bf16` means 2-byte compute: bf16-mixed, or fp16-mixed (`fp16`, fp32 parameters under autocast).
+    Activations per sample: `activation_bytes` under the step's numerics; the loss: `loss_bytes`.
+
+    The load peak (`load`): each rank loads the weights in fp32 into host memory (`host_load`) and moves them once
+    to where they train (`models.load_pretrained`, `precision.load_placement`): ddp holds the fp32 model (its
+    storage becomes the masters of a bf16 model, so 6 bytes a parameter at most) or LoRA's bf16 base; fsdp moves
+    one layer (or the root group: embeddings and head) at a time before sharding it, so its peak is the shards
+    plus that group in fp32. A model initialised from scratch (`scratch`) is built whole on the GPU first
+    (fsdp without offload)."""
     compute_bytes = 2 if bf16 else 4
     mode = numerics(bf16, bf16_params or (bf16 and sharding == "fsdp"), compiled)
     trained = shape.lora if lora else shape.params
     name = (
         sharding
+        + (" fp16" if fp16 else "")
         + (" bf16" if bf16_params else "")
         + (" +ckpt" if checkpointing else "")
         + (" +offload" if offload else "")
         + (" +lora" if lora else "")
     )
+    group = 4 * max(shape.layer_params, shape.embedding)  # the largest group FSDP2 moves before sharding it
     if sharding == "fsdp":
         params, grads, optimizer = 4 * shape.params // world, 4 * trained // world, 8 * trained // world
         working = compute_bytes * (2 * shape.layer_params + shape.embedding)
         weight_bytes = compute_bytes  # the gathered bf16 copy is what the loss uses
+        load = (0 if offload else params) + (4 * shape.params if scratch and not offload else group)
+    elif lora and bf16_params:  # bf16 frozen base, fp32 adapters: nothing of the base has a master
+        params, grads, optimizer = 2 * shape.params + 4 * trained, 4 * trained, 8 * trained  # base + adapters
+        working, weight_bytes = 0, 2
+        load = params
     elif bf16_params:
         params, grads, optimizer = 2 * shape.params, 4 * trained, 12 * trained
         working, weight_bytes = 0, 2
+        load = 6 * shape.params  # the fp32 model, then its storage as masters beside the bf16 copy
     else:
         params, grads, optimizer = 4 * shape.params, 4 * trained, 8 * trained
         working, weight_bytes = (2 * shape.params if bf16 else 0), 4
+        load = 4 * shape.params
     loss_working, loss_per_sample = loss_bytes(
-        shape, seq, chunk or default_chunk(shape.vocab), compute_bytes, weight_bytes
+        shape, seq, chunk or default_chunk(shape.vocab), compute_bytes, weight_bytes, head_trains=not lora
     )
     host = 0
+    host_load = 0 if scratch else 4 * shape.params
     if offload:
         host = (params + grads + optimizer) * world
         params = grads = optimizer = 0
@@ -263,6 +288,8 @@ def estimate(
         activations_per_sample=activation_bytes(shape, seq, mode, checkpointing, flash) + loss_per_sample,
         working=working + loss_working,
         host=host,
+        load=load,
+        host_load=host_load,
     )
 
 

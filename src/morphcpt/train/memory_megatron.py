@@ -119,14 +119,14 @@ class MegatronShape:
     @classmethod
     def from_plan(cls, plan: CPTPlan, micro_batch: int | None = None) -> MegatronShape:
         """What `from_config` reads from the config `megatron.build_config(plan)` makes: Bridge's Gemma 3 1B
-        provider, the recipe's distributed optimiser with fp32 gradients and states, and our overrides."""
+        provider (the pilot's gemma-3-270m shape where the plan names it), the recipe's distributed optimiser with fp32 gradients and states, and our overrides."""
         from morphcpt.train.megatron_layout import parallel_layout, recompute_overrides
-        from morphcpt.train.models import GEMMA3_1B_SHAPE, GEMMA3_1B_VOCAB
+        from morphcpt.train.models import GEMMA3_1B_SHAPE, GEMMA3_1B_VOCAB, GEMMA3_270M_SHAPE
 
         micro = micro_batch or plan.loop.micro_batch_size
         layout = parallel_layout(plan, micro_batch=micro)
         recompute = recompute_overrides(plan)
-        s = GEMMA3_1B_SHAPE
+        s = GEMMA3_270M_SHAPE if plan.model.name == "gemma3-270m" else GEMMA3_1B_SHAPE  # the pilot's, else 1B
         return cls(
             layers=s["num_layers"],
             hidden=s["hidden_size"],

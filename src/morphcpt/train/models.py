@@ -32,6 +32,8 @@ GEMMA3_1B_SHAPE = dict(
     max_position_embeddings=32768,
 )
 GEMMA3_1B_VOCAB = 262_144
+# google/gemma-3-270m, the pilot's model (conf/model/gemma3_270m.yaml says where the shape comes from)
+GEMMA3_270M_SHAPE = dict(GEMMA3_1B_SHAPE, hidden_size=640, num_layers=18, intermediate_size=2048)
 
 
 class WeightLoadError(UserError, RuntimeError):
@@ -57,6 +59,7 @@ def tiny_config(
     sliding_window: int = 32,
     global_every: int = 2,
     max_position_embeddings: int = 512,
+    special_ids: tuple[int | None, int, int] = (0, 1, 2),
 ) -> Gemma3TextConfig:
     """A Gemma 3 text config; the defaults are the tiny CPU model (few layers, sliding-window and global layers)."""
     return Gemma3TextConfig(
@@ -72,9 +75,9 @@ def tiny_config(
         layer_types=layer_types(num_layers, global_every),
         max_position_embeddings=max_position_embeddings,
         tie_word_embeddings=True,
-        pad_token_id=0,
-        eos_token_id=1,
-        bos_token_id=2,
+        pad_token_id=special_ids[0],
+        eos_token_id=special_ids[1],
+        bos_token_id=special_ids[2],
     )
 
 
@@ -83,7 +86,19 @@ def gemma3_1b_config(vocab_size: int = GEMMA3_1B_VOCAB) -> Gemma3TextConfig:
     return tiny_config(vocab_size, **GEMMA3_1B_SHAPE)
 
 
-def config_from_plan(plan: ModelPlan, vocab_size: int) -> Gemma3TextConfig:
+def gemma3_270m_config(vocab_size: int = GEMMA3_1B_VOCAB) -> Gemma3TextConfig:
+    """The gemma-3-270m text shape (same attention layout and vocabulary as 1B, narrower and shallower)."""
+    return tiny_config(vocab_size, **GEMMA3_270M_SHAPE)
+
+
+def config_from_plan(plan: ModelPlan, vocab_size: int, vocab=None) -> Gemma3TextConfig:
+    """The model a plan trains from scratch; with its `Vocabulary`, the tokenizer's pad, eos and bos ids (Gemma's
+    0, 1, 2 otherwise). The pad id is the embedding's padding row, which never trains: a tokenizer whose pad is
+    also its eos or bos (GPT-2 style) gets none."""
+    special_ids = (0, 1, 2)
+    if vocab is not None:
+        pad = vocab.pad_id if vocab.pad_id not in (vocab.eos_id, vocab.bos_id) else None
+        special_ids = (pad, vocab.eos_id, vocab.bos_id)
     return tiny_config(
         vocab_size,
         hidden_size=plan.hidden_size,
@@ -95,6 +110,7 @@ def config_from_plan(plan: ModelPlan, vocab_size: int) -> Gemma3TextConfig:
         sliding_window=plan.sliding_window,
         global_every=plan.global_every,
         max_position_embeddings=plan.max_position_embeddings,
+        special_ids=special_ids,
     )
 
 
@@ -142,28 +158,49 @@ def load_strict(name_or_path: str | Path) -> PreTrainedModel:
 
 
 def load_pretrained(
-    name_or_path: str | Path, vocab_size: int | None = None, device: str | torch.device = "cpu"
+    name_or_path: str | Path,
+    vocab_size: int | None = None,
+    device: str | torch.device = "cpu",
+    dtype: torch.dtype = torch.float32,
 ) -> PreTrainedModel:
-    """Load pretrained weights in fp32 onto `device` and prove they loaded: every tensor matched a checkpoint key
-    (no missing, unexpected or mismatched keys) and an independent second load gives the same logits on fixed
-    inputs, so nothing between loading and training re-initialised a weight.
+    """Load pretrained weights and prove they loaded: every tensor matched a checkpoint key (no missing,
+    unexpected or mismatched keys) and an independent second load gives the same logits on fixed inputs, so
+    nothing between loading and training re-initialised a weight. Then the model goes to `device` with its
+    parameters in `dtype` (`place`).
+
+    Both loads and the logits are in fp32 in host memory, one after the other (the reference is gone before the
+    model is loaded): the device only ever holds the model, once, in the dtype it trains in.
 
     `vocab_size`, when given, must equal the model's embedding rows: the vocabulary is never resized in CPT.
     """
-    model = load_strict(name_or_path).to(device)
-    rows = model.get_input_embeddings().weight.shape[0]
+    reference = load_strict(name_or_path)
+    rows = reference.get_input_embeddings().weight.shape[0]
     if vocab_size is not None and rows != vocab_size:
         raise WeightLoadError(
             f"{name_or_path} has {rows} embedding rows but the plan says vocab_size={vocab_size}; "
             "continued pretraining keeps the model's vocabulary, fix model.vocab_size"
         )
-    reference = load_strict(name_or_path).to(device)
-    ids = prompt_batch(rows).to(device)
+    ids = prompt_batch(rows)
     with torch.no_grad():
-        got = model.eval()(input_ids=ids).logits
         want = reference.eval()(input_ids=ids).logits
     del reference
+    model = load_strict(name_or_path)
+    with torch.no_grad():
+        got = model.eval()(input_ids=ids).logits
     parity = compare_logits(got, want, tolerance="exact")
     if not parity.ok():
         raise WeightLoadError(f"{name_or_path}: the loaded model does not reproduce a fresh load: {parity}")
-    return model.train()
+    return place(model, torch.device(device), dtype).train()
+
+
+@torch.no_grad()
+def place(
+    model: torch.nn.Module, device: torch.device, dtype: torch.dtype = torch.float32
+) -> torch.nn.Module:
+    """`model` on `device` with its floating parameters in `dtype`, cast before they move (never a second copy of
+    the model on the device); buffers (rotary tables) keep their dtype."""
+    if dtype != torch.float32:
+        for param in model.parameters():
+            if param.is_floating_point():
+                param.data = param.data.to(dtype)
+    return model.to(device)

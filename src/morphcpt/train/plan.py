@@ -28,7 +28,7 @@ from morphcpt.train.gpus import parse_bytes
 
 ENGINES = ("megatron", "hf")
 STAGES = ("check", "prepare", "train")
-PRECISIONS = ("bf16-mixed", "fp32")
+PRECISIONS = ("bf16-mixed", "fp16-mixed", "fp32")
 SHARDINGS = ("ddp", "fsdp")
 PEFT_METHODS = ("none", "lora")
 COMPILE_MODES = ("auto", "layers", "model", "none")
@@ -93,10 +93,17 @@ class DataPlan:
     # blend is capped at one epoch and a run longer than the data stops early.
     weights: list[float] | None = None
     seed: int = 1234  # GPTDataset shuffling
+    # Replicate k (seed k) of this arm: k >= 1 trains on <root>/<scheme>/seed<k>/ where the scheme's ids depend on
+    # the seed (stochastok, patok; morphcpt.preprocess replicate=k), shuffles with data.seed + k, initialises
+    # with loop.seed + k and is named <run_name>-seed<k> (`plan_from_config`). 0: today's run, folders and names.
+    replicate: int = 0
 
     def chunk_prefixes(self) -> list[Path]:
+        from morphcpt.tokenization.schemes import data_folder
+
+        folder = data_folder(self.scheme, self.replicate)
         return [
-            Path(self.root) / self.scheme / f"{self.chunk_name.format(index=i)}_text_document"
+            Path(self.root) / folder / f"{self.chunk_name.format(index=i)}_text_document"
             for i in range(1, self.num_chunks + 1)
         ]
 
@@ -120,7 +127,9 @@ class LoopPlan:
     # Samples per rank per forward pass, or "auto": the largest that fits `cluster.gpu_memory` with the planner's
     # margin and divides the global batch (`python -m morphcpt.train.memory` shows the choice).
     micro_batch_size: int | str = 2
-    precision: str = "bf16-mixed"  # hf engine: bf16 autocast on GPU; CPU always runs fp32
+    # "bf16-mixed"; "fp16-mixed" (hf engine, cards without bf16: V100, T4) is fp16 autocast with a dynamic loss
+    # scale; "fp32". CPU always runs fp32.
+    precision: str = "bf16-mixed"
     seed: int = 1234
     # hf engine: stop after this many optimiser steps in one invocation (a checkpoint is written); null: no limit.
     max_steps_per_run: int | None = None
@@ -293,9 +302,12 @@ class CPTPlan:
 
         A run folder whose checkpoints carry another hash belongs to another plan; resuming it would be wrong.
         """
+        data = asdict(self.data)
+        if not data["replicate"]:  # absent at 0: runs from before replicates keep the hash they always had
+            del data["replicate"]
         identity = {
             "model": asdict(self.model),
-            "data": asdict(self.data),
+            "data": data,
             "loop": {k: v for k, v in asdict(self.loop).items() if k not in LAYOUT_KEYS},
             "optim": asdict(self.optim),
         }
@@ -326,6 +338,11 @@ def validate(plan: CPTPlan) -> CPTPlan:
         raise PlanError(f"loop.param_dtype must be one of {PARAM_DTYPES}, got {loop.param_dtype!r}")
     if loop.loss_chunk_tokens is not None and loop.loss_chunk_tokens < 1:
         raise PlanError(f"loop.loss_chunk_tokens must be >= 1 or null, got {loop.loss_chunk_tokens}")
+    if loop.precision == "fp16-mixed" and (plan.engine != "hf" or loop.param_dtype == "bf16"):
+        raise PlanError(
+            "loop.precision=fp16-mixed (cards without bf16) runs with engine=hf and fp32 parameters "
+            "(loop.param_dtype=auto or fp32)"
+        )
     if loop.cpu_offload and loop.sharding != "fsdp":
         raise PlanError("loop.cpu_offload=true needs loop.sharding=fsdp (FSDP2 offloads the shards)")
     if plan.peft.method not in PEFT_METHODS:
@@ -350,6 +367,8 @@ def validate(plan: CPTPlan) -> CPTPlan:
         raise PlanError(
             f"warmup ({plan.optim.warmup_steps}) must be shorter than the run ({loop.steps} steps)"
         )
+    if plan.data.replicate < 0:
+        raise ValueError(f"data.replicate must be 0 or more (seed k of the arm), got {plan.data.replicate}")
     if plan.model.pretrained is None and not plan.model.tokenizer:
         raise PlanError(
             "a randomly initialised model (model.pretrained=null) needs model.tokenizer=DIR, e.g. the folder "
@@ -405,8 +424,23 @@ def register() -> None:
     ConfigStore.instance().store(name="train_schema", node=CPTPlan)
 
 
+def replicate_name(run_name: str, replicate: int) -> str:
+    """Replicate k's run name: the arm's own for seed 0, `<run_name>-seed<k>` after (runs, exports, W&B)."""
+    return f"{run_name}-seed{replicate}" if replicate else run_name
+
+
+def _apply_replicate(cfg) -> None:
+    """Seed k >= 1 of an arm: its own run name (and so run folder) and seeds k above the arm's."""
+    k = cfg.data.replicate
+    if isinstance(k, int) and k > 0:
+        cfg.run_name = replicate_name(cfg.run_name, k)
+        cfg.data.seed = cfg.data.seed + k
+        cfg.loop.seed = cfg.loop.seed + k
+
+
 def plan_from_config(cfg) -> CPTPlan:
     """A composed Hydra config (DictConfig) -> a validated CPTPlan with absolute paths."""
+    _apply_replicate(cfg)
     plan = OmegaConf.to_object(cfg)
     if not isinstance(plan, CPTPlan):
         raise TypeError(
@@ -427,15 +461,6 @@ def load_plan(overrides: list[str] | None = None, config_name: str = "train") ->
     with initialize_config_dir(config_dir=str(paths.CONF_DIR), version_base="1.3"):
         cfg = compose(config_name=config_name, overrides=list(overrides or []))
     return plan_from_config(cfg)
-
-
-def cluster_runs() -> list[dict[str, str]]:
-    """The cluster recipes (`conf/recipe/cpt_*.yaml`) as job-script variables: VARIANT, RECIPE, RUN_NAME."""
-    runs = []
-    for path in sorted((paths.CONF_DIR / "recipe").glob("cpt_*.yaml")):
-        name = load_plan([f"recipe={path.stem}"]).run_name
-        runs.append({"VARIANT": path.stem.removeprefix("cpt_"), "RECIPE": path.stem, "RUN_NAME": name})
-    return runs
 
 
 def plan_to_yaml(plan: CPTPlan) -> str:

@@ -17,8 +17,20 @@ parameters, fp32 optimiser states), so both engines optimise with the same numer
 masters: a resumed run continues exactly, and exports keep full precision.
 
 `loop.param_dtype=fp32` keeps fp32 weights (bf16 autocast for the matrix products on a GPU): the residual stream
-and norms stay fp32, at the cost of autocast's bf16 weight copies every forward. It is what CPU runs, fsdp (which
-keeps fp32 shards and gathers bf16 copies itself) and LoRA (a frozen base) use.
+and norms stay fp32, at the cost of autocast's bf16 weight copies every forward. It is what CPU runs and fsdp
+(which keeps fp32 shards and gathers bf16 copies itself) use.
+
+LoRA under `param_dtype` bf16 (its default on a GPU under bf16-mixed) keeps the frozen base in bf16 and nothing
+else of it: 2 bytes a base parameter instead of 4, no masters (the base never changes); the adapters stay fp32
+and train under bf16 autocast. Checkpoints and the export then hold the bf16 base the adapters were trained on.
+
+`loop.precision=fp16-mixed` is for cards without bf16 (V100, T4): fp32 parameters, fp16 autocast, and a dynamic
+loss scale (`torch.amp.GradScaler`; FSDP2's sharded variant agrees on skipped steps over the ranks): the loss is
+multiplied before backward so small fp16 gradients do not flush to zero, gradients are unscaled before clipping,
+and a step whose gradients overflowed is skipped while the scale halves. The scale is saved with the scheduler.
+
+Where the weights are loaded (`load_placement`): straight onto the GPU in their training dtype (ddp), or kept in
+host memory for FSDP2 to move one layer at a time as it shards them (fsdp), so no rank ever holds two copies.
 """
 
 from __future__ import annotations
@@ -26,21 +38,98 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
-from morphcpt.train.plan import LoopPlan, OptimPlan, PeftPlan
+from morphcpt.train.plan import LoopPlan, OptimPlan, PeftPlan, PlanError
 
 
 def param_dtype(loop: LoopPlan, peft: PeftPlan, device: torch.device) -> str:
-    """ "bf16" or "fp32": `loop.param_dtype`, with "auto" meaning bf16 on a GPU under bf16-mixed with ddp and no
-    LoRA, fp32 otherwise. An explicit bf16 the layout cannot honour is refused."""
+    """ "bf16" or "fp32": `loop.param_dtype`, with "auto" meaning bf16 on a GPU under bf16-mixed with ddp (LoRA: the
+    frozen base), fp32 otherwise. An explicit bf16 the layout cannot honour is refused."""
     if loop.param_dtype == "auto":
         bf16 = device.type == "cuda" and loop.precision == "bf16-mixed"
-        return "bf16" if bf16 and loop.sharding == "ddp" and peft.method == "none" else "fp32"
-    if loop.param_dtype == "bf16" and (loop.sharding != "ddp" or peft.method != "none"):
+        return "bf16" if bf16 and loop.sharding == "ddp" else "fp32"
+    if loop.param_dtype == "bf16" and (loop.sharding != "ddp" or loop.precision == "fp16-mixed"):
         raise ValueError(
-            "loop.param_dtype=bf16 runs under loop.sharding=ddp without LoRA; fsdp has its own bf16 mixed precision "
-            "(fp32 shards, bf16 compute) and LoRA keeps its frozen base: use loop.param_dtype=auto"
+            "loop.param_dtype=bf16 runs under loop.sharding=ddp with loop.precision=bf16-mixed; fsdp has its own bf16 "
+            "mixed precision (fp32 shards, bf16 compute) and fp16-mixed keeps fp32 parameters: use "
+            "loop.param_dtype=auto"
         )
     return loop.param_dtype
+
+
+def frozen_base_bf16(loop: LoopPlan, peft: PeftPlan, device: torch.device) -> bool:
+    """A LoRA run whose frozen base is held in bf16 (see the module docstring)."""
+    return peft.method == "lora" and param_dtype(loop, peft, device) == "bf16"
+
+
+def load_placement(loop: LoopPlan, peft: PeftPlan, device: torch.device) -> tuple[torch.device, torch.dtype]:
+    """(device, dtype) the model's weights are loaded into: host memory for fsdp on a GPU (FSDP2 moves each layer
+    to the GPU as it shards it, or keeps it on the host under cpu_offload), else the training device; bf16 for a
+    LoRA run's frozen base, else fp32 (a bf16 model's fp32 weights become its masters without a copy)."""
+    dtype = torch.bfloat16 if frozen_base_bf16(loop, peft, device) else torch.float32
+    if loop.sharding == "fsdp" and device.type == "cuda":
+        return torch.device("cpu"), dtype
+    return device, dtype
+
+
+def amp_dtype(loop: LoopPlan) -> torch.dtype:
+    return torch.float16 if loop.precision == "fp16-mixed" else torch.bfloat16
+
+
+def check_bf16(loop: LoopPlan, gpu_type: str, device: torch.device | None = None) -> None:
+    """bf16-mixed on a card without bf16 (the plan's `cluster.gpu_type`, or the GPU this rank runs on) stops
+    before anything is allocated, naming fp16-mixed."""
+    from morphcpt.train.gpus import gpu_type as facts
+
+    if loop.precision != "bf16-mixed":
+        return
+    card = facts(gpu_type)
+    name = gpu_type
+    missing = card is not None and not card.bf16
+    if (
+        device is not None
+        and device.type == "cuda"
+        and not torch.cuda.is_bf16_supported(including_emulation=False)
+    ):
+        missing, name = True, torch.cuda.get_device_name(device)
+    if missing:
+        raise PlanError(
+            f"loop.precision=bf16-mixed but {name} has no bf16: set loop.precision=fp16-mixed (fp16 autocast with "
+            "loss scaling; the hf engine)"
+        )
+
+
+def grad_scaler(loop: LoopPlan, device: torch.device, fsdp: bool):
+    """The dynamic loss scale of fp16-mixed (None otherwise): torch.amp's, or under FSDP2 the sharded one, which
+    reduces the overflow check over the ranks so all of them skip the same steps."""
+    if loop.precision != "fp16-mixed":
+        return None
+    if fsdp:
+        from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
+
+        return ShardedGradScaler(device=device.type)
+    return torch.amp.GradScaler(device.type)
+
+
+class ScaledLR(torch.optim.lr_scheduler.LambdaLR):
+    """The learning-rate schedule, whose state also carries the loss scale (a resumed fp16 run continues with the
+    scale it had, instead of re-finding it through skipped steps)."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer, lr_lambda, scaler=None) -> None:
+        self.scaler = scaler
+        super().__init__(optimizer, lr_lambda)
+
+    def state_dict(self) -> dict:
+        state = {k: v for k, v in super().state_dict().items() if k != "scaler"}
+        if self.scaler is not None:
+            state["grad_scaler"] = self.scaler.state_dict()
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state = dict(state_dict)
+        scale = state.pop("grad_scaler", None)
+        super().load_state_dict(state)
+        if self.scaler is not None and scale is not None:
+            self.scaler.load_state_dict(scale)
 
 
 class MasterWeights:
@@ -53,7 +142,9 @@ class MasterWeights:
     def __init__(self, model: torch.nn.Module, groups: list[dict], world: int = 1) -> None:
         self.world = world
         self.params = [p for p in model.parameters() if p.is_floating_point()]  # a tied tensor once
-        self.masters = [p.detach().float().clone() for p in self.params]
+        # An fp32 parameter's own storage becomes its master (the parameter gets a new bf16 tensor): loading and
+        # this step hold 6 bytes a parameter at most, never 8.
+        self.masters = [p.detach().float() for p in self.params]
         self._master_of = {id(p): m for p, m in zip(self.params, self.masters, strict=True)}
         self.trainable = [(p, m) for p, m in zip(self.params, self.masters, strict=True) if p.requires_grad]
         for param in self.params:

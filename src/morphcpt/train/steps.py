@@ -42,7 +42,9 @@ class Run:
     wrapped: torch.nn.Module
     optimizer: torch.optim.Optimizer
     master: object | None  # precision.MasterWeights
-    autocast: bool  # bf16 autocast around forward passes (fp32 parameters on a GPU under bf16-mixed)
+    autocast: bool  # autocast around forward passes (fp32 parameters, or a LoRA run's bf16 base, on a GPU)
+    amp_dtype: torch.dtype = torch.bfloat16  # autocast's dtype: fp16 under fp16-mixed
+    scaler: object | None = None  # fp16-mixed's loss scale (torch.amp.GradScaler), else None
 
 
 def all_reduce(values: list[float], device: torch.device, op=None) -> list[float]:
@@ -60,7 +62,7 @@ def token_losses(run: Run, batch: dict, weights_total: float | None = None):
     labels = batch["labels"].to(device)
     mask = batch["loss_mask"].to(device)
     weights = mask / weights_total if weights_total is not None else None
-    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=run.autocast):
+    with torch.autocast(device.type, dtype=run.amp_dtype, enabled=run.autocast):
         weighted, nats = run.wrapped(tokens, labels, weights)
     return weighted, nats * mask, mask
 
@@ -86,15 +88,22 @@ def optimizer_step(run: Run, data: TrainData, plan: CPTPlan, step: int):
     for m, batch in enumerate(batches):
         with sharding.no_sync(run.wrapped, sync=m == accumulation - 1):
             weighted, nats, _ = token_losses(run, batch, local_tokens)
-            weighted.backward()
+            (weighted if run.scaler is None else run.scaler.scale(weighted)).backward()
         step_nats += nats.sum().item()
     if run.master is not None:
         run.master.reduce()
         norm = torch.nn.utils.clip_grad_norm_(run.master.grads(), plan.optim.clip_grad).item()
     else:
+        # fp16: clip the true gradients (an overflow leaves inf here, and the scaler skips the step)
+        if run.scaler is not None:
+            run.scaler.unscale_(run.optimizer)
         norm = sharding.clip_grad_norm(run.model, plan.optim.clip_grad)
     lr = run.optimizer.param_groups[0]["lr"]
-    run.optimizer.step()
+    if run.scaler is not None:
+        run.scaler.step(run.optimizer)
+        run.scaler.update()
+    else:
+        run.optimizer.step()
     run.optimizer.zero_grad(set_to_none=True)
     if run.master is not None:
         run.master.sync()

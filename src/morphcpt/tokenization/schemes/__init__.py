@@ -2,6 +2,10 @@
 
 scheme = build_scheme(SchemeConfig(name="stochastok"), vocab)
 out = scheme.transform(canonical_ids, document_rng(seed, scheme.name, doc_index))
+
+Replicates: seed k of a scheme that draws (stochastok, patok) re-draws its choices from seed + k into
+`<scheme>/seed<k>/` (`data_folder`); a scheme without random choices (vanilla, eeve) has the same ids for every
+seed, so all its replicates read `<scheme>/`.
 """
 
 from __future__ import annotations
@@ -31,6 +35,18 @@ SCHEMES: dict[str, type] = {
 }
 
 
+def draws(name: str) -> bool:
+    """Whether scheme `name` makes random choices (its ids depend on the seed); unknown names are assumed to."""
+    return getattr(SCHEMES.get(name), "draws", True)
+
+
+def data_folder(scheme: str, replicate: int = 0) -> str:
+    """The folder, relative to the processed-data root, holding replicate `replicate` of `scheme`'s ids."""
+    if replicate < 0:
+        raise ValueError(f"replicate must be 0 or more, got {replicate}")
+    return f"{scheme}/seed{replicate}" if replicate and draws(scheme) else scheme
+
+
 def build_scheme(cfg: SchemeConfig | Mapping[str, Any], vocab: Vocabulary) -> Scheme:
     """The scheme `cfg.name` for `vocab`; `cfg` may be a SchemeConfig, a dict or an OmegaConf node."""
     cfg = SchemeConfig.from_mapping(cfg)
@@ -46,7 +62,9 @@ __all__ = [
     "Scheme",
     "SchemeConfig",
     "build_scheme",
+    "data_folder",
     "document_rng",
+    "draws",
     "flatten",
     "transform_documents",
     "transform_flat",
