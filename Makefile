@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-cluster lint format clean-demo
+.PHONY: demo test test-cluster docs-check lint format clean-demo
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -19,6 +19,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
+# Every command block of README.md and docs/*.md marked runnable, the slow ones too, and every relative link
+# (tools/docs_check.py; `make test` runs the fast blocks and the links through tests/test_docs.py).
+docs-check: $(STAMP)
+	$(PY) tools/docs_check.py --all
+
 # The cluster path against the real Megatron-Bridge on a CPU: the NeMo 26.04 release (0.4) and the newest on PyPI
 # (0.6), each in a Python 3.12 environment cached outside the checkout (tests/cluster/build_env.sh).
 BRIDGE_SERIES ?= 0.4 0.6
@@ -30,12 +35,12 @@ test-cluster:
 	done
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests scripts training benchmarks
-	$(VENV)/bin/ruff format --check src tests scripts training benchmarks
+	$(VENV)/bin/ruff check src tests scripts training benchmarks tools
+	$(VENV)/bin/ruff format --check src tests scripts training benchmarks tools
 
 format: $(STAMP)
-	$(VENV)/bin/ruff format src tests scripts training benchmarks
-	$(VENV)/bin/ruff check --fix src tests scripts training benchmarks
+	$(VENV)/bin/ruff format src tests scripts training benchmarks tools
+	$(VENV)/bin/ruff check --fix src tests scripts training benchmarks tools
 
 clean-demo:
 	rm -rf outputs/demo

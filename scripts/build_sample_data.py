@@ -17,8 +17,9 @@ import json
 import sys
 from pathlib import Path
 
+from sample_data import CHROMIUM_LOCALES, DEFAULT_SEED, MissingSourceError, build_sample  # beside this script
+
 from morphcpt import paths
-from morphcpt.sample_data import CHROMIUM_LOCALES, DEFAULT_SEED, MissingSourceError, build_sample
 from morphcpt.tokenization.train_tokenizer import count_tokens, train_sentencepiece_tokenizer
 
 

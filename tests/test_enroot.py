@@ -172,7 +172,7 @@ def test_an_interrupted_image_import_does_not_block_the_next(fake_enroot, tmp_pa
     assert done.returncode == 0, done.stderr
     assert sqsh.read_text() == "image" and not (sqsh.parent / "nemo.sqsh.partial").exists()
     probe = fake_enroot("start")[-1]["argv"]
-    assert "require_supported" in probe[-1] and "megatron-core" in probe[-1]  # versions printed and checked
+    assert probe[-2:] == ["-m", "morphcpt.train.bridge_compat"]  # the one probe, shared with verify_setup
     assert _mounts(probe) == [str(paths.REPO_ROOT)] and f"PYTHONPATH={paths.REPO_ROOT / 'src'}" in probe
     # the name the training plan greps for, and its ./run_in_enroot.sh (forwarding to the real script)
     assert (
@@ -237,3 +237,16 @@ def test_verify_setup_reports_the_containers_bridge(fake_enroot, tmp_path, monke
     assert check.ok is ok and f"megatron-bridge {bridge}" in check.detail
     if not ok:
         assert "not a release this code was checked against" in check.detail and "26.04" in check.fix
+
+
+def test_the_container_probe_names_a_module_the_jobs_need_that_does_not_import(
+    fake_enroot, tmp_path, monkeypatch
+):
+    site = _fake_site(tmp_path, "0.4.0", "0.17.0")
+    (site / "pyarrow").mkdir()
+    (site / "pyarrow" / "__init__.py").write_text("raise ImportError('no pyarrow in this container')\n")
+    monkeypatch.setenv("FAKE_ENROOT_EXEC", "1")
+    monkeypatch.setenv("FAKE_SITE", str(site))
+    check = check_container_versions({"PROJECT_DIR": str(paths.REPO_ROOT), "HF_TOKEN": SECRET})
+    assert not check.ok and "megatron-bridge 0.4.0" in check.detail
+    assert "cannot import what the jobs need: pyarrow (no pyarrow in this container)" in check.detail

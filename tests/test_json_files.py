@@ -160,10 +160,8 @@ def test_training_with_a_cut_off_expansion_is_one_sentence(tmp_path, expanded, t
         eeve.run(plan)
 
 
-def test_a_cut_off_marker_in_training_data_names_the_marker(tmp_path, sample_corpus):
-    from morphcpt.preprocess import compose_config, output_paths, run
-    from morphcpt.train.data import check_ready
-    from morphcpt.train.plan import DataPlan
+def _one_chunk_and_validation(tmp_path, sample_corpus) -> None:
+    from morphcpt.preprocess import compose_config, run
 
     for name, extra in (("chunk_01", []), ("validation", ["validation=true"])):
         (tmp_path / f"{name}.jsonl").write_text(
@@ -180,10 +178,41 @@ def test_a_cut_off_marker_in_training_data_names_the_marker(tmp_path, sample_cor
                 ]
             )
         )
+
+
+def test_a_cut_off_marker_in_training_data_names_the_marker(tmp_path, sample_corpus):
+    from morphcpt.preprocess import output_paths
+    from morphcpt.train.data import check_ready
+    from morphcpt.train.plan import DataPlan
+
+    _one_chunk_and_validation(tmp_path, sample_corpus)
     _, marker = output_paths(tmp_path / "data", "vanilla", "chunk_01")
     cut(marker)
     with pytest.raises(UserError, match=f"{marker} .*ends early"):
         check_ready(DataPlan(root=str(tmp_path / "data"), num_chunks=1))
+
+
+def test_the_cluster_check_reads_the_markers_training_reads(tmp_path, sample_corpus, sample_tokenizer_dir):
+    from morphcpt.train.data import read_marker
+    from morphcpt.train.megatron_check import ClusterCheckError, check_data_markers
+    from morphcpt.train.plan import load_plan
+
+    _one_chunk_and_validation(tmp_path, sample_corpus)
+    overrides = [f"output_root={tmp_path / 'out'}", f"data.root={tmp_path / 'data'}", "data.num_chunks=1"]
+    plan = load_plan(["recipe=cpt_baseline", *overrides, f"model.tokenizer={sample_tokenizer_dir}"])
+    report = check_data_markers(plan)
+    chunk, validation = read_marker(plan.data.chunk_prefixes()[0]), read_marker(plan.data.validation_prefix())
+    assert (report["chunks"], report["documents"], report["tokens"]) == (
+        1,
+        chunk["documents"],
+        chunk["tokens"],
+    )
+    assert report["validation_documents"] == validation["documents"] == 20
+    assert report["tokenizer_check"].startswith(f"matches {sample_tokenizer_dir}")
+    marker = plan.data.chunk_prefixes()[0].with_name("chunk_01.done.json")
+    marker.write_text(marker.read_text().replace('"documents"', '"docs"'))
+    with pytest.raises(ClusterCheckError, match="chunk_01.done.json"):
+        check_data_markers(plan)
 
 
 def test_a_cut_off_model_config_is_named(tmp_path, tiny_gemma3):

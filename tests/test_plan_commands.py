@@ -16,7 +16,7 @@ import pytest
 
 from morphcpt import paths
 from morphcpt.jobs import render_jobs, run_local
-from morphcpt.train import megatron
+from morphcpt.train import megatron, megatron_run
 from morphcpt.train.flags import FlagError, data_path_overrides, rewrite_argv, translate
 from morphcpt.train.plan import PlanError, check_outputs_mounted, load_plan, plan_to_yaml
 from train_helpers import write_data
@@ -166,13 +166,13 @@ def test_a_run_folder_outside_the_containers_mounts_is_refused(tmp_path):
 def test_the_train_stage_typed_without_torchrun_says_what_to_type(tmp_path, monkeypatch):
     plan = load_plan(["recipe=cpt_baseline", f"output_root={tmp_path / 'out'}", "cluster.stage=train"])
     with pytest.raises(megatron.WeightVerificationError, match="cluster.stage=prepare") as refused:
-        megatron.run(plan)
+        megatron_run.run(plan)
     assert "torchrun --standalone --nproc-per-node 8 training/nemo/run_cpt.py" in str(refused.value)
     (Path(plan.cluster.import_dir) / megatron.VERIFIED_MARKER).parent.mkdir(parents=True)
     (Path(plan.cluster.import_dir) / megatron.VERIFIED_MARKER).write_text("{}")
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     with pytest.raises(SystemExit, match="trains on 8 GPUs under torchrun, and this is one plain process"):
-        megatron.run(plan)
+        megatron_run.run(plan)
 
 
 def test_the_train_stage_refuses_a_torchrun_of_another_size_than_the_checked_layout(tmp_path, monkeypatch):
@@ -182,10 +182,10 @@ def test_the_train_stage_refuses_a_torchrun_of_another_size_than_the_checked_lay
     (Path(plan.cluster.import_dir) / megatron.VERIFIED_MARKER).write_text("{}")
     monkeypatch.setenv("WORLD_SIZE", "8")  # one node's torchrun for a two-node plan
     with pytest.raises(PlanError, match="torchrun started 8 processes.* = 2 x 8 = 16 GPUs.*TRAIN_NODES"):
-        megatron.run(plan)
+        megatron_run.run(plan)
     monkeypatch.delenv("WORLD_SIZE")
     with pytest.raises(SystemExit, match="torchrun_nodes.sh --nodes 2 --gpus 8") as refused:
-        megatron.run(plan)
+        megatron_run.run(plan)
     assert "in a job of 2 nodes" in str(refused.value)
 
 

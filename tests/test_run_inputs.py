@@ -247,24 +247,24 @@ def test_sigterm_during_an_eeve_stage_exits_143_after_the_checkpoint_and_resumes
 
 def test_a_megatron_job_refuses_to_resume_on_changed_inputs(data, monkeypatch, tiny_gemma3):
     """The cluster engine's prepare stage (every job) checks the same record before any import or training."""
-    from morphcpt.train import megatron
+    from morphcpt.train import megatron, megatron_prepare
 
     tmp, tokenizer, root = data
     plan = load_plan(
         ["recipe=cpt_patok", f"output_root={tmp / 'out'}", f"data.root={root}", "data.scheme=vanilla"]
         + ["data.num_chunks=1", f"model.tokenizer={tokenizer}", f"model.pretrained={tiny_gemma3}"]
     )
-    monkeypatch.setattr(megatron, "import_weights", lambda plan: None)
-    monkeypatch.setattr(megatron, "verify_import", lambda plan: {"ok": True})
+    monkeypatch.setattr(megatron_prepare, "import_weights", lambda plan: None)
+    monkeypatch.setattr(megatron_prepare, "verify_import", lambda plan: {"ok": True})
     monkeypatch.setattr(megatron.bridge_compat, "installed_version", lambda: "0.4.0")
-    megatron.prepare(plan)
+    megatron_prepare.prepare(plan)
     plan.checkpoint_dir.mkdir(parents=True)
     (plan.checkpoint_dir / "latest_checkpointed_iteration.txt").write_text("100\n")
-    megatron.prepare(plan)  # the next job: same inputs
+    megatron_prepare.prepare(plan)  # the next job: same inputs
     config = tokenizer / "tokenizer_config.json"
     config.write_text(json.dumps({**json.loads(config.read_text()), "model_max_length": 77}))
     with pytest.raises(inputs.InputsChanged, match="tokenizer_config.json changed"):
-        megatron.prepare(plan)
+        megatron_prepare.prepare(plan)
 
 
 def test_a_megatron_import_of_a_base_model_replaced_in_place_is_not_reused(
@@ -275,7 +275,7 @@ def test_a_megatron_import_of_a_base_model_replaced_in_place_is_not_reused(
     import sys
     from types import SimpleNamespace
 
-    from morphcpt.train import megatron
+    from morphcpt.train import megatron, megatron_prepare
 
     class AutoBridge:
         @staticmethod
@@ -286,12 +286,12 @@ def test_a_megatron_import_of_a_base_model_replaced_in_place_is_not_reused(
     base = tmp_path / "base"
     shutil.copytree(tiny_gemma3, base)
     plan = load_plan(["recipe=cpt_patok", f"output_root={tmp_path / 'out'}", f"model.pretrained={base}"])
-    target = megatron.import_weights(plan)
-    assert megatron.import_weights(plan) == target  # unchanged: reused
+    target = megatron_prepare.import_weights(plan)
+    assert megatron_prepare.import_weights(plan) == target  # unchanged: reused
     config = base / "config.json"
     config.write_text(json.dumps({**json.loads(config.read_text()), "rms_norm_eps": 1e-5}))
     with pytest.raises(megatron.WeightVerificationError, match="config.json changed.*delete .*and rerun"):
-        megatron.import_weights(plan)
+        megatron_prepare.import_weights(plan)
     shutil.rmtree(target / "iter_0000000")
     with pytest.raises(megatron.WeightVerificationError, match="holds no iter_"):
-        megatron.import_weights(plan)
+        megatron_prepare.import_weights(plan)

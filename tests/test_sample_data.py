@@ -9,12 +9,18 @@ from __future__ import annotations
 import json
 import random
 import struct
+import sys
+from pathlib import Path
 
 import pytest
 import sentencepiece as spm
 
 from morphcpt import paths
-from morphcpt.sample_data import (
+from morphcpt.tokenization.train_tokenizer import train_sentencepiece_tokenizer, training_segments
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # the build-time sample_data module
+
+from sample_data import (  # noqa: E402
     StringGroup,
     build_documents,
     clean_string,
@@ -24,7 +30,6 @@ from morphcpt.sample_data import (
     read_pak,
     resolve_ftl_terms,
 )
-from morphcpt.tokenization.train_tokenizer import train_sentencepiece_tokenizer, training_segments
 
 GEMMA_SPECIAL_IDS = {"pad": 0, "eos": 1, "bos": 2, "unk": 3}
 TAGALOG_FUNCTION_WORDS = {"ang", "ng", "sa", "mga", "na", "ay", "at", "hindi"}

@@ -1,6 +1,6 @@
 """A new language from scratch: the tokenizer options (language balance, byte fallback), the model-size presets
 with the trained tokenizer's vocabulary, token budgets that set the steps, perplexity beside bits per byte,
-SIGINT saving like SIGTERM, the PBS job, and the README's walk-through end to end on the shipped fixtures."""
+SIGINT saving like SIGTERM, the PBS job, and docs/from-scratch.md's walk-through end to end on the shipped fixtures."""
 
 from __future__ import annotations
 
@@ -134,8 +134,8 @@ def test_a_token_budget_sets_the_steps(budget, steps, sample_tokenizer_dir):
     assert cpu.loop.steps == 10  # ceil(10000 / (16 x 64))
 
 
-def test_the_readme_walkthrough_plan_matches_its_export_path(sample_tokenizer_dir, tmp_path):
-    readme = (paths.REPO_ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_docs_walkthrough_plan_matches_its_export_path(sample_tokenizer_dir, tmp_path):
+    readme = (paths.REPO_ROOT / "docs" / "from-scratch.md").read_text(encoding="utf-8")
     plan = load_plan(
         ["recipe=pretrain_scratch_cpu", f"model.tokenizer={sample_tokenizer_dir}", f"output_root={tmp_path}"]
     )
@@ -190,7 +190,7 @@ def test_sigint_writes_a_checkpoint_like_sigterm(tmp_path, sample_corpus):
 
 @pytest.mark.slow
 def test_walkthrough_from_sources_to_generated_text(corpus, tmp_path, capsys):
-    """The README's commands, with a shorter training: corpus -> tokenizer -> preprocess -> train -> generate."""
+    """docs/from-scratch.md's commands, with a shorter training: corpus -> tokenizer -> preprocess -> train -> generate."""
     from morphcpt.corpus.split import split_jsonl
     from morphcpt.evaluate.generate_text import main as generate
     from morphcpt.export import export_run

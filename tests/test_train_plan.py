@@ -16,9 +16,10 @@ import torch
 from hydra.errors import ConfigCompositionException
 
 from morphcpt import paths
-from morphcpt.train import megatron
+from morphcpt.train import megatron, megatron_prepare, megatron_run
 from morphcpt.train.parity import LogitParity, compare_logits
-from morphcpt.train.plan import cluster_runs, load_plan
+from morphcpt.train.plan import load_plan
+from morphcpt.train.recipes import cluster_runs
 
 CLUSTER_RECIPES = {"cpt_baseline": "vanilla", "cpt_stochastok": "stochastok", "cpt_patok": "patok"}
 
@@ -245,7 +246,7 @@ def test_run_cpt_dry_run_from_the_command_line(tmp_path):
 def test_training_refuses_unverified_weights(tmp_path):
     plan = cluster_plan("cpt_patok", tmp_path, "cluster.stage=train")
     with pytest.raises(megatron.WeightVerificationError, match="stage=prepare"):
-        megatron.run(plan)
+        megatron_run.run(plan)
 
 
 def test_weights_are_imported_once(tmp_path, monkeypatch):
@@ -261,7 +262,7 @@ def test_weights_are_imported_once(tmp_path, monkeypatch):
     plan = cluster_plan("cpt_patok", tmp_path)
     stale = Path(plan.cluster.import_dir)
     (stale / "half_written").mkdir(parents=True)  # an interrupted import: no marker
-    assert megatron.import_weights(plan) == megatron.import_weights(plan) == stale
+    assert megatron_prepare.import_weights(plan) == megatron_prepare.import_weights(plan) == stale
     assert calls == ["google/gemma-3-1b-pt"]
     assert sorted(p.name for p in stale.iterdir()) == ["import.done.json", "iter_0000000"]
 
@@ -279,7 +280,7 @@ def test_a_job_that_loses_the_import_race_keeps_the_winners_import(tmp_path, mon
             (target / megatron.IMPORT_MARKER).write_text('{"source": "winner"}')
 
     monkeypatch.setitem(sys.modules, "megatron.bridge", SimpleNamespace(AutoBridge=AutoBridge))
-    assert megatron.import_weights(plan) == target
+    assert megatron_prepare.import_weights(plan) == target
     assert (target / megatron.IMPORT_MARKER).read_text() == '{"source": "winner"}'
     assert [p.name for p in target.parent.iterdir()] == [target.name]  # no staging folder left behind
 
@@ -304,9 +305,9 @@ def test_weight_verification_fails_loudly_and_marks_nothing(bad, tmp_path, monke
     plan = cluster_plan("cpt_patok", tmp_path, "cluster.stage=prepare")
     target = Path(plan.cluster.import_dir)
     target.mkdir(parents=True)
-    monkeypatch.setattr(megatron, "megatron_hf_parity", lambda *args: bad)
+    monkeypatch.setattr(megatron_prepare, "megatron_hf_parity", lambda *args: bad)
     with pytest.raises(megatron.WeightVerificationError, match="do not reproduce"):
-        megatron.verify_import(plan)
+        megatron_prepare.verify_import(plan)
     assert not (target / megatron.VERIFIED_MARKER).exists()
     with pytest.raises(megatron.WeightVerificationError, match="stage=prepare"):
         megatron.train(plan)  # and training still refuses these weights
@@ -322,9 +323,9 @@ def test_weight_verification_passes_once_and_is_recorded(tmp_path, monkeypatch):
         calls.append((hf_reference, Path(megatron_dir), hf_dir, tokenizer_dir))
         return bf16_parity(0.9995, 0.998, 1.0)
 
-    monkeypatch.setattr(megatron, "megatron_hf_parity", parity)
-    first = megatron.verify_import(plan)
-    assert megatron.verify_import(plan) == first  # the marker answers later jobs
+    monkeypatch.setattr(megatron_prepare, "megatron_hf_parity", parity)
+    first = megatron_prepare.verify_import(plan)
+    assert megatron_prepare.verify_import(plan) == first  # the marker answers later jobs
     assert calls == [("google/gemma-3-1b-pt", target, "google/gemma-3-1b-pt", "google/gemma-3-1b-pt")]
     assert (target / megatron.VERIFIED_MARKER).exists()
     assert first["source"] == "google/gemma-3-1b-pt" and first["min_position_cosine"] == 0.998

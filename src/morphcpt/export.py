@@ -117,7 +117,7 @@ def _export_megatron(plan: CPTPlan, checkpoint: Path, staging: Path) -> dict:
     from megatron.bridge import AutoBridge
     from transformers import AutoTokenizer
 
-    from morphcpt.train.megatron import megatron_hf_parity
+    from morphcpt.train.megatron_prepare import megatron_hf_parity
 
     bridge = AutoBridge.from_hf_pretrained(plan.model.pretrained, torch_dtype=torch.bfloat16)
     bridge.export_ckpt(megatron_path=str(checkpoint), hf_path=str(staging))

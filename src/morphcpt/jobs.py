@@ -200,7 +200,7 @@ def preprocess_variants(settings: dict[str, str]) -> list[dict[str, str]]:
 
 
 def _one_per_training_run(settings: dict[str, str]) -> list[dict[str, str]]:
-    from morphcpt.train.plan import cluster_runs  # imports Hydra; only needed when rendering
+    from morphcpt.train.recipes import cluster_runs  # imports Hydra; only needed when rendering
 
     return cluster_runs(seeds(settings), prefix=settings.get("RECIPES", "cpt"))
 

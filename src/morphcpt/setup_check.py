@@ -217,13 +217,6 @@ def check_layout(plan, engine: str, env: dict[str, str]) -> list[Check]:
     return checks
 
 
-CONTAINER_PROBE = (
-    "import importlib.metadata as m; from morphcpt.train.bridge_compat import api_for; "
-    "v = m.version('megatron-bridge'); print('megatron-bridge', v, 'megatron-core', m.version('megatron-core')); "
-    "print('supported:', api_for(v).container)"
-)
-
-
 def check_enroot(env: dict[str, str], required: bool = True) -> list[Check]:
     from morphcpt.jobs import SETTINGS
 
@@ -277,7 +270,13 @@ def check_container_versions(env: dict[str, str]) -> Check:
     fix = "use CONTAINER_IMAGE=nvcr.io#nvidia/nemo:26.04 (Megatron-Bridge 0.4.0) and rerun setup_enroot.sh"
     try:
         done = subprocess.run(
-            ["bash", str(runner), "python", "-c", CONTAINER_PROBE],
+            [
+                "bash",
+                str(runner),
+                "python",
+                "-m",
+                "morphcpt.train.bridge_compat",
+            ],  # setup_enroot.sh runs it too
             capture_output=True,
             text=True,
             timeout=300,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from morphcpt import paths
-from morphcpt.train import bridge_compat, megatron
+from morphcpt.train import bridge_compat, megatron, megatron_run
 from morphcpt.train.plan import load_plan
 
 RECIPES = {"cpt_baseline": "vanilla", "cpt_stochastok": "stochastok", "cpt_patok": "patok"}
@@ -97,7 +97,7 @@ def test_the_settings_that_broke_the_cluster_path_really_break_this_release(tmp_
 @pytest.mark.parametrize("recipe", sorted(RECIPES))
 def test_check_stage_passes_on_our_processed_data(recipe, processed, tmp_path, capsys):
     plan = plan_for(recipe, processed, tmp_path)
-    report = megatron.run(load_plan([*_overrides(plan), "cluster.stage=check"]))
+    report = megatron_run.run(load_plan([*_overrides(plan), "cluster.stage=check"]))
     out = capsys.readouterr().out
     assert f"cluster check: {plan.run_name} (scheme {RECIPES[recipe]}) — OK" in out
     assert report["megatron_bridge"] == bridge_compat.installed_version()
@@ -121,7 +121,7 @@ def test_check_stage_validates_the_layout_of_every_node(processed, tmp_path, cap
     """Two nodes of 8 GPUs: Bridge's own runtime_config_update()/validate() run at world size 16, so the
     data-parallel size doubles and the gradient accumulation halves; three nodes cannot split the global batch."""
     base = _overrides(plan_for("cpt_patok", processed, tmp_path))
-    report = megatron.run(load_plan([*base, "cluster.stage=check", "cluster.nodes=2"]))
+    report = megatron_run.run(load_plan([*base, "cluster.stage=check", "cluster.nodes=2"]))
     assert report["layout"] == {"world_size": 16, "data_parallel": 16, "gradient_accumulation": 8}
     assert "16 GPUs, DP 16" in capsys.readouterr().out
     err = _check_fails([*base, "cluster.nodes=3"], capsys)
@@ -140,7 +140,7 @@ def _overrides(plan) -> list[str]:
 
 def _check_fails(plan_overrides: list[str], capsys) -> str:
     with pytest.raises(SystemExit) as stop:
-        megatron.run(load_plan([*plan_overrides, "cluster.stage=check"]))
+        megatron_run.run(load_plan([*plan_overrides, "cluster.stage=check"]))
     assert stop.value.code == 1
     return capsys.readouterr().err
 
@@ -282,7 +282,7 @@ def test_empty_chunks_are_left_out_of_the_blend_bridge_builds(processed, tmp_pat
     plan = plan_for("cpt_patok", data, tmp_path, "data.num_chunks=3")
     blend = megatron.training_blend(plan)["dataset.blend_per_split"][0][0]
     assert [Path(p).name for p in blend] == ["chunk_01_text_document", "chunk_02_text_document"]
-    report = megatron.run(load_plan([*_overrides(plan), "cluster.stage=check"]))
+    report = megatron_run.run(load_plan([*_overrides(plan), "cluster.stage=check"]))
     assert report["datasets"]["train"]["read"] > 0
 
 

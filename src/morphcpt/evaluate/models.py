@@ -280,7 +280,7 @@ def export_job_command(run: RunCheckpoint) -> str:
     slurm = (os.environ.get("SCHEDULER") or _env_settings().get("SCHEDULER")) == "slurm"
     suffix = "slurm" if slurm else "pbs"
     try:
-        from morphcpt.train.plan import cluster_runs
+        from morphcpt.train.recipes import cluster_runs
 
         seeds = run.plan.data.replicate + 1  # a seed k run's job is export_<variant>_seed<k>
         runs = cluster_runs(seeds) + cluster_runs(seeds, prefix="pilot")

@@ -46,9 +46,9 @@ def run(plan: CPTPlan):
 
         return eeve.run(plan)
     if plan.engine == "megatron":
-        from morphcpt.train import megatron
+        from morphcpt.train import megatron_run
 
-        return megatron.run(plan)
+        return megatron_run.run(plan)
     from morphcpt.train import hf
 
     if plan.dry_run:

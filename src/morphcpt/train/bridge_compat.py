@@ -15,12 +15,17 @@ differences that matter to us, each looked up from the installed version, never 
 
     version = require_supported()            # the installed release, or UnsupportedBridgeError saying why
     cfg = recipe(version)()                  # the recipe's ConfigContainer
+
+The container probe — the one check of a container's versions, run by setup_enroot.sh and by verify_setup:
+
+    python -m morphcpt.train.bridge_compat   # inside the container: versions, then "supported: ..." or exit 1
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -103,6 +108,46 @@ def require_supported() -> tuple[str, BridgeAPI]:
     return version, api_for(version)
 
 
+# What the cluster jobs import inside the container besides Megatron-Bridge (the project comes in on PYTHONPATH).
+CONTAINER_MODULES = ("megatron.core", "hydra", "omegaconf", "transformers", "pyarrow", "torch")
+PROBE_VERSIONS = ("megatron-bridge", "megatron-core", "torch", "transformers")
+
+
+def probe() -> list[str]:
+    """The container's report: a line of versions, then `supported: <where the release comes from>`. Raises
+    UnsupportedBridgeError naming a module the jobs need that does not import, or an unsupported Bridge."""
+
+    def version(distribution: str) -> str:
+        try:
+            return importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            return "not installed"
+
+    lines = [" | ".join(f"{name} {version(name)}" for name in PROBE_VERSIONS)]
+    print(lines[0], flush=True)  # printed first, so a refusal below still shows what the container has
+    missing = []
+    for module in CONTAINER_MODULES:
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            missing.append(f"{module} ({error})")
+    if missing:
+        raise UnsupportedBridgeError(f"the container cannot import what the jobs need: {'; '.join(missing)}")
+    _, api = require_supported()
+    lines.append(f"supported: {api.container}")
+    print(lines[1], flush=True)
+    return lines
+
+
+def main() -> int:
+    try:
+        probe()
+    except UnsupportedBridgeError as error:
+        print(f"error: {error}", file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
 def recipe(api: BridgeAPI) -> tuple[str, Callable]:
     """The Gemma 3 1B pretraining recipe function of this release, and its dotted name."""
     errors = []
@@ -145,3 +190,7 @@ def model_shape_from_hf(recipe_model, pretrained: str) -> dict[str, Any]:
     for name, value in changed.items():
         setattr(recipe_model, name, value)
     return changed
+
+
+if __name__ == "__main__":
+    sys.exit(main())

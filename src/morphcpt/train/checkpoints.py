@@ -52,10 +52,10 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from morphcpt.errors import UserError
 from morphcpt.indexed import file_digest
 from morphcpt.jsonio import read_json
 from morphcpt.train import state as layouts
+from morphcpt.train.state import CheckpointError
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +71,6 @@ class TrainerState:
 
 def step_dir(root: Path, step: int) -> Path:
     return root / f"step_{step:08d}"
-
-
-class CheckpointError(UserError, RuntimeError):
-    """A checkpoint is incomplete, corrupt or unloadable; the message names it."""
 
 
 def _manifest(folder: Path) -> dict[str, dict]:

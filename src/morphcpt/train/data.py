@@ -70,7 +70,8 @@ def done_marker(prefix: Path) -> Path:
     return prefix.with_name(prefix.name.removesuffix("_text_document") + ".done.json")
 
 
-def _marker(prefix: Path) -> dict:
+def read_marker(prefix: Path) -> dict:
+    """A chunk's completion marker, read once here for every reader (JSONFileError naming the fix if broken)."""
     return read_json(
         done_marker(prefix),
         keys=("documents",),
@@ -94,7 +95,7 @@ def check_ready(data: DataPlan) -> None:
             problems.append(f"incomplete {what}{prefix} (no {done_marker(prefix).name})")
         else:
             try:
-                files = _marker(prefix).get("files")
+                files = read_marker(prefix).get("files")
             except JSONFileError as error:
                 problems.append(str(error))
                 continue
@@ -124,7 +125,7 @@ def check_tokenizer(prefixes: Iterable[Path], vocab) -> None:
     name = getattr(vocab, "source", "") or "the training tokenizer"
     wrong = []
     for prefix in prefixes:
-        marker = _marker(prefix)
+        marker = read_marker(prefix)
         theirs = marker.get("key", {}).get("tokenizer_fingerprint")
         if theirs != ours:
             source = marker.get("config", {}).get("tokenizer", "an unrecorded tokenizer")
@@ -145,7 +146,7 @@ def usable_chunks(data: DataPlan) -> tuple[list[Path], list[float]]:
     dataset, so they are left out of the blend with a note. No document at all is an error."""
     prefixes, weights = [], []
     for prefix, weight in zip(data.chunk_prefixes(), data.blend_weights(), strict=True):
-        if _marker(prefix)["documents"] > 0:
+        if read_marker(prefix)["documents"] > 0:
             prefixes.append(prefix)
             weights.append(weight)
         else:
@@ -154,7 +155,7 @@ def usable_chunks(data: DataPlan) -> tuple[list[Path], list[float]]:
         raise DataNotReady(
             f"every chunk of scheme {data.scheme!r} under {data.root} is empty: nothing to train on"
         )
-    if _marker(data.validation_prefix())["documents"] == 0:
+    if read_marker(data.validation_prefix())["documents"] == 0:
         raise DataNotReady(f"the validation set {data.validation_prefix()} holds no documents")
     return prefixes, weights
 

@@ -167,9 +167,7 @@ def run(plan: CPTPlan) -> EEVEResult:
     from morphcpt.train.data import check_ready
 
     if plan.engine != "hf":
-        raise PlanError(
-            "EEVE stages run with the hf engine (engine=hf); for Megatron see the README's EEVE section"
-        )
+        raise PlanError("EEVE stages run with the hf engine (engine=hf); for Megatron see docs/eeve.md")
     if not plan.model.pretrained or not plan.model.tokenizer:
         raise PlanError(
             "EEVE needs model.pretrained (the model to expand) and model.tokenizer (the expanded one)"

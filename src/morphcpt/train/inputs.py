@@ -14,7 +14,7 @@ looks complete. So a run records, in `<run_dir>/inputs.json`, the content of eve
     changed = compare(recorded, current)     # {"tokenizer": "tokenizer.json changed (sha256 1a2b… -> 3c4d…)"}
 
 The hf engine refuses to resume a run whose inputs changed (`check_resume`); the EEVE stages name what was made
-from the old inputs (`morphcpt.train.eeve`), the megatron engine checks before each job (`megatron.prepare`).
+from the old inputs (`morphcpt.train.eeve`), the megatron engine checks before each job (`megatron_prepare.prepare`).
 
 Cost: the data is never re-hashed (the markers hold the checksums preprocessing computed). Files of the tokenizer
 and the base model are hashed once; later checks reuse the recorded sha256 of a file whose size and mtime are

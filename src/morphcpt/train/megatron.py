@@ -8,7 +8,7 @@ Targets Megatron-Bridge 0.4.x (NeMo Framework container 26.04; Python 3.12, Tran
     torchrun --standalone --nproc-per-node 8 training/nemo/run_cpt.py recipe=cpt_patok      # cluster.stage=train
     python training/nemo/run_cpt.py recipe=cpt_patok dry_run=true                            # anywhere, no GPU
 
-`prepare` imports the HF weights once into a stable folder (AutoBridge.import_ckpt), then proves they load: the
+`prepare` (megatron_prepare.py) imports the HF weights once into a stable folder (AutoBridge.import_ckpt), then proves they load: the
 imported Megatron model and the HF model must produce the same logits on fixed prompts (bf16 tolerance), or the
 job stops. `train` runs `pretrain()` with the import as `checkpoint.pretrained_checkpoint`; `checkpoint.load` and
 `checkpoint.save` are the run's stable folder, so a resubmitted job resumes from the latest checkpoint, and
@@ -32,16 +32,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from morphcpt.errors import UserError
-from morphcpt.jsonio import read_json
 from morphcpt.train import bridge_compat
-from morphcpt.train import inputs as run_inputs
-from morphcpt.train.plan import CPTPlan, PlanError, plan_to_yaml, save_dry_run
+from morphcpt.train.megatron_layout import parallel_layout, recompute_overrides
+from morphcpt.train.plan import CPTPlan, PlanError, save_dry_run
 from morphcpt.train.progress import write_progress as write_progress_file
 
 IMPORT_MARKER = "import.done.json"
@@ -77,50 +74,6 @@ def exit_duration_minutes(plan: CPTPlan) -> int:
             f"already used and the {cluster.exit_margin_minutes} min margin"
         )
     return minutes
-
-
-def data_parallel_size(plan: CPTPlan) -> int:
-    """The job's data-parallel size: its GPUs over TP x PP."""
-    world = plan.cluster.nodes * plan.cluster.gpus_per_node
-    model_parallel = plan.cluster.tensor_parallel * plan.cluster.pipeline_parallel
-    if world % model_parallel:
-        raise ValueError(f"{world} GPUs cannot hold TP x PP = {model_parallel}")
-    return world // model_parallel
-
-
-def parallel_layout(plan: CPTPlan, micro_batch: int | None = None) -> dict[str, int]:
-    """World size, data-parallel size and the gradient accumulation that reaches the global batch (at the plan's
-    micro batch, or `micro_batch`)."""
-    data_parallel = data_parallel_size(plan)
-    micro = micro_batch or plan.loop.micro_batch_size
-    if micro == "auto":
-        raise ValueError("loop.micro_batch_size=auto is resolved by the memory planner before the layout")
-    per_step = micro * data_parallel
-    if plan.loop.global_batch_size % per_step:
-        raise ValueError(
-            f"global batch {plan.loop.global_batch_size} is not a multiple of micro batch x DP = {per_step}"
-        )
-    return {
-        "world_size": data_parallel * plan.cluster.tensor_parallel * plan.cluster.pipeline_parallel,
-        "data_parallel": data_parallel,
-        "gradient_accumulation": plan.loop.global_batch_size // per_step,
-    }
-
-
-def recompute_overrides(plan: CPTPlan) -> dict[str, Any]:
-    """`loop.activation_checkpointing` in Megatron's terms: recompute every decoder layer in backward (full
-    granularity, uniform groups of one layer, as the hf engine checkpoints each layer); off: the recipe's none."""
-    if plan.loop.activation_checkpointing:
-        return {
-            "model.recompute_granularity": "full",
-            "model.recompute_method": "uniform",
-            "model.recompute_num_layers": 1,
-        }
-    return {
-        "model.recompute_granularity": None,
-        "model.recompute_method": None,
-        "model.recompute_num_layers": None,
-    }
 
 
 def overrides(plan: CPTPlan) -> dict[str, Any]:
@@ -269,177 +222,6 @@ def dry_run(plan: CPTPlan) -> dict:
     return report
 
 
-def _write_run_folder(plan: CPTPlan, extra: dict) -> None:
-    """config.yaml, the overrides, and metadata.json (kept from the first job; later jobs are appended)."""
-    run_dir = Path(plan.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(plan_to_yaml(plan))
-    (run_dir / "megatron_overrides.json").write_text(json.dumps(overrides(plan), indent=2))
-    meta_path = run_dir / "metadata.json"
-    now = datetime.now(UTC).isoformat(timespec="seconds")
-    if meta_path.exists():
-        meta = read_json(meta_path, keys=("jobs",), fix="delete it: the next job writes it again")
-    else:
-        meta = {
-            "run_name": plan.run_name,
-            "engine": "megatron",
-            "scheme": plan.data.scheme,
-            "base_model": plan.model.pretrained,
-            "config_hash": plan.config_hash(),
-            "created": now,
-            "jobs": [],
-            **extra,
-        }
-    meta["jobs"].append({"prepared": now, "job_id": os.environ.get("PBS_JOBID")})
-    meta_path.write_text(json.dumps(meta, indent=2))
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _init_single_process() -> None:
-    import torch
-
-    if not torch.distributed.is_initialized():
-        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-        # a port the OS says is free, not a fixed one: two jobs' prepare stages may share a node
-        os.environ.setdefault("MASTER_PORT", str(_free_port()))
-        torch.distributed.init_process_group("nccl", rank=0, world_size=1)
-        torch.cuda.set_device(0)
-
-
-def import_weights(plan: CPTPlan) -> Path:
-    """Import the HF checkpoint into Megatron format once; later calls find the marker and return at once.
-
-    The three variants' jobs share one import folder and may start together, so each imports into a staging
-    folder of its own and renames it into place; a job that loses the race keeps the winner's import.
-    """
-    import shutil
-    import socket
-
-    import torch
-    from megatron.bridge import AutoBridge
-
-    target = Path(plan.cluster.import_dir)
-    if (target / IMPORT_MARKER).exists():
-        check_import(plan, target)
-        return target
-    staging = target.with_name(f"{target.name}.tmp-{socket.gethostname()}-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    AutoBridge.import_ckpt(
-        hf_model_id=plan.model.pretrained, megatron_path=str(staging), torch_dtype=torch.bfloat16
-    )
-    base = run_inputs.source_record(str(plan.model.pretrained), None)
-    (staging / IMPORT_MARKER).write_text(json.dumps({"source": plan.model.pretrained, "base_model": base}))
-    if target.exists() and not (target / IMPORT_MARKER).exists():
-        shutil.rmtree(target)  # left by an interrupted import of an earlier version: never complete
-    try:
-        os.rename(staging, target)  # fails when another job's complete import is already there
-    except OSError:
-        if not (target / IMPORT_MARKER).exists():
-            raise
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
-
-
-def check_import(plan: CPTPlan, target: Path) -> None:
-    """A finished import is reused only while it is whole (its iter_ folder) and was made from the files
-    `model.pretrained` holds now (a base model replaced in place would otherwise train on the old weights)."""
-    fix = f"delete {target} and rerun cluster.stage=prepare (the import is made again)"
-    marker = read_json(target / IMPORT_MARKER, fix=fix)
-    if not any(target.glob("iter_*")):
-        raise WeightVerificationError(f"the import {target} holds no iter_* folder (deleted?); {fix}")
-    recorded = marker.get("base_model")
-    if recorded is None or marker.get("source") != plan.model.pretrained:
-        return  # an import made before contents were recorded, or one the check stage names (another source)
-    current = run_inputs.source_record(str(plan.model.pretrained), recorded)
-    changed = run_inputs.compare({"inputs": {"base_model": recorded}}, {"inputs": {"base_model": current}})
-    if changed:
-        raise WeightVerificationError(
-            f"the import {target} was made from other files than {plan.model.pretrained} holds now "
-            f"({changed['base_model']}); {fix}"
-        )
-
-
-def megatron_hf_parity(hf_reference: str, megatron_dir: Path, hf_dir: str, tokenizer_dir: str):
-    """LogitParity ("bf16") of the Megatron checkpoint `megatron_dir` against the HF model `hf_dir` on the fixed
-    prompts (one GPU; `hf_reference` tells AutoBridge the architecture)."""
-    import torch
-    from megatron.bridge import AutoBridge
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from morphcpt.train.parity import compare_logits, prompt_ids
-
-    _init_single_process()
-    ids, mask = (t.cuda() for t in prompt_ids(AutoTokenizer.from_pretrained(tokenizer_dir)))
-    positions = torch.arange(ids.shape[1], device=ids.device).expand_as(ids)
-    bridge = AutoBridge.from_hf_pretrained(hf_reference, torch_dtype=torch.bfloat16)
-    megatron_model = bridge.load_megatron_model(str(megatron_dir), wrap_with_ddp=False)[0].cuda().eval()
-    hf_model = AutoModelForCausalLM.from_pretrained(hf_dir, dtype=torch.bfloat16).cuda().eval()
-    with torch.no_grad():
-        megatron_logits = megatron_model(input_ids=ids, position_ids=positions, attention_mask=None)
-        hf_logits = hf_model(input_ids=ids, attention_mask=mask).logits
-    vocab = hf_logits.shape[-1]  # Megatron may pad the vocabulary to a multiple of its divisor
-    return compare_logits(megatron_logits[..., :vocab], hf_logits, tolerance="bf16", mask=mask)
-
-
-def verify_import(plan: CPTPlan) -> dict:
-    """The imported Megatron model must reproduce the HF model's logits on fixed prompts, or training stops."""
-    target = Path(plan.cluster.import_dir)
-    marker = target / VERIFIED_MARKER
-    if marker.exists():
-        return read_json(
-            marker, fix="delete it and rerun cluster.stage=prepare (the import is verified again)"
-        )
-    parity = megatron_hf_parity(
-        plan.model.pretrained, target, plan.model.pretrained, plan.model.tokenizer or plan.model.pretrained
-    )
-    if not parity.ok():
-        raise WeightVerificationError(
-            f"imported weights in {target} do not reproduce {plan.model.pretrained}: {parity.as_dict()}. "
-            f"Delete {target} and rerun cluster.stage=prepare; do not train on these weights."
-        )
-    result = {"source": plan.model.pretrained, **parity.as_dict()}
-    marker.write_text(json.dumps(result, indent=2))
-    return result
-
-
-def prepare(plan: CPTPlan) -> dict:
-    """Stage 1 (one process, one GPU): import once, verify once, fingerprint the data once, record the job."""
-    from morphcpt.tokenization.vocabulary import Vocabulary
-    from morphcpt.train.data import (
-        FINGERPRINT_SAMPLES,
-        build_datasets,
-        check_ready,
-        check_tokenizer,
-        fingerprint,
-    )
-
-    check_ready(plan.data)
-    vocab = Vocabulary.load(plan.model.tokenizer or plan.model.pretrained)
-    check_tokenizer([*plan.data.chunk_prefixes(), plan.data.validation_prefix()], vocab)
-    # a resubmitted job must not resume the run's checkpoints on a tokenizer, base model or data changed in place
-    resuming = (plan.checkpoint_dir / "latest_checkpointed_iteration.txt").exists()
-    run_inputs.check_resume(plan, plan.run_dir, plan.checkpoint_dir if resuming else None, main=True)
-    import_weights(plan)
-    verification = verify_import(plan)
-    run_dir = Path(plan.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    fingerprint_path = run_dir / "data_fingerprint.json"
-    if not fingerprint_path.exists():
-        data = build_datasets(plan.data, plan.loop, vocab, cache_dir=run_dir / "data_cache")
-        fingerprint_path.write_text(json.dumps(fingerprint(data, FINGERPRINT_SAMPLES), indent=2))
-    _write_run_folder(
-        plan, {"megatron_bridge": bridge_compat.installed_version(), "weight_verification": verification}
-    )
-    return verification
-
-
 def global_rank() -> int:
     """This process's rank as torchrun sets it (0 without torchrun); valid before and after pretrain()."""
     return int(os.environ.get("RANK", "0"))
@@ -550,26 +332,3 @@ def train(plan: CPTPlan) -> None:
         if global_rank() == 0:
             progress = write_progress(plan, exit_reason)
             print(f"[morphcpt] progress: {json.dumps(progress)}", flush=True)
-
-
-def run(plan: CPTPlan):
-    from morphcpt.train.memory import DoesNotFit, resolve_micro_batch
-
-    try:
-        resolve_micro_batch(plan, "megatron")  # loop.micro_batch_size=auto -> the number that fits the card
-    except DoesNotFit as error:
-        print(f"\n{error}", file=sys.stderr, flush=True)
-        raise SystemExit(1) from None
-    if plan.dry_run:
-        return dry_run(plan)
-    if plan.cluster.stage == "check":
-        from morphcpt.train.megatron_check import ClusterCheckError, check
-
-        try:
-            return check(plan)
-        except (ClusterCheckError, bridge_compat.UnsupportedBridgeError) as error:
-            print(f"\ncluster check FAILED: {error}", file=sys.stderr, flush=True)
-            raise SystemExit(1) from None
-    if plan.cluster.stage == "prepare":
-        return prepare(plan)
-    return train(plan)

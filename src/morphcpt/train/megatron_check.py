@@ -155,14 +155,14 @@ def check_tokenizer(cfg, plan: CPTPlan) -> dict:
 
 def check_data_markers(plan: CPTPlan) -> dict:
     """Every chunk and the validation set are complete, written by one tokenizer, with ids that fit the model."""
-    from morphcpt.train.data import DataNotReady, check_ready, done_marker
+    from morphcpt.train.data import DataNotReady, check_ready, read_marker
 
     try:
         check_ready(plan.data)
     except DataNotReady as error:
         raise ClusterCheckError(str(error)) from error
     prefixes = [*plan.data.chunk_prefixes(), plan.data.validation_prefix()]
-    markers = {p: json.loads(done_marker(p).read_text()) for p in prefixes}
+    markers = {p: read_marker(p) for p in prefixes}
     fingerprints = {m.get("key", {}).get("tokenizer_fingerprint") for m in markers.values()}
     if len(fingerprints) != 1 or None in fingerprints:
         raise ClusterCheckError(

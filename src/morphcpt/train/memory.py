@@ -78,7 +78,7 @@ def fsdp_ranks(plan: CPTPlan, world: int) -> int:
 def per_rank_batch(plan: CPTPlan, engine: str, world: int) -> int:
     """Samples one data-parallel rank handles per optimiser step (what a micro batch must divide)."""
     if engine == "megatron":
-        from morphcpt.train.megatron import data_parallel_size
+        from morphcpt.train.megatron_layout import data_parallel_size
 
         ranks = data_parallel_size(plan)
     else:

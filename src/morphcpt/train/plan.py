@@ -463,26 +463,6 @@ def load_plan(overrides: list[str] | None = None, config_name: str = "train") ->
     return plan_from_config(cfg)
 
 
-def cluster_runs(seeds: int = 1, prefix: str = "cpt") -> list[dict[str, str]]:
-    """The cluster recipes (`conf/recipe/<prefix>_*.yaml`) as job-script variables, one per seed: VARIANT
-    (`patok`, then `patok_seed1`, ...), RECIPE, RUN_NAME, SCHEME, REPLICATE."""
-    runs = []
-    for path in sorted((paths.CONF_DIR / "recipe").glob(f"{prefix}_*.yaml")):
-        plan = load_plan([f"recipe={path.stem}"])
-        variant = path.stem.removeprefix(f"{prefix}_")
-        for k in range(seeds):
-            runs.append(
-                {
-                    "VARIANT": f"{variant}_seed{k}" if k else variant,
-                    "RECIPE": path.stem,
-                    "RUN_NAME": replicate_name(plan.run_name, k),
-                    "SCHEME": plan.data.scheme,
-                    "REPLICATE": str(k),
-                }
-            )
-    return runs
-
-
 def plan_to_yaml(plan: CPTPlan) -> str:
     return OmegaConf.to_yaml(OmegaConf.structured(plan))
 

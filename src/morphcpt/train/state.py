@@ -18,8 +18,15 @@ from pathlib import Path
 
 import torch
 
+from morphcpt.errors import UserError
+
 SHARDED_DIR = "sharded"
 ADAPTER_DIR = "adapter"
+
+
+class CheckpointError(UserError, RuntimeError):
+    """A checkpoint is incomplete, corrupt or unloadable; the message names it. (Defined here, below
+    checkpoints.py, which raises it too and through which callers import it.)"""
 
 
 def is_lora(model: torch.nn.Module) -> bool:
@@ -84,8 +91,6 @@ def write_sharded(model: torch.nn.Module, optimizer: torch.optim.Optimizer, fold
 
 def check_layout(path: Path, meta: dict, model: torch.nn.Module) -> None:
     """Refuse a checkpoint written under another layout, naming both."""
-    from morphcpt.train.checkpoints import CheckpointError
-
     written = {"sharding": meta.get("sharding", "ddp"), "peft": meta.get("peft", "none")}
     now = layout_of(model)
     if written != now:

@@ -3,7 +3,7 @@
 #   bash training/nemo/setup/setup_enroot.sh          (on a login node; reads CONTAINER_* from .env)
 # The container is named CONTAINER_NAME (default nemo_framework, the name the training plan greps for:
 # `enroot list | grep nemo_framework`). Pulling from nvcr.io needs credentials in $ENROOT_CONFIG_PATH/.credentials
-# (see README). Job scripts create the container again on compute nodes when ENROOT_DATA_PATH is node-local
+# (see docs/cluster.md). Job scripts create the container again on compute nodes when ENROOT_DATA_PATH is node-local
 # (training/nemo/run_in_enroot.sh). Also writes ./run_in_enroot.sh, the plan's shorthand for that script.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"  # the checkout (this is training/nemo/setup/)
@@ -40,16 +40,10 @@ if grep -Fqx "$CONTAINER_NAME" <(enroot list); then
 else
     enroot create --name "$CONTAINER_NAME" "$CONTAINER_SQSH"
 fi
-# The container must import what the jobs use, and ship a Megatron-Bridge release the cluster engine supports
-# (morphcpt.train.bridge_compat); the project itself comes in through PYTHONPATH at run time.
+# The container must import what the jobs use, and ship a Megatron-Bridge release the cluster engine supports: the
+# same probe verify_setup runs (morphcpt.train.bridge_compat); the project comes in through PYTHONPATH at run time.
 if ! enroot start --mount "$ROOT:$ROOT" --env "PYTHONPATH=$ROOT/src" "$CONTAINER_NAME" \
-    python -c "import megatron.core, hydra, omegaconf, transformers, pyarrow, torch
-from morphcpt.train.bridge_compat import require_supported
-import importlib.metadata as m
-version, api = require_supported()
-print('megatron-bridge', version, '| megatron-core', m.version('megatron-core'), '| torch', torch.__version__,
-      '| transformers', transformers.__version__)
-print('container ready:', api.container)"; then
+    python -m morphcpt.train.bridge_compat; then
     if [[ "$existed" == 1 ]]; then
         # e.g. the earlier pipeline created nemo_framework from nemo:25.11, which has no supported Megatron-Bridge
         echo "the container $CONTAINER_NAME existed before this setup and is not this image ($CONTAINER_SQSH):" \

@@ -7,7 +7,8 @@ sources are installed on the building machine and are not project dependencies:
     apt-get download chromium-l10n && dpkg-deb -x chromium-l10n_*.deb /tmp/chromium-l10n  (or install it)
     pip install phjokes wordfreq tglstemmer
 
-Run it through `python scripts/build_sample_data.py` (see `data/NOTICE` for the exact commands and licences).
+Run it through `python scripts/build_sample_data.py` (see `data/NOTICE` for the exact commands and licences); it
+sits beside that script, outside the runtime package, because nothing at run time needs it.
 Only sources whose licence allows redistribution are read: Firefox's Tagalog localisation (MPL-2.0), Chromium's
 Filipino localisation (BSD-3-Clause), the Tagalog catalogue of shadow's `login` tools (BSD-3-Clause), phjokes
 (MIT), wordfreq's data (CC BY-SA 4.0), tglstemmer's lists (MIT) and tesseract's Filipino word list
