@@ -317,7 +317,7 @@ def test_the_pilot_model_is_the_recipe_with_the_270m_shape_and_passes_the_check(
         recipe_model.params_dtype,
     )
     assert cfg.train.train_iters == plan.loop.steps == 954  # 500M tokens at 256 x 2048 a step
-    report = megatron.run(load_plan([*base, "cluster.stage=check"]))
+    report = megatron_run.run(load_plan([*base, "cluster.stage=check"]))
     assert "cluster check: gemma3-270m-patok (scheme patok) — OK" in capsys.readouterr().out
     assert report["validated"]["warmup_steps"] == 100 * 256
 
