@@ -118,6 +118,8 @@ def _hf_change(plan: CPTPlan, sharding: str, ckpt: bool, offload: bool, lora: bo
         wanted.append(f"loop.cpu_offload={str(offload).lower()}")
     if lora != (plan.peft.method == "lora"):
         wanted.append("peft.method=" + ("lora" if lora else "none"))
+    if sharding == "fsdp" and plan.optim.name == "adafactor":  # Adafactor runs under ddp only
+        wanted.append("optim.name=adamw")
     return " ".join(wanted)
 
 
@@ -152,6 +154,7 @@ def hf_rows(plan: CPTPlan, world: int, card: Card, shape: memory_hf.Shape | None
             chunk=loop.loss_chunk_tokens,
             scratch=not plan.model.pretrained,
             fp16=loop.precision == "fp16-mixed",
+            adafactor=plan.optim.name == "adafactor" and sharding == "ddp",
         )
         out.append(_row("hf", est, card, loop.micro_batch_size, per_rank, _hf_change(plan, *layout)))
     return out

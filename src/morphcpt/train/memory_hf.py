@@ -44,7 +44,8 @@ class Shape:
     head_dim: int
     vocab: int
     lora: int  # LoRA adapter parameters for the plan's peft settings (0 when peft.method=none)
-    note: str = ""  # what was assumed (an EEVE tokenizer not made yet)
+    note: str = ""
+    factored: int = 0  # fp32 values of Adafactor's state for all parameters: rows + columns a matrix, else numel  # what was assumed (an EEVE tokenizer not made yet)
 
 
 def model_config(plan: CPTPlan, vocab_size: int | None = None):
@@ -103,6 +104,7 @@ def model_shape(plan: CPTPlan, vocab_size: int | None = None) -> Shape:
     layers = decoder_layers(model)
     per_layer = [sum(p.numel() for p in layer.parameters()) for layer in layers]
     total = sum(p.numel() for p in model.parameters())
+    factored = sum(p.shape[0] + p.shape[-1] if p.dim() >= 2 else p.numel() for p in model.parameters())
     lora = 0
     if plan.peft.method == "lora":
         targets = set(plan.peft.target_modules)
@@ -123,6 +125,7 @@ def model_shape(plan: CPTPlan, vocab_size: int | None = None) -> Shape:
         vocab=config.vocab_size,
         lora=lora,
         note=note,
+        factored=factored,
     )
 
 
@@ -223,6 +226,7 @@ def estimate(
     chunk: int | None = None,
     scratch: bool = False,
     fp16: bool = False,
+    adafactor: bool = False,
 ) -> Estimate:
     """Per-GPU bytes of one layout (`bf16`: bf16-mixed on a GPU).
 
@@ -234,7 +238,8 @@ def estimate(
       current and the prefetched one, and the root group: embeddings, final norm, output layer);
     - offload moves the state to the host, LoRA trains only the adapters; LoRA with `bf16_params` holds the
       frozen base in bf16 (2 bytes, no masters) and the adapters in fp32 with their gradients and AdamW moments;
-    - `bf16` means 2-byte compute: bf16-mixed, or fp16-mixed (`fp16`, fp32 parameters under autocast).
+    - `bf16` means 2-byte compute: bf16-mixed, or fp16-mixed (`fp16`, fp32 parameters under autocast);
+    - `adafactor` (ddp): its factored second moment (`Shape.factored` fp32 values) instead of AdamW's two moments.
     Activations per sample: `activation_bytes` under the step's numerics; the loss: `loss_bytes`.
 
     The load peak (`load`): each rank loads the weights in fp32 into host memory (`host_load`) and moves them once
@@ -272,6 +277,9 @@ def estimate(
         params, grads, optimizer = 4 * shape.params, 4 * trained, 8 * trained
         working, weight_bytes = (2 * shape.params if bf16 else 0), 4
         load = 4 * shape.params
+    if adafactor:  # AdamW's two fp32 moments (8 bytes a parameter) give way to the factored state
+        moments = 4 * shape.factored if not lora else 4 * trained  # adapters: small matrices, counted in full
+        optimizer = optimizer - (8 * trained) + moments
     loss_working, loss_per_sample = loss_bytes(
         shape, seq, chunk or default_chunk(shape.vocab), compute_bytes, weight_bytes, head_trains=not lora
     )

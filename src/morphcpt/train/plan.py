@@ -166,8 +166,9 @@ class LoopPlan:
 
 @dataclass
 class OptimPlan:
-    """AdamW with decoupled weight decay; linear warmup then cosine decay to `min_lr` at the last step."""
+    """AdamW, decoupled weight decay (`name: adafactor`: memory-light); warmup, then cosine decay to `min_lr`."""
 
+    name: str = "adamw"
     lr: float = 1.0e-4
     min_lr: float = 1.0e-5
     warmup_steps: int = 500
@@ -305,11 +306,12 @@ class CPTPlan:
         data = asdict(self.data)
         if not data["replicate"]:  # absent at 0: runs from before replicates keep the hash they always had
             del data["replicate"]
+        optim = {k: v for k, v in asdict(self.optim).items() if (k, v) != ("name", "adamw")}  # hash kept
         identity = {
             "model": asdict(self.model),
             "data": data,
             "loop": {k: v for k, v in asdict(self.loop).items() if k not in LAYOUT_KEYS},
-            "optim": asdict(self.optim),
+            "optim": optim,
         }
         if self.peft.method != "none":  # absent otherwise: full-model runs keep the hash they always had
             identity["peft"] = asdict(self.peft)
@@ -361,6 +363,13 @@ def validate(plan: CPTPlan) -> CPTPlan:
                 f"global batch {loop.global_batch_size} is not a multiple of micro batch {loop.micro_batch_size}"
             )
     parse_bytes(plan.cluster.gpu_memory, "cluster.gpu_memory")
+    if plan.optim.name not in ("adamw", "adafactor"):
+        raise PlanError(f"optim.name must be one of adamw, adafactor; got {plan.optim.name!r}")
+    if plan.optim.name != "adamw" and (plan.engine == "megatron" or plan.data.scheme == "eeve"):
+        where = "the megatron engine" if plan.engine == "megatron" else "EEVE"  # they train with AdamW only
+        raise PlanError(f"optim.name={plan.optim.name} runs on the hf engine only; {where} trains with AdamW")
+    if plan.optim.name == "adafactor" and plan.loop.sharding != "ddp":
+        raise PlanError("optim.name=adafactor runs under loop.sharding=ddp (its state is not sharded yet)")
     if not 0 <= plan.optim.min_lr <= plan.optim.lr:
         raise PlanError(f"need 0 <= min_lr <= lr, got {plan.optim.min_lr} and {plan.optim.lr}")
     if plan.optim.warmup_steps >= loop.steps:

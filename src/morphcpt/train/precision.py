@@ -196,7 +196,20 @@ def build_optimizer(
     groups: list[dict], optim: OptimPlan, fused: bool, device: torch.device
 ) -> torch.optim.Optimizer:
     """AdamW over `groups`: fused (one kernel for all tensors) on CUDA when `fused` (`loop.fused_optimizer`),
-    torch's default (foreach) elsewhere."""
+    torch's default (foreach) elsewhere. `optim.name: adafactor`: transformers' Adafactor at the schedule's
+    learning rate (no relative step, no parameter scaling, no momentum), each group's weight decay kept."""
+    if optim.name == "adafactor":
+        from transformers.optimization import Adafactor
+
+        return Adafactor(
+            groups,
+            lr=optim.lr,
+            scale_parameter=False,
+            relative_step=False,
+            warmup_init=False,
+            beta1=None,
+            clip_threshold=1.0,
+        )
     fused = fused and device.type == "cuda"
     return torch.optim.AdamW(
         groups, lr=optim.lr, betas=(optim.beta1, optim.beta2), eps=optim.eps, fused=fused or None
