@@ -10,11 +10,21 @@ import torch
 from morphcpt.train import load_plan, memory_hf
 from morphcpt.train.hf import train
 from morphcpt.train.plan import PlanError
-from test_sibling_memory import data_root, losses, plan_for  # noqa: F401  (data_root: the module's fixture)
+from train_helpers import tiny_plan, write_data
+from train_helpers import train_losses as losses
+
+
+@pytest.fixture(scope="module")
+def data_root(tmp_path_factory, sample_corpus):
+    return write_data(tmp_path_factory.mktemp("data"), sample_corpus, limit=200, num_chunks=1)
+
+
+def plan_for(data_root, out, *extra):
+    return tiny_plan(data_root, out, "checkpoint.async_save=false", *extra)
 
 
 @pytest.mark.slow
-def test_adafactor_trains_its_factored_state_and_resumes_exactly(data_root, tmp_path):  # noqa: F811
+def test_adafactor_trains_its_factored_state_and_resumes_exactly(data_root, tmp_path):
     straight = train(plan_for(data_root, tmp_path, "run_name=adafactor", "optim.name=adafactor"))
     adamw = train(plan_for(data_root, tmp_path, "run_name=adamw"))
     ran = losses(straight.run_dir)

@@ -14,23 +14,9 @@ import torch
 
 from morphcpt.train import cards, load_plan, memory, memory_hf, models, precision
 from morphcpt.train.hf import train
-from morphcpt.train.metrics import read_metrics
 from morphcpt.train.plan import PlanError
-from train_helpers import write_data
-
-RUN = [
-    "data.num_chunks=1",
-    "loop.steps=4",
-    "loop.seq_length=32",
-    "loop.global_batch_size=4",
-    "loop.micro_batch_size=2",
-    "optim.warmup_steps=1",
-    "validation.interval=2",
-    "validation.max_batches=2",
-    "checkpoint.interval=2",
-    "checkpoint.async_save=false",
-    "logging.tensorboard=false",
-]
+from train_helpers import tiny_plan, write_data
+from train_helpers import train_losses as losses
 
 
 @pytest.fixture(scope="module")
@@ -39,11 +25,7 @@ def data_root(tmp_path_factory, sample_corpus):
 
 
 def plan_for(data_root, out, *extra):
-    return load_plan(["recipe=demo_base", f"data.root={data_root}", f"output_root={out}", *RUN, *extra])
-
-
-def losses(run_dir) -> list[float]:
-    return [r["loss"] for r in read_metrics(run_dir) if r["kind"] == "train"]
+    return tiny_plan(data_root, out, "checkpoint.async_save=false", *extra)  # saved before the run goes on
 
 
 def param_bytes(model: torch.nn.Module) -> int:

@@ -10,23 +10,12 @@ import json
 import pytest
 import torch
 
-from morphcpt.train import checkpoints, load_plan, memory
+from morphcpt.train import checkpoints, memory
 from morphcpt.train.hf import train
-from morphcpt.train.metrics import read_metrics
+from train_helpers import tiny_plan as plan_for
+from train_helpers import train_losses as losses
 from train_helpers import write_data
 
-RUN = [
-    "data.num_chunks=1",
-    "loop.steps=4",
-    "loop.seq_length=32",
-    "loop.global_batch_size=4",
-    "loop.micro_batch_size=2",
-    "optim.warmup_steps=1",
-    "validation.interval=2",
-    "validation.max_batches=2",
-    "checkpoint.interval=2",
-    "logging.tensorboard=false",
-]
 # Compiled and eager fp32 runs on CPU: inductor fuses and reorders float operations, so losses may differ in the
 # last bits; the stated tolerance (relative, per step) is far below anything training could notice.
 COMPILE_TOLERANCE = 1e-5
@@ -35,14 +24,6 @@ COMPILE_TOLERANCE = 1e-5
 @pytest.fixture(scope="module")
 def data_root(tmp_path_factory, sample_corpus):
     return write_data(tmp_path_factory.mktemp("data"), sample_corpus, limit=200, num_chunks=1)
-
-
-def plan_for(data_root, out, *extra):
-    return load_plan(["recipe=demo_base", f"data.root={data_root}", f"output_root={out}", *RUN, *extra])
-
-
-def losses(run_dir) -> list[float]:
-    return [r["loss"] for r in read_metrics(run_dir) if r["kind"] == "train"]
 
 
 # --- the engine ------------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 `write_data` splits the first lines of the sample corpus into a validation file and training chunks, and
 preprocesses them exactly as the cluster jobs do: `<root>/<scheme>/chunk_NN_text_document.{bin,idx}` +
 `chunk_NN.done.json` per scheme and chunk, and the canonical `<root>/validation/validation_text_document`.
+`tiny_plan` is the 4-step run of the tiny model the engine tests compare, `train_losses` what it logged.
 """
 
 from __future__ import annotations
@@ -11,6 +12,32 @@ import json
 from pathlib import Path
 
 from morphcpt.preprocess import compose_config, run
+from morphcpt.train import load_plan
+from morphcpt.train.metrics import read_metrics
+
+# demo_base (tiny Gemma 3), 4 steps of a global batch of 4 at seq 32, validated and checkpointed every 2 steps
+TINY_RUN = [
+    "data.num_chunks=1",
+    "loop.steps=4",
+    "loop.seq_length=32",
+    "loop.global_batch_size=4",
+    "loop.micro_batch_size=2",
+    "optim.warmup_steps=1",
+    "validation.interval=2",
+    "validation.max_batches=2",
+    "checkpoint.interval=2",
+    "logging.tensorboard=false",
+]
+
+
+def tiny_plan(data_root: Path, out: Path, *extra: str):
+    """The tiny run's plan on `write_data`'s datasets under `data_root`, writing under `out`."""
+    return load_plan(["recipe=demo_base", f"data.root={data_root}", f"output_root={out}", *TINY_RUN, *extra])
+
+
+def train_losses(run_dir) -> list[float]:
+    """The training losses a run logged, step by step."""
+    return [r["loss"] for r in read_metrics(run_dir) if r["kind"] == "train"]
 
 
 def read_texts(corpus: Path, limit: int | None = None) -> list[str]:
