@@ -268,6 +268,14 @@ def table(results: list[dict], header: str) -> str:
     return "\n".join(lines)
 
 
+def report_row(result: dict, started: float) -> None:
+    """One finished row at once, as its table line and as JSON: a run cut short by a time limit (a lent GPU's
+    minutes, a walltime) still reports every row it finished; the table at the end repeats them."""
+    line = table([result], "").splitlines()[-1]
+    print(f"[{time.perf_counter() - started:5.0f} s] {line}", file=sys.stderr, flush=True)
+    print(f"ROW {json.dumps(result)}", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cpu-smoke", action="store_true", help="the tiny shape on the CPU")
@@ -275,6 +283,11 @@ def main(argv: list[str] | None = None) -> int:
         "--gpu-memory", default=None, help="cap the GPU at this much (e.g. 40GB) and plan for it"
     )
     parser.add_argument("--json", default=None, help="also write the rows as JSON here")
+    parser.add_argument(
+        "--rows",
+        default=None,
+        help="only these rows, comma-separated by their names in the table (e.g. 'engine default,bare loop')",
+    )
     parser.add_argument("--row", help=argparse.SUPPRESS)  # one row, in a child process
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
@@ -303,6 +316,12 @@ def main(argv: list[str] | None = None) -> int:
         names = list(ROWS)
         if args.gpu_memory:
             names.insert(1, CPT_ROW[0])
+        if args.rows:
+            wanted = [name.strip() for name in args.rows.split(",") if name.strip()]
+            unknown = [name for name in wanted if name not in names]
+            if unknown:
+                parser.error(f"unknown rows {unknown}; the rows are {names}")
+            names = [name for name in names if name in wanted]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         for name in names:
             out = root / f"row{len(results)}.json"
@@ -320,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 )
                 results.append(json.loads(out.read_text()))
-                print(f"[{time.perf_counter() - started:5.0f} s] {name}: done", file=sys.stderr, flush=True)
+                report_row(results[-1], started)
                 continue
             command = [
                 sys.executable,
@@ -344,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [f"exit {done.returncode}"]
                 results.append({"row": name, "error": tail[0][:160]})
-            print(f"[{time.perf_counter() - started:5.0f} s] {name}: done", file=sys.stderr, flush=True)
+            report_row(results[-1], started)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU"
