@@ -15,6 +15,7 @@ from morphcpt.morphology.affixes import (
     CORONAL,
     DELETED_BY_ENDING,
     DELETING,
+    INFIXED_PREFIXES,
     INFIXES,
     LABIAL,
     NASAL_BARE,
@@ -33,7 +34,8 @@ _MAX_WORD = 40
 COMMON_ZIPF = (
     4.5  # a word this frequent (Zipf) is a common word (`_unshortened`, `filipino.has_affixed_reading`)
 )
-CLUSTER_SECOND = frozenset("lrwy")  # the second consonant of the onsets borrowings bring: pr, pl, ty, kw
+# the second consonant of the onsets borrowings bring: pr, pl, ty, kw, and the digraphs ch, sh, ts (che|check)
+CLUSTER_SECOND = frozenset("lrwyhs")
 SYNCOPATED = (
     2  # `_Reading.restored` of a root whose lost vowel was put back (1: a swallowed consonant, d <- r)
 )
@@ -107,8 +109,13 @@ class StemReadings:
         for sfx in SUFFIXES:
             if g.endswith(sfx) and len(g) - len(sfx) >= 2:
                 stem = g[: -len(sfx)]
-                if sfx[0] in "hn" and not is_vowel(stem[-1]) and not any(map(stem.endswith, SYNCOPE)):
-                    continue  # -han/-hin/-nan/-nin follow a vowel, or a syncopated root (dal|hin)
+                if (
+                    sfx[0] in "hn"
+                    and not is_vowel(stem[-1])
+                    and not any(map(stem.endswith, SYNCOPE))
+                    and not (sfx[0] == "h" and len(stem) >= 3 and is_vowel(stem[-2]))
+                ):
+                    continue  # -han/-hin/-nan/-nin follow a vowel, or a root that lost its last vowel (dal|hin)
                 splits.append((len(stem), sfx))
         return splits
 
@@ -131,6 +138,18 @@ class StemReadings:
             elif suffixed:
                 if t in SYNCOPE:
                     options.append((SYNCOPE[t], bool(c)))
+                elif suffixed[0] == "h" and not is_vowel(t[-1]):
+                    # a vowel-final root lost its last vowel before -han/-hin: tir|han <- tira, pa|lak|hin <- laki
+                    # (only roots some frequency list or the curated list knows: nathan is no nata + -han)
+                    lost = sorted(
+                        (
+                            t + v
+                            for v in _VOWEL_LETTERS
+                            if self._zipf.get(t + v, 0.0) >= 3 or t + v in self._trusted
+                        ),
+                        key=self._unshortened,
+                    )
+                    options += [(o, SYNCOPATED) for o in lost]
                 last_u = t.rfind("u")
                 if last_u >= 0 and not any(is_vowel(ch) for ch in t[last_u + 1 :]):
                     options.append((t[:last_u] + "o" + t[last_u + 1 :], bool(c)))
@@ -152,6 +171,12 @@ class StemReadings:
                     return o, restored
         return None
 
+    def _copied_loan(self, root: str) -> tuple[str, int] | None:
+        """A root of one syllable that a consonant's copy points to: borrowings are (nag|re|rent, nag|che-|check),
+        and a copy asks for a verb's root, so the two-syllable rule of `_syllable_ok` gives way."""
+        ok = len(root) >= 4 and root in self._roots and root not in _PREFIX_SET
+        return (root, 0) if ok else None
+
     def _prefixed(self, s: str, pos: int, depth: int, suffixed: str) -> list[_Reading]:
         out = self._body(s, pos, suffixed)
         if depth == 0 or not s.startswith(PREFIXES):  # (one C-level test for the common case: no prefix)
@@ -162,6 +187,10 @@ class StemReadings:
             n = len(p) + (1 if s[len(p) : len(p) + 1] == "-" else 0)
             rest = s[n:]
             if len(rest) < 2 or rest[0] == "-":
+                continue
+            if p in INFIXED_PREFIXES:
+                if n == len(p) and (p != "kina" or suffixed in ("an", "han", "nan")):
+                    out += self._infixed_prefix(p, rest, pos, depth, suffixed)
                 continue
             head = self._prefix_spans(p, pos, n) if p in PREFIX_PARTS else ((pos, pos + n, "prefix"),)
             labels, redup = _PREFIX_LABELS[p]
@@ -194,6 +223,29 @@ class StemReadings:
                         restored=r.restored,
                     )
                 )
+        return out
+
+    def _infixed_prefix(self, p: str, rest: str, pos: int, depth: int, suffixed: str) -> list[_Reading]:
+        """ma-/ka-/pa- with -in- (`INFIXED_PREFIXES`) before `rest`: m|in|a|buti, k|in|a|hi|hilig|an,
+        p|in|a|kain; mina- may repeat its own ma (m|in|a|ma|dali, the imperfective)."""
+        head = ((pos, pos + 1, "prefix"), (pos + 1, pos + 3, "infix"), (pos + 3, pos + 4, "prefix"))
+        label = (INFIXED_PREFIXES[p],)
+        at = pos + 4
+        inner = (
+            self._prefixed(rest, at, depth - 1, suffixed) if p == "pina" else self._body(rest, at, suffixed)
+        )
+        out = [
+            _Reading(
+                head + r.spans, r.root, label + r.prefixes, "in", r.suffix, r.reduplicant, restored=r.restored
+            )
+            for r in inner
+            if not r.infix
+        ]
+        if p == "mina" and rest.startswith("ma") and len(rest) > 5:
+            for r in self._body(rest[2:], at + 2, suffixed):
+                if not (r.infix or r.reduplicant):
+                    spans = head + ((at, at + 2, "reduplicant"),) + r.spans
+                    out.append(_Reading(spans, r.root, label, "in", reduplicant="ma", restored=r.restored))
         return out
 
     @staticmethod
@@ -234,11 +286,14 @@ class StemReadings:
                     or (ending == "n" and initial in CORONAL)
                     or (ending == "ng" and initial not in LABIAL | CORONAL)
                 )
-                if agrees:
+                # ng left unassimilated before a consonant (nang|loob, mang|lait, kasing|bilis): read, but marked,
+                # so that the assimilated form's reading wins where both exist
+                plain = not agrees and ending == "ng" and not c and not is_vowel(initial)
+                if agrees or plain:
                     spans = (((pos, pos + len(red), "reduplicant"),) if red else ()) + (
                         (pos + len(red), pos + len(rest), "root"),
                     )
-                    out.append(_Reading(spans, lemma, reduplicant=red, restored=bool(c) or found[1]))
+                    out.append(_Reading(spans, lemma, reduplicant=red, restored=bool(c) or found[1] or plain))
         return out
 
     def _substituted(self, rest: str, pos: int, suffixed: str) -> list[_Reading]:
@@ -250,7 +305,12 @@ class StemReadings:
             return out
         red = rest[: len(nasal) + 1]
         base = rest[len(red) :]
-        if len(red) <= len(nasal) or not is_vowel(red[-1]) or not base.startswith(red) or len(base) < 4:
+        if len(red) <= len(nasal) or not is_vowel(red[-1]) or len(base) < 4:
+            return out
+        # the copy is the base's first syllable (na|mi|mili), or the prefix's nasal and a (na|ma|malengke)
+        if not (
+            base.startswith(red) or (red[-1] == "a" and base.startswith(nasal) and is_vowel(base[len(nasal)]))
+        ):
             return out
         # ng also stands before a vowel-initial root (na|nga|ngaral <- aral, ma|ngi|ngisda <- isda)
         for c in SUBSTITUTED[nasal] + (("",) if nasal == "ng" else ()):
@@ -279,10 +339,18 @@ class StemReadings:
             if (
                 copied == red
                 or (copied[:1] == "r" and red == "d" + copied[1:])
-                or (k == 3 and red == root[:3] and root[0] not in VOWELS and root[1] in CLUSTER_SECOND)
+                or (
+                    k == 3
+                    and red[:2] == root[:2]
+                    and root[0] not in VOWELS
+                    and root[1] in CLUSTER_SECOND
+                    and root[2] in VOWELS  # the copy's vowel follows the sound: she|share
+                )
             ):
-                found = (red[:1] == "d" and self._lemma("d" + root[1:], suffixed)) or self._lemma(
-                    root, suffixed
+                found = (
+                    (red[:1] == "d" and self._lemma("d" + root[1:], suffixed))
+                    or self._lemma(root, suffixed)
+                    or (k > 1 and self._copied_loan(root))
                 )
                 if found:
                     out.append(
@@ -293,6 +361,20 @@ class StemReadings:
                             restored=_syncope_of(found),
                         )
                     )
+        dash = s.find("-")
+        if 1 < dash <= 4 and len(s) > dash + 3:
+            # a copy written with a hyphen before a known root: re-|record, che-|check, dra-|drive (the copy
+            # follows the sound: its vowel may differ from the spelling's)
+            red, root = s[:dash], s[dash + 1 :]
+            cons = red[:-1]
+            if (
+                red[-1] in VOWELS
+                and not any(ch in VOWELS for ch in cons)
+                and root.startswith(cons)
+                and (found := self._lemma(root, suffixed) or self._copied_loan(root))
+            ):
+                spans = ((pos, pos + dash + 1, "reduplicant"), (pos + dash + 1, end, "root"))
+                out.append(_Reading(spans, found[0], reduplicant=red, restored=_syncope_of(found)))
         c = onset_len(s)
         for inf in INFIXES:
             # vowel-initial root: um|alis, in|alis, um|a|alis
