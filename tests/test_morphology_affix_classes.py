@@ -84,23 +84,9 @@ def test_a_one_syllable_word_needs_a_copy_to_be_a_root():
     assert cut(pack, "nagrent")[0] == "nagrent"  # no copy: the two-syllable rule holds
 
 
-@pytest.mark.parametrize(
-    ("word", "expected"),
-    [
-        ("sirhan", ("sir|han", "sira")),  # a vowel-final root loses its vowel before -han
-        ("pagawhin", ("pa|gaw|hin", "gawa")),
-    ],
-)
-def test_a_final_vowel_lost_before_han_hin(word, expected):
-    pack = FilipinoPack(roots={"sira", "gawa"})
-    pack._zipf = {"sira": 5.0, "gawa": 5.0}
-    assert cut(pack, word) == expected
-
-
-def test_a_lost_vowel_before_han_needs_a_known_root():
-    pack = FilipinoPack(roots={"lota"})  # a root no frequency list knows: "lothan" is no lot|han
-    pack._trusted = frozenset()
-    assert cut(pack, "lothan")[0] == "lothan"
+def test_the_irregular_stem_of_dinig_after_pa():
+    pack = FilipinoPack(roots={"dinig"})
+    assert cut(pack, "pakinggan") == ("pa|kingg|an", "dinig")
 
 
 @pytest.mark.parametrize(

@@ -75,6 +75,8 @@ _FULL_FORM_PREFIXES = (
 
 
 _PREFIX_ROOTS = frozenset(PREFIXES)  # curated roots that are prefixes too (pinaka): no root for a suffix
+# before a hyphen mina-/kina- are ma-/ka- with -in- and a copy's vowel (k|in|a-|cast, like in|a-|upload)
+_HYPHEN_PREFIXES = _PREFIX_ROOTS - {"mina", "kina"}
 
 
 def _bare(f: str) -> bool:
@@ -171,10 +173,10 @@ def _prefix_split(h: str) -> list[str] | None:
     """`h` as at most two prefixes of the inventory (longest first), [] for "", None when it is not."""
     if not h:
         return []
-    if h in PREFIXES:
+    if h in _HYPHEN_PREFIXES:
         return [h]
     for k in range(len(h) - 1, 0, -1):
-        if h[:k] in PREFIXES and h[k:] in PREFIXES:
+        if h[:k] in _HYPHEN_PREFIXES and h[k:] in _HYPHEN_PREFIXES:
             return [h[:k], h[k:]]
     return None
 

@@ -109,13 +109,8 @@ class StemReadings:
         for sfx in SUFFIXES:
             if g.endswith(sfx) and len(g) - len(sfx) >= 2:
                 stem = g[: -len(sfx)]
-                if (
-                    sfx[0] in "hn"
-                    and not is_vowel(stem[-1])
-                    and not any(map(stem.endswith, SYNCOPE))
-                    and not (sfx[0] == "h" and len(stem) >= 3 and is_vowel(stem[-2]))
-                ):
-                    continue  # -han/-hin/-nan/-nin follow a vowel, or a root that lost its last vowel (dal|hin)
+                if sfx[0] in "hn" and not is_vowel(stem[-1]) and not any(map(stem.endswith, SYNCOPE)):
+                    continue  # -han/-hin/-nan/-nin follow a vowel, or a syncopated root (dal|hin)
                 splits.append((len(stem), sfx))
         return splits
 
@@ -138,18 +133,6 @@ class StemReadings:
             elif suffixed:
                 if t in SYNCOPE:
                     options.append((SYNCOPE[t], bool(c)))
-                elif suffixed[0] == "h" and not is_vowel(t[-1]):
-                    # a vowel-final root lost its last vowel before -han/-hin: tir|han <- tira, pa|lak|hin <- laki
-                    # (only roots some frequency list or the curated list knows: nathan is no nata + -han)
-                    lost = sorted(
-                        (
-                            t + v
-                            for v in _VOWEL_LETTERS
-                            if self._zipf.get(t + v, 0.0) >= 3 or t + v in self._trusted
-                        ),
-                        key=self._unshortened,
-                    )
-                    options += [(o, SYNCOPATED) for o in lost]
                 last_u = t.rfind("u")
                 if last_u >= 0 and not any(is_vowel(ch) for ch in t[last_u + 1 :]):
                     options.append((t[:last_u] + "o" + t[last_u + 1 :], bool(c)))
@@ -173,8 +156,14 @@ class StemReadings:
 
     def _copied_loan(self, root: str) -> tuple[str, int] | None:
         """A root of one syllable that a consonant's copy points to: borrowings are (nag|re|rent, nag|che-|check),
-        and a copy asks for a verb's root, so the two-syllable rule of `_syllable_ok` gives way."""
-        ok = len(root) >= 4 and root in self._roots and root not in _PREFIX_SET
+        and a copy asks for a verb's root, so the two-syllable rule of `_syllable_ok` gives way; not a function word
+        (Zipf >= 6, the enclitic lang: ni|lala|ng)."""
+        ok = (
+            len(root) >= 4
+            and root in self._roots
+            and root not in _PREFIX_SET
+            and self._zipf.get(root, 0.0) < 6
+        )
         return (root, 0) if ok else None
 
     def _prefixed(self, s: str, pos: int, depth: int, suffixed: str) -> list[_Reading]:
