@@ -74,9 +74,10 @@ _FULL_FORM_PREFIXES = (
 )
 
 
-_PREFIX_ROOTS = frozenset(PREFIXES)  # curated roots that are prefixes too (pinaka): no root for a suffix
+# curated roots that are prefixes too (pinaka): no root for a suffix; mina (mine) is a root (mina|han)
+_PREFIX_ROOTS = frozenset(PREFIXES) - {"mina", "kina"}
 # before a hyphen mina-/kina- are ma-/ka- with -in- and a copy's vowel (k|in|a-|cast, like in|a-|upload)
-_HYPHEN_PREFIXES = _PREFIX_ROOTS - {"mina", "kina"}
+_HYPHEN_PREFIXES = _PREFIX_ROOTS
 
 
 def _bare(f: str) -> bool:

@@ -41,6 +41,8 @@ SYNCOPATED = (
 )
 _MAX_PREFIXES = 3
 _PREFIX_SET = frozenset(PREFIXES)
+# prefixes that are no root: mina (mine) and kina are roots too (mag|mi|mina), ma-/ka- with -in- only before one
+_NOT_ROOTS = _PREFIX_SET - {"mina", "kina"}
 _VOWEL_LETTERS = "".join(sorted(VOWELS))
 _PREFIX_LENGTHS = sorted({len(p) for p in PREFIXES}, reverse=True)
 # prefix -> (its prefix labels, the reduplicant it contains): nakaka- is the prefix naka- plus ka
@@ -124,7 +126,7 @@ class StemReadings:
         for c in restore:
             t = c + surface
             if not suffixed and t[:1] != "r":  # nearly every call: the surface root itself is the only option
-                if t in roots and _syllable_ok(t) and (t not in _PREFIX_SET or t in self._trusted):
+                if t in roots and _syllable_ok(t) and (t not in _NOT_ROOTS or t in self._trusted):
                     return t, bool(c)
                 continue
             options = [(t, bool(c))]
@@ -150,7 +152,7 @@ class StemReadings:
             if t.startswith("r"):
                 options += [("d" + o[1:], True) for o, _ in list(options)]
             for o, restored in options:
-                if o in roots and _syllable_ok(o) and (o not in _PREFIX_SET or o in self._trusted):
+                if o in roots and _syllable_ok(o) and (o not in _NOT_ROOTS or o in self._trusted):
                     return o, restored
         return None
 
@@ -161,7 +163,7 @@ class StemReadings:
         ok = (
             len(root) >= 4
             and root in self._roots
-            and root not in _PREFIX_SET
+            and root not in _NOT_ROOTS
             and self._zipf.get(root, 0.0) < 6
         )
         return (root, 0) if ok else None
