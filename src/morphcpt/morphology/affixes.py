@@ -20,11 +20,12 @@ PREFIXES: tuple[str, ...] = (
     "nang", "nan", "nam", "napa", "napag", "napaka",
     "pa", "pag", "pagka", "pagpa", "paka", "paki", "pakiki", "pakikipag",
     "pang", "pan", "pam", "pina", "pinag", "pinaka", "pinang", "pinan", "pinam",
-    "sing", "sin", "sim", "tag", "taga", "tig", "pala", "mala", "mina", "kina",
+    "sing", "sin", "sim", "tag", "taga", "tig", "pala", "mala",
     "nakaka", "makaka", "nakiki", "makiki", "nakikipag", "makikipag",
 )  # fmt: skip
 # ma-, ka- and pa- with the infix -in- inside them: m|in|a|buti (ma- + buti, perfective), k|in|a|takut|an
 # (ka-...-an + takot), p|in|a|kain (causative pa- + kain). Cut around the infix; kina- stands only before -an.
+# mina- and kina- are not in PREFIXES: mina (mine) and kina are words, and a gold set's morph "mina" is a root.
 INFIXED_PREFIXES: dict[str, str] = {"mina": "ma", "kina": "ka", "pina": "pa"}
 # Stacked prefixes read as one unit but cut into their parts: the CV copy of the ka-/ki- prefix (nakakatawa =
 # naka|ka|tawa, nakikisama = naki|ki|sama), and maki- + pag-, which data/gold's rules do not list as one unit

@@ -56,7 +56,12 @@ from morphcpt.morphology.syllabify import folded_first_syllable_cv
 
 # Where an affix of the inventory shows in a folded word, if it has one (see `_bare`).
 _AFFIXED_ENDS = (*SUFFIXES, LINKER, LINKER_AFTER_N)
-_AFFIXED_STARTS = (*PREFIXES, "ni")  # ni-: -in- before l/r/y (ni|luto, ni|renta)
+_AFFIXED_STARTS = (
+    *PREFIXES,
+    "ni",
+    "mina",
+    "kina",
+)  # ni-: -in- before l/r/y (ni|luto); m|in|a|buti, k|in|a|...
 # prefixes whose forms show a root in its full spelling (`FilipinoPack._inflects`)
 _FULL_FORM_PREFIXES = (
     "mag",
@@ -74,10 +79,7 @@ _FULL_FORM_PREFIXES = (
 )
 
 
-# curated roots that are prefixes too (pinaka): no root for a suffix; mina (mine) is a root (mina|han)
-_PREFIX_ROOTS = frozenset(PREFIXES) - {"mina", "kina"}
-# before a hyphen mina-/kina- are ma-/ka- with -in- and a copy's vowel (k|in|a-|cast, like in|a-|upload)
-_HYPHEN_PREFIXES = _PREFIX_ROOTS
+_PREFIX_ROOTS = frozenset(PREFIXES)  # curated roots that are prefixes too (pinaka): no root for a suffix
 
 
 def _bare(f: str) -> bool:
@@ -174,10 +176,10 @@ def _prefix_split(h: str) -> list[str] | None:
     """`h` as at most two prefixes of the inventory (longest first), [] for "", None when it is not."""
     if not h:
         return []
-    if h in _HYPHEN_PREFIXES:
+    if h in PREFIXES:
         return [h]
     for k in range(len(h) - 1, 0, -1):
-        if h[:k] in _HYPHEN_PREFIXES and h[k:] in _HYPHEN_PREFIXES:
+        if h[:k] in PREFIXES and h[k:] in PREFIXES:
             return [h[:k], h[k:]]
     return None
 

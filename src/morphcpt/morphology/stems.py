@@ -40,9 +40,9 @@ SYNCOPATED = (
     2  # `_Reading.restored` of a root whose lost vowel was put back (1: a swallowed consonant, d <- r)
 )
 _MAX_PREFIXES = 3
-_PREFIX_SET = frozenset(PREFIXES)
-# prefixes that are no root: mina (mine) and kina are roots too (mag|mi|mina), ma-/ka- with -in- only before one
-_NOT_ROOTS = _PREFIX_SET - {"mina", "kina"}
+_PREFIX_SET = frozenset(PREFIXES) | {"mina", "kina"}  # the prefixes `_prefixed` looks for
+_PREFIX_STARTS = (*PREFIXES, "mina", "kina")
+_NOT_ROOTS = frozenset(PREFIXES)  # mina (mine) and kina are roots too (mag|mi|mina)
 _VOWEL_LETTERS = "".join(sorted(VOWELS))
 _PREFIX_LENGTHS = sorted({len(p) for p in PREFIXES}, reverse=True)
 # prefix -> (its prefix labels, the reduplicant it contains): nakaka- is the prefix naka- plus ka
@@ -170,7 +170,9 @@ class StemReadings:
 
     def _prefixed(self, s: str, pos: int, depth: int, suffixed: str) -> list[_Reading]:
         out = self._body(s, pos, suffixed)
-        if depth == 0 or not s.startswith(PREFIXES):  # (one C-level test for the common case: no prefix)
+        if depth == 0 or not s.startswith(
+            _PREFIX_STARTS
+        ):  # (one C-level test for the common case: no prefix)
             return out
         # The prefixes `s` starts with, longest first (one of each length at most): a slice and a set lookup per
         # length rather than a `startswith` per prefix.
