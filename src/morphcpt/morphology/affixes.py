@@ -23,6 +23,10 @@ PREFIXES: tuple[str, ...] = (
     "sing", "sin", "sim", "tag", "taga", "tig", "pala", "mala",
     "nakaka", "makaka", "nakiki", "makiki", "nakikipag", "makikipag",
 )  # fmt: skip
+# ma-, ka- and pa- with the infix -in- inside them: m|in|a|buti (ma- + buti, perfective), k|in|a|takut|an
+# (ka-...-an + takot), p|in|a|kain (causative pa- + kain). Cut around the infix; kina- stands only before -an.
+# mina- and kina- are not in PREFIXES: mina (mine) and kina are words, and a gold set's morph "mina" is a root.
+INFIXED_PREFIXES: dict[str, str] = {"mina": "ma", "kina": "ka", "pina": "pa"}
 # Stacked prefixes read as one unit but cut into their parts: the CV copy of the ka-/ki- prefix (nakakatawa =
 # naka|ka|tawa, nakikisama = naki|ki|sama), and maki- + pag-, which data/gold's rules do not list as one unit
 # (nakipaglaro = naki|pag|laro, nakikipag-usap = naki|ki|pag-|usap).
@@ -56,7 +60,7 @@ LINKER_AFTER_N = "g"
 COPY_LIKE_PREFIXES: dict[str, str] = {
     **{p: p[-2:] for p in ("naki", "maki", "paki", "mala", "pala", "magsi", "nagsi", "naka", "maka", "nagka", "magka")},
     **{p: p[-2:] for p in ("ipa", "ika", "napa", "mapa")},
-    "pina": "pa", "ipina": "pa", "ikina": "ka",
+    "pina": "pa", "ipina": "pa", "ikina": "ka", "mina": "ma", "kina": "ka",
 }  # fmt: skip
 
 # Nasal-final prefix families. The allomorph agrees with the root's first sound; mang-/nang-/pang- (and the
@@ -85,7 +89,7 @@ CORONAL = frozenset("dlrst")
 # root. The regular syncope of a consonant-final root (takp|an <- takip) is undone by rule (`filipino._lemma`).
 SYNCOPE: dict[str, str] = {
     "gaw": "gawa", "dal": "dala", "bil": "bili", "sund": "sunod", "kun": "kuha", "tamn": "tanim",
-    "saky": "sakay", "hing": "hingi", "tingn": "tingin", "dingg": "dinig",
+    "saky": "sakay", "hing": "hingi", "tingn": "tingin", "dingg": "dinig", "kingg": "dinig",
 }  # fmt: skip
 
 

@@ -56,7 +56,12 @@ from morphcpt.morphology.syllabify import folded_first_syllable_cv
 
 # Where an affix of the inventory shows in a folded word, if it has one (see `_bare`).
 _AFFIXED_ENDS = (*SUFFIXES, LINKER, LINKER_AFTER_N)
-_AFFIXED_STARTS = (*PREFIXES, "ni")  # ni-: -in- before l/r/y (ni|luto, ni|renta)
+_AFFIXED_STARTS = (
+    *PREFIXES,
+    "ni",
+    "mina",
+    "kina",
+)  # ni-: -in- before l/r/y (ni|luto); m|in|a|buti, k|in|a|...
 # prefixes whose forms show a root in its full spelling (`FilipinoPack._inflects`)
 _FULL_FORM_PREFIXES = (
     "mag",
@@ -72,6 +77,9 @@ _FULL_FORM_PREFIXES = (
     "magpa",
     "nagpa",
 )
+
+
+_PREFIX_ROOTS = frozenset(PREFIXES)  # curated roots that are prefixes too (pinaka): no root for a suffix
 
 
 def _bare(f: str) -> bool:
@@ -241,19 +249,35 @@ class FilipinoPack(StemReadings, LanguagePack):
         then the fewest morphs. kinain is k|in|ain (root kain), not kina|in."""
         root_chars = sum(e - s for s, e, k in r.spans if k == "root")
         marked = int(bool(r.restored)) + int(r.root not in self._trusted)
-        for (s, e, kind), (_, _, after) in zip(r.spans, r.spans[1:], strict=False):
-            if (
-                kind == "prefix"
-                and after == "root"
-                and (tail := COPY_LIKE_PREFIXES.get(f[s:e]))
-                and folded_first_syllable_cv(f[e:]) == tail
-            ):
-                marked += 1  # na|ki|kita, not naki|kita; p|in|a|pansin, not pina|pansin
+        spans = r.spans
+        for i, ((s, e, kind), (_, _, after)) in enumerate(zip(spans, spans[1:], strict=False)):
+            if kind == "prefix" and after == "root":
+                if i >= 2 and spans[i - 1][2] == "infix" and spans[i - 2][2] == "prefix":
+                    s = spans[i - 2][0]  # m|in|a: the prefix around the infix (`INFIXED_PREFIXES`)
+                tail = COPY_LIKE_PREFIXES.get(f[s:e])
+                if tail and folded_first_syllable_cv(f[e:]) == tail:
+                    marked += 1  # na|ki|kita, not naki|kita; p|in|a|pansin, not pina|pansin
         if r.suffix in ("an", "in"):
             start = next(s for s, _, k in reversed(r.spans) if k == "suffix" and f[s : s + 2] == r.suffix)
             marked += is_vowel(f[start - 1])
         stacked = max(len(r.prefixes) - 1, 0)  # na|gi|gipit, not nag|i|gipit
-        return (int(r.root in self._rare), -root_chars, marked, len(r.spans), stacked)
+        return (int(r.root in self._rare) + self._misfit(r), -root_chars, marked, len(r.spans), stacked)
+
+    def _misfit(self, r: _Reading) -> int:
+        """1 for a reading whose affixes do not fit its root: the superlative pinaka- takes no -an/-in, nor does a prefix
+        read as a root (pinakain is p|in|a|kain, not pinaka|in; pinakasalan p|in|a|kasal|an), and a root that is a CV copy of another root (lalaki <- laki)
+        is the noun only where no affix asks for the copy: -um-/-in-, -in and the plural adjective's ma- do (l|um|a|laki,
+        pa|la|laki|hin, ma|la|laki), ka-...-han and pagka- do not (ka|lalaki|han)."""
+        if r.suffix and ("pinaka" in r.prefixes or r.root in _PREFIX_ROOTS):
+            return 1
+        root = r.root
+        return int(
+            (bool(r.infix) or r.suffix in ("in", "hin") or r.prefixes[-1:] == ("ma",))
+            and len(root) > 4
+            and root[0] == root[2]
+            and root[:2] == folded_first_syllable_cv(root[2:])
+            and root[2:] in self._roots
+        )
 
     # ---------------------------------------------------------------- analysis
     def parse(self, word: str) -> Analysis:

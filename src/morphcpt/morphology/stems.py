@@ -15,6 +15,7 @@ from morphcpt.morphology.affixes import (
     CORONAL,
     DELETED_BY_ENDING,
     DELETING,
+    INFIXED_PREFIXES,
     INFIXES,
     LABIAL,
     NASAL_BARE,
@@ -33,12 +34,15 @@ _MAX_WORD = 40
 COMMON_ZIPF = (
     4.5  # a word this frequent (Zipf) is a common word (`_unshortened`, `filipino.has_affixed_reading`)
 )
-CLUSTER_SECOND = frozenset("lrwy")  # the second consonant of the onsets borrowings bring: pr, pl, ty, kw
+# the second consonant of the onsets borrowings bring: pr, pl, ty, kw, and the digraphs ch, sh, ts (che|check)
+CLUSTER_SECOND = frozenset("lrwyhs")
 SYNCOPATED = (
     2  # `_Reading.restored` of a root whose lost vowel was put back (1: a swallowed consonant, d <- r)
 )
 _MAX_PREFIXES = 3
-_PREFIX_SET = frozenset(PREFIXES)
+_PREFIX_SET = frozenset(PREFIXES) | {"mina", "kina"}  # the prefixes `_prefixed` looks for
+_PREFIX_STARTS = (*PREFIXES, "mina", "kina")
+_NOT_ROOTS = frozenset(PREFIXES)  # mina (mine) and kina are roots too (mag|mi|mina)
 _VOWEL_LETTERS = "".join(sorted(VOWELS))
 _PREFIX_LENGTHS = sorted({len(p) for p in PREFIXES}, reverse=True)
 # prefix -> (its prefix labels, the reduplicant it contains): nakaka- is the prefix naka- plus ka
@@ -122,7 +126,7 @@ class StemReadings:
         for c in restore:
             t = c + surface
             if not suffixed and t[:1] != "r":  # nearly every call: the surface root itself is the only option
-                if t in roots and _syllable_ok(t) and (t not in _PREFIX_SET or t in self._trusted):
+                if t in roots and _syllable_ok(t) and (t not in _NOT_ROOTS or t in self._trusted):
                     return t, bool(c)
                 continue
             options = [(t, bool(c))]
@@ -148,13 +152,27 @@ class StemReadings:
             if t.startswith("r"):
                 options += [("d" + o[1:], True) for o, _ in list(options)]
             for o, restored in options:
-                if o in roots and _syllable_ok(o) and (o not in _PREFIX_SET or o in self._trusted):
+                if o in roots and _syllable_ok(o) and (o not in _NOT_ROOTS or o in self._trusted):
                     return o, restored
         return None
 
+    def _copied_loan(self, root: str) -> tuple[str, int] | None:
+        """A root of one syllable that a consonant's copy points to: borrowings are (nag|re|rent, nag|che-|check),
+        and a copy asks for a verb's root, so the two-syllable rule of `_syllable_ok` gives way; not a function word
+        (Zipf >= 6, the enclitic lang: ni|lala|ng)."""
+        ok = (
+            len(root) >= 4
+            and root in self._roots
+            and root not in _NOT_ROOTS
+            and self._zipf.get(root, 0.0) < 6
+        )
+        return (root, 0) if ok else None
+
     def _prefixed(self, s: str, pos: int, depth: int, suffixed: str) -> list[_Reading]:
         out = self._body(s, pos, suffixed)
-        if depth == 0 or not s.startswith(PREFIXES):  # (one C-level test for the common case: no prefix)
+        if depth == 0 or not s.startswith(
+            _PREFIX_STARTS
+        ):  # (one C-level test for the common case: no prefix)
             return out
         # The prefixes `s` starts with, longest first (one of each length at most): a slice and a set lookup per
         # length rather than a `startswith` per prefix.
@@ -162,6 +180,10 @@ class StemReadings:
             n = len(p) + (1 if s[len(p) : len(p) + 1] == "-" else 0)
             rest = s[n:]
             if len(rest) < 2 or rest[0] == "-":
+                continue
+            if p in INFIXED_PREFIXES:
+                if n == len(p) and (p != "kina" or suffixed in ("an", "han", "nan")):
+                    out += self._infixed_prefix(p, rest, pos, depth, suffixed)
                 continue
             head = self._prefix_spans(p, pos, n) if p in PREFIX_PARTS else ((pos, pos + n, "prefix"),)
             labels, redup = _PREFIX_LABELS[p]
@@ -194,6 +216,29 @@ class StemReadings:
                         restored=r.restored,
                     )
                 )
+        return out
+
+    def _infixed_prefix(self, p: str, rest: str, pos: int, depth: int, suffixed: str) -> list[_Reading]:
+        """ma-/ka-/pa- with -in- (`INFIXED_PREFIXES`) before `rest`: m|in|a|buti, k|in|a|hi|hilig|an,
+        p|in|a|kain; mina- may repeat its own ma (m|in|a|ma|dali, the imperfective)."""
+        head = ((pos, pos + 1, "prefix"), (pos + 1, pos + 3, "infix"), (pos + 3, pos + 4, "prefix"))
+        label = (INFIXED_PREFIXES[p],)
+        at = pos + 4
+        inner = (
+            self._prefixed(rest, at, depth - 1, suffixed) if p == "pina" else self._body(rest, at, suffixed)
+        )
+        out = [
+            _Reading(
+                head + r.spans, r.root, label + r.prefixes, "in", r.suffix, r.reduplicant, restored=r.restored
+            )
+            for r in inner
+            if not r.infix
+        ]
+        if p == "mina" and rest.startswith("ma") and len(rest) > 5:
+            for r in self._body(rest[2:], at + 2, suffixed):
+                if not (r.infix or r.reduplicant):
+                    spans = head + ((at, at + 2, "reduplicant"),) + r.spans
+                    out.append(_Reading(spans, r.root, label, "in", reduplicant="ma", restored=r.restored))
         return out
 
     @staticmethod
@@ -234,11 +279,14 @@ class StemReadings:
                     or (ending == "n" and initial in CORONAL)
                     or (ending == "ng" and initial not in LABIAL | CORONAL)
                 )
-                if agrees:
+                # ng left unassimilated before a consonant (nang|loob, mang|lait, kasing|bilis): read, but marked,
+                # so that the assimilated form's reading wins where both exist
+                plain = not agrees and ending == "ng" and not c and not is_vowel(initial)
+                if agrees or plain:
                     spans = (((pos, pos + len(red), "reduplicant"),) if red else ()) + (
                         (pos + len(red), pos + len(rest), "root"),
                     )
-                    out.append(_Reading(spans, lemma, reduplicant=red, restored=bool(c) or found[1]))
+                    out.append(_Reading(spans, lemma, reduplicant=red, restored=bool(c) or found[1] or plain))
         return out
 
     def _substituted(self, rest: str, pos: int, suffixed: str) -> list[_Reading]:
@@ -250,7 +298,12 @@ class StemReadings:
             return out
         red = rest[: len(nasal) + 1]
         base = rest[len(red) :]
-        if len(red) <= len(nasal) or not is_vowel(red[-1]) or not base.startswith(red) or len(base) < 4:
+        if len(red) <= len(nasal) or not is_vowel(red[-1]) or len(base) < 4:
+            return out
+        # the copy is the base's first syllable (na|mi|mili), or the prefix's nasal and a (na|ma|malengke)
+        if not (
+            base.startswith(red) or (red[-1] == "a" and base.startswith(nasal) and is_vowel(base[len(nasal)]))
+        ):
             return out
         # ng also stands before a vowel-initial root (na|nga|ngaral <- aral, ma|ngi|ngisda <- isda)
         for c in SUBSTITUTED[nasal] + (("",) if nasal == "ng" else ()):
@@ -279,10 +332,18 @@ class StemReadings:
             if (
                 copied == red
                 or (copied[:1] == "r" and red == "d" + copied[1:])
-                or (k == 3 and red == root[:3] and root[0] not in VOWELS and root[1] in CLUSTER_SECOND)
+                or (
+                    k == 3
+                    and red[:2] == root[:2]
+                    and root[0] not in VOWELS
+                    and root[1] in CLUSTER_SECOND
+                    and root[2] in VOWELS  # the copy's vowel follows the sound: she|share
+                )
             ):
-                found = (red[:1] == "d" and self._lemma("d" + root[1:], suffixed)) or self._lemma(
-                    root, suffixed
+                found = (
+                    (red[:1] == "d" and self._lemma("d" + root[1:], suffixed))
+                    or self._lemma(root, suffixed)
+                    or (k > 1 and self._copied_loan(root))
                 )
                 if found:
                     out.append(
@@ -293,6 +354,20 @@ class StemReadings:
                             restored=_syncope_of(found),
                         )
                     )
+        dash = s.find("-")
+        if 1 < dash <= 4 and len(s) > dash + 3:
+            # a copy written with a hyphen before a known root: re-|record, che-|check, dra-|drive (the copy
+            # follows the sound: its vowel may differ from the spelling's)
+            red, root = s[:dash], s[dash + 1 :]
+            cons = red[:-1]
+            if (
+                red[-1] in VOWELS
+                and not any(ch in VOWELS for ch in cons)
+                and root.startswith(cons)
+                and (found := self._lemma(root, suffixed) or self._copied_loan(root))
+            ):
+                spans = ((pos, pos + dash + 1, "reduplicant"), (pos + dash + 1, end, "root"))
+                out.append(_Reading(spans, found[0], reduplicant=red, restored=_syncope_of(found)))
         c = onset_len(s)
         for inf in INFIXES:
             # vowel-initial root: um|alis, in|alis, um|a|alis
