@@ -6,7 +6,7 @@
 Layout: `<output-dir>/<model>/<task>_<mode>.json` (task `pacute-affixation`, `hierarchical-level2`, ...; a
 `_tl` suffix when prompts are Tagalog), holding the model's metadata (scheme and step from the export's
 `morphcpt_metadata.json`), the run settings, a summary (overall, by category, by subcategory) and every item's
-prediction. While a task runs, finished items are appended to `<same name>.partial.jsonl`; a rerun reuses them and
+prediction (acc/acc_norm or exact/prefix/contains, and the continuous scores of `continuous`). While a task runs, finished items are appended to `<same name>.partial.jsonl`; a rerun reuses them and
 the predictions of an earlier result file (same model, settings and item fingerprint), scores only what is
 missing, and skips a task whose result is complete without loading the model at all.
 """
@@ -32,6 +32,7 @@ from tqdm.auto import tqdm
 from morphcpt import paths
 from morphcpt.errors import reported
 from morphcpt.evaluate import items as catalogue
+from morphcpt.evaluate.continuous import GEN_CONTINUOUS, MCQ_CONTINUOUS
 from morphcpt.evaluate.gen import GEN_METRICS, score_gen
 from morphcpt.evaluate.items import BENCHMARK_DIR, LANGUAGES, Item, find_subset, load_benchmark
 from morphcpt.evaluate.mcq import MCQ_METRICS, score_mcq
@@ -234,11 +235,22 @@ def _cached_predictions(final: Path, partial: Path, settings: dict) -> dict[str,
     return cached
 
 
+def current(prediction: dict, mode: str) -> bool:
+    """Whether a cached prediction holds every field this version writes (one made before the continuous scores
+    existed is scored again, so a result file never mixes items with and without them)."""
+    return all(name in prediction for name in (MCQ_CONTINUOUS if mode == "mcq" else GEN_CONTINUOUS))
+
+
 def summarise(predictions: Sequence[dict], mode: str) -> dict:
     metrics = MCQ_METRICS if mode == "mcq" else GEN_METRICS
+    continuous = MCQ_CONTINUOUS if mode == "mcq" else GEN_CONTINUOUS
 
     def block(rows: Sequence[dict]) -> dict:
         summary = {"n": len(rows), **{m: sum(r[m] for r in rows) / len(rows) for m in metrics}}
+        for name in continuous:  # the mean over the items where it is defined; absent in older files
+            values = [r[name] for r in rows if r.get(name) is not None]
+            if values:
+                summary[name] = sum(values) / len(values)
         if mode == "mcq":
             guesses = [r["options"].count(r["answer"]) / len(r["options"]) for r in rows]
             summary["chance"] = sum(guesses) / len(rows)
@@ -268,7 +280,8 @@ def is_complete(path: Path, settings: dict, items: Sequence[Item]) -> bool:
     result = read_result(path)
     if result is None or not items or result.get("settings") != settings:
         return False
-    done = {p["id"]: p["fingerprint"] for p in result["predictions"]}
+    mode = settings["mode"]
+    done = {p["id"]: p["fingerprint"] for p in result["predictions"] if current(p, mode)}
     return all(done.get(item.id) == item.fingerprint for item in items) and len(done) == len(items)
 
 
@@ -289,7 +302,11 @@ def evaluate_task(
     settings = _settings(spec, task, mode, cfg)
     cached = _cached_predictions(final, partial, settings)
     wanted = {item.id: item for item in items}
-    cached = {i: p for i, p in cached.items() if i in wanted and p["fingerprint"] == wanted[i].fingerprint}
+    cached = {
+        i: p
+        for i, p in cached.items()
+        if i in wanted and p["fingerprint"] == wanted[i].fingerprint and current(p, mode)
+    }
     todo = [item for item in items if item.id not in cached]
     started = time.perf_counter()
     if todo:
