@@ -203,3 +203,48 @@ def test_old_result_files_load_and_their_items_are_scored_again(tmp_path):
     assert Model.calls == sum(len(i.options) for i in items)
     again = json.loads(result_path(tmp_path, "fake-org__m", "langgame", "mcq", "en").read_text())
     assert all(value(p, "gold_prob") is not None for p in again["predictions"])
+
+
+def test_controls_name_the_forgetting_checks_in_both_modes(tmp_path):
+    from morphcpt.evaluate.runner import build_parser, config_from_args
+
+    args = build_parser().parse_args(
+        ["--models", "m", "--benchmarks", "controls", "langgame", "--eval-mode", "both"]
+    )
+    cfg = config_from_args(args)
+    assert cfg.benchmarks == ["langgame", "multi_digit_addition"]
+    cfg.benchmark_dir, cfg.output_dir = OFFICIAL, tmp_path
+    items = {
+        t: i
+        for n in cfg.benchmarks
+        for m in ("mcq", "gen")
+        for t, i in load_benchmark(n, m, OFFICIAL).items()
+    }
+
+    class Oracle(TableModel):
+        def __init__(self):
+            super().__init__({})
+
+        def loglikelihood(self, requests):
+            answers = {i.prompt_en: i.answer for task in items.values() for i in task}
+            return [-1.0 if k == answers.get(c) else -9.0 for c, k in requests]
+
+        def generate(self, prompts, max_new_tokens=50):
+            answers = {i.prompt_en: i.answer for task in items.values() for i in task}
+            return [answers[p] for p in prompts]
+
+    written = run_evaluation(cfg, lambda spec, c: Oracle())
+    assert sorted(p.name for p in written) == [
+        "langgame_gen.json",
+        "langgame_mcq.json",
+        "multi_digit_addition_gen.json",
+        "multi_digit_addition_mcq.json",
+    ]
+    for path in written:
+        result = json.loads(path.read_text())
+        assert result["control"] is True
+        overall = result["summary"]["overall"]
+        if result["mode"] == "mcq":
+            assert overall["acc_norm"] == 1.0 and overall["gold_prob"] > 0.5 and overall["gold_margin"] > 0
+        else:
+            assert overall["exact"] == 1.0 and 0 < overall["gold_bpb"] < 1.0

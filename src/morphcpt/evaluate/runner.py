@@ -60,6 +60,11 @@ class EvalConfig:
     max_new_tokens: int = 50
     export_lm_eval: Path | None = None
 
+    def __post_init__(self) -> None:
+        self.benchmarks = catalogue.expand_groups(
+            self.benchmarks
+        )  # `controls` -> langgame, multi_digit_addition
+
     @property
     def modes(self) -> list[str]:
         return ["mcq", "gen"] if self.eval_mode == "both" else [self.eval_mode]
@@ -345,6 +350,7 @@ def evaluate_task(
             "settings": settings,
             "benchmark_dir": str(Path(cfg.benchmark_dir).resolve()),
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "control": benchmark in catalogue.CONTROL_TASKS,  # a forgetting check (`--benchmarks controls`)
             "missing_subsets": list(missing),  # of this benchmark, not evaluated in this run
             "not_generated": dict(not_generated or {}),  # of this benchmark, which the generator cannot make
             "scored_now": len(todo),
@@ -433,7 +439,8 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         type=catalogue.benchmark_name,
         default=["pacute", "hierarchical"],
-        help="pacute, pacute-<subset>, hierarchical, hierarchical-level<N>, cute, langgame, multi_digit_addition",
+        help="pacute, pacute-<subset>, hierarchical, hierarchical-level<N>, cute, langgame, multi_digit_addition; "
+        "controls (= langgame multi_digit_addition)",
     )
     parser.add_argument("--eval-mode", choices=["mcq", "gen", "both"], default="both")
     parser.add_argument("--benchmark-dir", type=Path, default=BENCHMARK_DIR)
