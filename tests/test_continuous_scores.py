@@ -14,7 +14,8 @@ from morphcpt.evaluate.continuous import CONTINUOUS_METRICS, value
 from morphcpt.evaluate.gen import score_gen
 from morphcpt.evaluate.items import Item, load_benchmark
 from morphcpt.evaluate.mcq import mcq_requests, score_mcq
-from morphcpt.evaluate.runner import EvalConfig, is_complete, result_path, run_evaluation, summarise
+from morphcpt.evaluate.runner import EvalConfig, is_complete, result_path, run_evaluation
+from morphcpt.evaluate.summary import summarise
 
 OFFICIAL = Path(__file__).parent / "data" / "official"
 
