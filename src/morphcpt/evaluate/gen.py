@@ -6,6 +6,10 @@ opens with a newline is not cut off before it says anything); decoding stops the
 run too: exact keeps case, diacritics, hyphens, inner spacing and the answer's own punctuation; prefix and
 contains only match on word boundaries.
 
+Beside the match, `gold_bpb` (`continuous`): the gold answer's bits per UTF-8 byte, teacher-forced after the prompt
+as the MCQ path scores an option (one log-likelihood request per item, all of a call's items in one batch). A
+generator without `loglikelihood` (a replaying fake) gets None.
+
     predictions = score_gen(model, items, language="en", max_new_tokens=50)
 """
 
@@ -16,7 +20,9 @@ from dataclasses import asdict, dataclass
 from typing import Protocol
 
 from morphcpt.evaluate.answers import GEN_METRICS, first_line, match
+from morphcpt.evaluate.continuous import bits_per_byte
 from morphcpt.evaluate.items import Item
+from morphcpt.evaluate.mcq import continuation_request
 
 __all__ = ["GEN_METRICS", "GenPrediction", "GenerativeModel", "score_gen"]
 
@@ -41,6 +47,7 @@ class GenPrediction:
     exact: bool
     prefix: bool
     contains: bool
+    gold_bpb: float | None  # bits per UTF-8 byte of the answer, teacher-forced (`continuous`)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -50,8 +57,14 @@ def score_gen(
     model: GenerativeModel, items: Sequence[Item], *, language: str = "en", max_new_tokens: int = 50
 ) -> list[GenPrediction]:
     outputs = model.generate([item.prompt(language) for item in items], max_new_tokens=max_new_tokens)
+    bpb: list[float | None] = [None] * len(items)
+    if hasattr(model, "loglikelihood"):
+        gold = model.loglikelihood([continuation_request(item, item.answer, language) for item in items])
+        if len(gold) != len(items):
+            raise RuntimeError(f"model returned {len(gold)} scores for {len(items)} answers")
+        bpb = [bits_per_byte(float(s), item.answer) for s, item in zip(gold, items, strict=True)]
     predictions = []
-    for item, output in zip(items, outputs, strict=True):
+    for item, output, bits in zip(items, outputs, bpb, strict=True):
         line, _ = first_line(output)
         predictions.append(
             GenPrediction(
@@ -59,6 +72,7 @@ def score_gen(
                 output=output,
                 prediction=line,
                 **match(line, item.answer),
+                gold_bpb=bits,
             )
         )
     return predictions

@@ -11,6 +11,10 @@ written, as lm-eval does with `target_delimiter: ""`. Two predictions per item, 
   alone, not the delimiter (lm-eval's `lls / len(choice)`). It does not depend on how finely the tokenizer cuts
   the option, which matters when comparing tokenization schemes.
 
+Beside them, two continuous scores from the same log-likelihoods, with no extra forward pass (`continuous`):
+`gold_prob`, the gold option's share of a softmax over per-byte log-likelihoods, and `gold_margin`, the gold's
+per-byte log-likelihood minus the best distractor's (nats per byte).
+
 Correctness is always the predicted option's text against the item's recorded answer, never a position, so an
 item that lists the right answer twice counts either copy (the lm-eval export lists every such index as gold).
 Scores within `TIE_TOLERANCE` of the best count as tied (an indifferent model, duplicated options, or float noise
@@ -29,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
+from morphcpt.evaluate.continuous import byte_normalised, gold_margin, gold_probability
 from morphcpt.evaluate.items import Item
 
 MCQ_METRICS = ("acc", "acc_norm")
@@ -43,11 +48,16 @@ class LogLikelihoodModel(Protocol):
         ...
 
 
-def mcq_requests(item: Item, language: str = "en") -> list[tuple[str, str]]:
+def continuation_request(item: Item, text: str, language: str = "en") -> tuple[str, str]:
+    """(context, continuation) scoring `text` (an option, or a GEN item's answer) after the item's prompt."""
     context = item.prompt(language)
     if item.delimiter:  # with no delimiter, a trailing space of the prompt is part of the text
         context = context.rstrip(" \t")
-    return [(context, item.delimiter + option) for option in item.options]
+    return context, item.delimiter + text
+
+
+def mcq_requests(item: Item, language: str = "en") -> list[tuple[str, str]]:
+    return [continuation_request(item, option, language) for option in item.options]
 
 
 def choose(scores: Sequence[float], key: str) -> tuple[int, bool]:
@@ -80,6 +90,8 @@ class McqPrediction:
     acc_norm: bool
     tied: bool
     tied_norm: bool
+    gold_prob: float | None  # per-byte softmax share of the gold option (`continuous`)
+    gold_margin: float | None  # gold minus the best distractor, nats per byte
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -103,6 +115,7 @@ def score_mcq(
         per_char = [s / len(option) for s, option in zip(scores, item.options, strict=True)]
         pred, tied = choose(scores, item.id)
         pred_norm, tied_norm = choose(per_char, item.id)
+        per_byte = byte_normalised(scores, item.options)
         predictions.append(
             McqPrediction(
                 **item.identity(),
@@ -115,6 +128,8 @@ def score_mcq(
                 acc_norm=item.options[pred_norm] == item.answer,
                 tied=tied,
                 tied_norm=tied_norm,
+                gold_prob=gold_probability(per_byte, item.gold_indices),
+                gold_margin=gold_margin(per_byte, item.gold_indices),
             )
         )
     return predictions

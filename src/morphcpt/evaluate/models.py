@@ -14,6 +14,11 @@
   elsewhere the error names the export job to submit. Its results are named `<run_name>-step<N>`.
 - Anything else is one sentence saying what was expected.
 
+With `--last-checkpoints k` a run entry means its last k intact checkpoints (up to the named one, for a
+checkpoint), each exported as above and scored on its own; their results go to `<run_name>/ckpt-<step>/` so that
+the analysis can average each item over them (docs/evaluation.md, "Checkpoint averaging"). A run that kept
+fewer than k checkpoints is an error naming the steps it has. Export folders and Hub ids are evaluated once.
+
 Every entry is checked before anything is exported or scored, so a bad one costs no time.
 """
 
@@ -25,7 +30,7 @@ import logging
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from morphcpt import paths
@@ -55,6 +60,9 @@ class ResolvedModel:
     name: str  # the default name of its results folder
     path: str  # what the loader gets: a folder or a Hub id
     metadata: dict  # the export's morphcpt_metadata.json (+ "evaluated_from" for runs)
+    given: str = ""  # the --models entry it came from
+    # one of a run's last k checkpoints (--last-checkpoints): {"run_name", "step", "steps": the k steps, oldest first}
+    checkpoint_set: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -275,6 +283,46 @@ def locate(entry: str) -> ResolvedModel | RunCheckpoint:
     return RunCheckpoint(given=text, run_dir=run_dir, plan=plan, checkpoint=checkpoint, step=step)
 
 
+def _intact_steps(run: RunCheckpoint) -> list[tuple[Path, int]]:
+    """(checkpoint, step) of every complete checkpoint of the run up to `run.step`, oldest first: hf folders that
+    pass `checkpoints.verify`, megatron iter_ folders no newer than the tracker's with their index file."""
+    from morphcpt.train import checkpoints
+
+    root = run.run_dir / CHECKPOINTS
+    prefix = _ENGINE_PREFIX[run.plan.engine]
+    found = []
+    for folder in root.glob(f"{prefix}_*"):
+        match = _CHECKPOINT_NAME.fullmatch(folder.name)
+        if not match or not folder.is_dir() or int(match.group(2)) > run.step:
+            continue
+        if run.plan.engine == "hf":
+            if (problem := checkpoints.verify(folder)) is not None:
+                log.warning("%s: checkpoint %s is not usable (%s); left out", run.given, folder, problem)
+                continue
+            found.append((folder, int(checkpoints.read_meta(folder)["step"])))
+        elif any((folder / index).exists() for index in MEGATRON_INDEX):
+            found.append((folder, int(match.group(2))))
+    return sorted(found, key=lambda pair: pair[1])
+
+
+def last_checkpoints(run: RunCheckpoint, k: int) -> list[RunCheckpoint]:
+    """The run's last `k` intact checkpoints up to `run` (its latest, or the one named), oldest first."""
+    if k < 1:
+        raise ModelResolutionError(f"--last-checkpoints must be at least 1, not {k}")
+    steps = _intact_steps(run)
+    if len(steps) < k:
+        have = ", ".join(str(step) for _, step in steps) or "none"
+        raise ModelResolutionError(
+            f"{run.given}: --last-checkpoints {k} needs {k} checkpoints up to step {run.step}, and the run kept "
+            f"{len(steps)} (steps {have}): ask for {len(steps)} or fewer, or keep more (checkpoint.keep={k} in "
+            "the plan) next time"
+        )
+    return [
+        RunCheckpoint(given=run.given, run_dir=run.run_dir, plan=run.plan, checkpoint=path, step=step)
+        for path, step in steps[-k:]
+    ]
+
+
 def export_job_command(run: RunCheckpoint) -> str:
     """The export job to submit for a megatron checkpoint (rendered jobs/export_<variant>.pbs or .slurm)."""
     slurm = (os.environ.get("SCHEDULER") or _env_settings().get("SCHEDULER")) == "slurm"
@@ -300,15 +348,29 @@ def resolve_models(
     entries: Sequence[str],
     exporter: Callable | None = None,
     can_export_megatron: Callable[[], bool] = bridge_available,
+    last: int | None = None,
 ) -> list[ResolvedModel]:
-    """Every entry as a loadable model, exporting run checkpoints that have no export yet (see the docstring).
+    """Every entry as a loadable model, exporting run checkpoints that have no export yet (see the docstring);
+    with `last`, a run entry becomes its last `last` checkpoints, each with its `checkpoint_set`.
 
     All entries are checked first; the problems of all of them are raised together, before any export."""
     located: list[ResolvedModel | RunCheckpoint] = []
+    sets: dict[int, list[int]] = {}  # id of a located checkpoint -> the steps of its set
     problems: list[ModelResolutionError] = []
     for entry in entries:
         try:
-            located.append(locate(entry))
+            found = locate(entry)
+            if last is None or isinstance(found, ResolvedModel):
+                if last is not None:
+                    log.info(
+                        "%s is not a training run: evaluated once (--last-checkpoints applies to runs)", entry
+                    )
+                located.append(replace(found, given=entry) if isinstance(found, ResolvedModel) else found)
+                continue
+            members = last_checkpoints(found, last)
+            for member in members:
+                sets[id(member)] = [m.step for m in members]
+            located += members
         except ModelResolutionError as error:
             problems.append(error)
     for item in located:
@@ -353,5 +415,16 @@ def resolve_models(
                 "%s: step %d of run %s, its export %s", item.given, item.step, item.plan.run_name, export
             )
         metadata = {**read_metadata(export), "evaluated_from": item.source(export, exported_now)}
-        resolved.append(ResolvedModel(name=item.name, path=str(export), metadata=metadata))
+        steps = sets.get(id(item))
+        resolved.append(
+            ResolvedModel(
+                name=item.plan.run_name if steps else item.name,
+                path=str(export),
+                metadata=metadata,
+                given=item.given,
+                checkpoint_set={"run_name": item.plan.run_name, "step": item.step, "steps": steps}
+                if steps
+                else None,
+            )
+        )
     return resolved

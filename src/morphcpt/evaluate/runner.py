@@ -3,10 +3,11 @@
     python scripts/run_evaluation.py --models outputs/export/vanilla outputs/export/patok \\
         --benchmarks pacute hierarchical --eval-mode both [--benchmark-dir data/benchmarks] [--output-dir results]
 
-Layout: `<output-dir>/<model>/<task>_<mode>.json` (task `pacute-affixation`, `hierarchical-level2`, ...; a
+Layout: `<output-dir>/<model>/<task>_<mode>.json` (with `--last-checkpoints k`, a run's k checkpoints each under
+`<output-dir>/<run_name>/ckpt-<step>/`, see docs/evaluation.md) (task `pacute-affixation`, `hierarchical-level2`, ...; a
 `_tl` suffix when prompts are Tagalog), holding the model's metadata (scheme and step from the export's
 `morphcpt_metadata.json`), the run settings, a summary (overall, by category, by subcategory) and every item's
-prediction. While a task runs, finished items are appended to `<same name>.partial.jsonl`; a rerun reuses them and
+prediction (acc/acc_norm or exact/prefix/contains, and the continuous scores of `continuous`). While a task runs, finished items are appended to `<same name>.partial.jsonl`; a rerun reuses them and
 the predictions of an earlier result file (same model, settings and item fingerprint), scores only what is
 missing, and skips a task whose result is complete without loading the model at all.
 """
@@ -36,6 +37,7 @@ from morphcpt.evaluate.gen import GEN_METRICS, score_gen
 from morphcpt.evaluate.items import BENCHMARK_DIR, LANGUAGES, Item, find_subset, load_benchmark
 from morphcpt.evaluate.mcq import MCQ_METRICS, score_mcq
 from morphcpt.evaluate.models import ModelResolutionError, resolve_models
+from morphcpt.evaluate.summary import current, summarise
 from morphcpt.jsonio import read_json
 
 log = logging.getLogger(__name__)
@@ -58,6 +60,14 @@ class EvalConfig:
     language: str = "en"
     max_new_tokens: int = 50
     export_lm_eval: Path | None = None
+    last_checkpoints: int | None = (
+        None  # a run: its last k checkpoints, each scored (results/<run>/ckpt-<step>/)
+    )
+
+    def __post_init__(self) -> None:
+        self.benchmarks = catalogue.expand_groups(
+            self.benchmarks
+        )  # `controls` -> langgame, multi_digit_addition
 
     @property
     def modes(self) -> list[str]:
@@ -69,6 +79,12 @@ class ModelSpec:
     name: str
     path: str
     metadata: dict
+    checkpoint_set: dict | None = None  # one of a run's last k checkpoints (`models.ResolvedModel`)
+
+    @property
+    def folder(self) -> str:
+        """Its results folder under the output dir: the name, or `<name>/ckpt-<step>` in a checkpoint set."""
+        return f"{self.name}/ckpt-{self.checkpoint_set['step']}" if self.checkpoint_set else self.name
 
     @property
     def identity(self) -> dict:
@@ -83,21 +99,31 @@ class ModelSpec:
             "scheme": self.metadata.get("scheme"),
             "step": self.metadata.get("step"),
             "metadata": self.metadata,
+            "checkpoint_set": self.checkpoint_set,
         }
 
 
-def model_specs(models: Sequence[str], names: Sequence[str] | None = None) -> list[ModelSpec]:
+def model_specs(
+    models: Sequence[str], names: Sequence[str] | None = None, last: int | None = None
+) -> list[ModelSpec]:
     """A folder is named after itself, a hub id `org/name` becomes `org__name`, a training run (or one of its
-    checkpoints) `<run_name>-step<N>` after its export (`morphcpt.evaluate.models`); names must not collide."""
+    checkpoints) `<run_name>-step<N>` after its export (`morphcpt.evaluate.models`), or with `last` each of its last
+    checkpoints `<run_name>/ckpt-<step>`; names must not collide."""
     if names is not None and len(names) != len(models):
         raise ValueError(f"{len(names)} --model-names for {len(models)} --models")
+    renamed = dict(zip(models, names, strict=True)) if names else {}
     specs = [
-        ModelSpec(name=names[i] if names else found.name, path=found.path, metadata=found.metadata)
-        for i, found in enumerate(resolve_models(models))
+        ModelSpec(
+            name=renamed.get(found.given, found.name),
+            path=found.path,
+            metadata=found.metadata,
+            checkpoint_set=found.checkpoint_set,
+        )
+        for found in resolve_models(models, last=last)
     ]
     seen = defaultdict(list)
     for spec in specs:
-        seen[spec.name].append(spec.path)
+        seen[spec.folder].append(spec.path)
     clashes = {name: found for name, found in seen.items() if len(found) > 1}
     if clashes:
         raise ValueError(f"models share a name {clashes}; tell them apart with --model-names")
@@ -234,30 +260,6 @@ def _cached_predictions(final: Path, partial: Path, settings: dict) -> dict[str,
     return cached
 
 
-def summarise(predictions: Sequence[dict], mode: str) -> dict:
-    metrics = MCQ_METRICS if mode == "mcq" else GEN_METRICS
-
-    def block(rows: Sequence[dict]) -> dict:
-        summary = {"n": len(rows), **{m: sum(r[m] for r in rows) / len(rows) for m in metrics}}
-        if mode == "mcq":
-            guesses = [r["options"].count(r["answer"]) / len(r["options"]) for r in rows]
-            summary["chance"] = sum(guesses) / len(rows)
-            summary["tied"] = sum(r["tied"] for r in rows)
-        return summary
-
-    groups: dict[str, dict[str, list[dict]]] = {
-        "by_category": defaultdict(list),
-        "by_subcategory": defaultdict(list),
-    }
-    for row in predictions:
-        groups["by_category"][row["category"]].append(row)
-        groups["by_subcategory"][f"{row['category']}/{row['subcategory']}"].append(row)
-    return {
-        "overall": block(predictions) if predictions else {"n": 0},
-        **{name: {key: block(rows) for key, rows in sorted(group.items())} for name, group in groups.items()},
-    }
-
-
 def _write_json_atomic(path: Path, payload: dict) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(payload, ensure_ascii=False, indent=1), encoding="utf-8")
@@ -268,7 +270,8 @@ def is_complete(path: Path, settings: dict, items: Sequence[Item]) -> bool:
     result = read_result(path)
     if result is None or not items or result.get("settings") != settings:
         return False
-    done = {p["id"]: p["fingerprint"] for p in result["predictions"]}
+    mode = settings["mode"]
+    done = {p["id"]: p["fingerprint"] for p in result["predictions"] if current(p, mode)}
     return all(done.get(item.id) == item.fingerprint for item in items) and len(done) == len(items)
 
 
@@ -283,13 +286,17 @@ def evaluate_task(
     not_generated: dict[str, str] | None = None,
 ) -> Path:
     """Score the items still missing, then write the complete result file and drop the partial log."""
-    final = result_path(cfg.output_dir, spec.name, task, mode, cfg.language)
+    final = result_path(cfg.output_dir, spec.folder, task, mode, cfg.language)
     partial = final.with_name(final.stem + ".partial.jsonl")
     final.parent.mkdir(parents=True, exist_ok=True)
     settings = _settings(spec, task, mode, cfg)
     cached = _cached_predictions(final, partial, settings)
     wanted = {item.id: item for item in items}
-    cached = {i: p for i, p in cached.items() if i in wanted and p["fingerprint"] == wanted[i].fingerprint}
+    cached = {
+        i: p
+        for i, p in cached.items()
+        if i in wanted and p["fingerprint"] == wanted[i].fingerprint and current(p, mode)
+    }
     todo = [item for item in items if item.id not in cached]
     started = time.perf_counter()
     if todo:
@@ -298,7 +305,7 @@ def evaluate_task(
         with (
             partial.open("a", encoding="utf-8") as log_file,
             tqdm(
-                total=len(todo), desc=f"{spec.name} {task} {mode}", unit="item", leave=False, disable=None
+                total=len(todo), desc=f"{spec.folder} {task} {mode}", unit="item", leave=False, disable=None
             ) as bar,
         ):
             for offset in range(0, len(todo), cfg.batch_size):
@@ -328,6 +335,8 @@ def evaluate_task(
             "settings": settings,
             "benchmark_dir": str(Path(cfg.benchmark_dir).resolve()),
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "checkpoint_set": spec.checkpoint_set,  # {"run_name", "step", "steps"} under --last-checkpoints
+            "control": benchmark in catalogue.CONTROL_TASKS,  # a forgetting check (`--benchmarks controls`)
             "missing_subsets": list(missing),  # of this benchmark, not evaluated in this run
             "not_generated": dict(not_generated or {}),  # of this benchmark, which the generator cannot make
             "scored_now": len(todo),
@@ -339,7 +348,7 @@ def evaluate_task(
     partial.unlink(missing_ok=True)
     overall = summarise(predictions, mode)["overall"]
     shown = ", ".join(f"{m}={overall[m]:.3f}" for m in (MCQ_METRICS if mode == "mcq" else GEN_METRICS))
-    log.info("%s %s %s: n=%d %s", spec.name, task, mode, len(predictions), shown)
+    log.info("%s %s %s: n=%d %s", spec.folder, task, mode, len(predictions), shown)
     return final
 
 
@@ -371,19 +380,23 @@ def run_evaluation(cfg: EvalConfig, model_factory: ModelFactory = load_hf_model)
         written = export_lm_eval(tasks, cfg.export_lm_eval, language=cfg.language)
         log.info("wrote %d lm-eval task files under %s", len(written), cfg.export_lm_eval)
     outputs = []
-    for spec in model_specs(cfg.models, cfg.model_names):
+    for spec in model_specs(cfg.models, cfg.model_names, cfg.last_checkpoints):
         pending = [
             key
             for key, items in tasks.items()
             if not is_complete(
-                result_path(cfg.output_dir, spec.name, *key, cfg.language), _settings(spec, *key, cfg), items
+                result_path(cfg.output_dir, spec.folder, *key, cfg.language),
+                _settings(spec, *key, cfg),
+                items,
             )
         ]
         outputs += [
-            result_path(cfg.output_dir, spec.name, *key, cfg.language) for key in tasks if key not in pending
+            result_path(cfg.output_dir, spec.folder, *key, cfg.language)
+            for key in tasks
+            if key not in pending
         ]
         if not pending:
-            log.info("%s: every task already done", spec.name)
+            log.info("%s: every task already done", spec.folder)
             continue
         model = model_factory(spec, cfg)
         skipped = catalogue.not_generated(cfg.benchmark_dir)
@@ -416,7 +429,8 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         type=catalogue.benchmark_name,
         default=["pacute", "hierarchical"],
-        help="pacute, pacute-<subset>, hierarchical, hierarchical-level<N>, cute, langgame, multi_digit_addition",
+        help="pacute, pacute-<subset>, hierarchical, hierarchical-level<N>, cute, langgame, multi_digit_addition; "
+        "controls (= langgame multi_digit_addition)",
     )
     parser.add_argument("--eval-mode", choices=["mcq", "gen", "both"], default="both")
     parser.add_argument("--benchmark-dir", type=Path, default=BENCHMARK_DIR)
@@ -434,6 +448,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-new-tokens", type=int, default=50)
     parser.add_argument(
         "--export-lm-eval", type=Path, metavar="DIR", help="also write lm-eval task YAMLs here"
+    )
+    parser.add_argument(
+        "--last-checkpoints",
+        type=int,
+        metavar="K",
+        help="a training run: score each of its last K checkpoints, into <output-dir>/<run_name>/ckpt-<step>/",
     )
     return parser
 

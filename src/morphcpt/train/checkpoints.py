@@ -123,6 +123,11 @@ def _step_dirs(root: Path) -> list[Path]:
     return sorted(found, key=lambda p: int(p.name.removeprefix("step_")), reverse=True)
 
 
+def intact_checkpoints(root: Path) -> list[Path]:
+    """Every checkpoint under `root` that passes `verify`, oldest first (the last k, for checkpoint averaging)."""
+    return [path for path in reversed(_step_dirs(root)) if verify(path) is None]
+
+
 def latest_checkpoint(root: Path) -> Path | None:
     """The newest intact checkpoint under `root`, or None when there is none at all.
 
