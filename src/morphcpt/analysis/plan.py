@@ -59,8 +59,11 @@ class AnalysisPlan:
         return self
 
 
+_RUNTIME = ("notes", "recorded", "requested")  # set when loading, never read from a record
+
+
 def _from_mapping(data: dict, recorded: str | None) -> AnalysisPlan:
-    known = {k: v for k, v in data.items() if k in AnalysisPlan.__dataclass_fields__ and k != "notes"}
+    known = {k: v for k, v in data.items() if k in AnalysisPlan.__dataclass_fields__ and k not in _RUNTIME}
     unknown = sorted(set(data) - set(AnalysisPlan.__dataclass_fields__) - {"recorded_at"})
     if unknown:
         raise ValueError(f"unknown analysis plan fields: {', '.join(unknown)}")
@@ -83,7 +86,9 @@ def load_plan(
     record = Path(results_dir) / PLAN_FILE if results_dir is not None else None
     if record is not None and record.is_file():
         data = json.loads(record.read_text(encoding="utf-8"))
-        plan = _from_mapping({**asdict(plan), **data, "recorded": None}, f"{record} ({data.get('recorded_at', '?')})")
+        plan = _from_mapping(
+            {**asdict(plan), **data, "recorded": None}, f"{record} ({data.get('recorded_at', '?')})"
+        )
     if last_checkpoints is not None:
         plan = replace(plan, last_checkpoints=last_checkpoints).check()
     if primary is not None and primary != plan.primary:
@@ -119,7 +124,9 @@ def register(results_dir: Path | str, primary: str, **fields) -> Path:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results-dir", type=Path, required=True)
-    parser.add_argument("--primary", help="record this primary metric (gold_prob, gold_margin, acc_norm, ...)")
+    parser.add_argument(
+        "--primary", help="record this primary metric (gold_prob, gold_margin, acc_norm, ...)"
+    )
     args = parser.parse_args(argv)
     try:
         if args.primary:

@@ -73,7 +73,9 @@ def write_results(
     continuous: bool = True,
     regime: OptionRegime | None = None,
     seed: int = 0,
+    arm_seeds: dict[str, int] | None = None,
 ) -> Path:
+    """Write the folder (module docstring); `arm_seeds` gives some arms fewer seeds than `seeds` (unequal designs)."""
     out = Path(out)
     rng = np.random.default_rng(seed)
     arms = ["vanilla", "stochastok", "patok"] + (["eeve"] if eeve else [])
@@ -91,7 +93,7 @@ def write_results(
         base_run = per_byte + rng.normal(0, regime.churn_sd, per_byte.shape)
         models = [("base", "base", 0, [(None, base_run)])]
         for a, arm in enumerate(arms):
-            for k in range(regime.seeds):
+            for k in range((arm_seeds or {}).get(arm, regime.seeds)):
                 name = f"{arm}{f'-seed{k}' if k else ''}"
                 models.append((name, arm, k, [(steps[c], runs[a, k, c]) for c in range(regime.checkpoints)]))
         for name, scheme, replicate, evaluated in models:
