@@ -68,7 +68,9 @@ def run_regime(regime, base, gold, size, chars, experiments, rng, primary):
             batch = min(250, experiments - start)
             ll = simulate_options(regime, base, gold, shifts, batch, rng)
             m = metrics_from_arrays(ll * size, size, chars, gold)
-            scores = {k: v.mean(axis=3) for k, v in m.items()}  # average over checkpoints: (e, arms, seeds, items)
+            scores = {
+                k: v.mean(axis=3) for k, v in m.items()
+            }  # average over checkpoints: (e, arms, seeds, items)
             acc = scores["acc_norm"]
             gain += float((acc[:, PRIMARY[0]].mean(axis=(1, 2)) - acc[:, PRIMARY[1]].mean(axis=(1, 2))).sum())
             tests = {
@@ -85,7 +87,9 @@ def run_regime(regime, base, gold, size, chars, experiments, rng, primary):
                 for a, b in SECONDARY:
                     _, p = seed_t_pvalues(scores[primary], a, b, pool=(0, 1, 2, 3))
                     any_secondary |= p < 0.05 / len(SECONDARY)
-                hits["secondary family (any of 4 at 0.05/4)"] = hits.get("secondary family (any of 4 at 0.05/4)", 0) + int(any_secondary.sum())
+                hits["secondary family (any of 4 at 0.05/4)"] = hits.get(
+                    "secondary family (any of 4 at 0.05/4)", 0
+                ) + int(any_secondary.sum())
         for name, count in hits.items():
             rates.setdefault(name, []).append(count / experiments)
         gains.append(gain / experiments)
@@ -102,7 +106,9 @@ def mde(gains, power, target=0.8):
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--real", type=Path, required=True, help="a real model's results folder (<task>_mcq.json)")
+    parser.add_argument(
+        "--real", type=Path, required=True, help="a real model's results folder (<task>_mcq.json)"
+    )
     parser.add_argument("--experiments", type=int, default=2000)
     parser.add_argument("--primary", default="gold_prob")
     parser.add_argument("--items", type=int, nargs="+", default=[100])
@@ -120,13 +126,21 @@ def main() -> int:
         cells = " | ".join(f"{r[k][0]:.3f} ({r[k][1]:.3f})" for k in ("acc_norm", "gold_prob", "gold_margin"))
         print(f"| {r['task']} | {r['items']} | {cells} |")
     level2 = json.loads((args.real / "hierarchical-level2_mcq.json").read_text())["predictions"]
-    every = [p for f in sorted(args.real.glob("hierarchical-level*_mcq.json")) for p in json.loads(f.read_text())["predictions"]]
+    every = [
+        p
+        for f in sorted(args.real.glob("hierarchical-level*_mcq.json"))
+        for p in json.loads(f.read_text())["predictions"]
+    ]
     rng = np.random.default_rng(0)
     records = []
     print(f"\n## Simulation ({args.experiments} experiments per cell; shifts in nats/byte: {SHIFTS})\n")
-    print("| items | seeds | checkpoints | seed sd | decision | false-positive rate at its own level | MDE pp of acc_norm (80 %) | power by acc_norm gain |")
+    print(
+        "| items | seeds | checkpoints | seed sd | decision | false-positive rate at its own level | MDE pp of acc_norm (80 %) | power by acc_norm gain |"
+    )
     print("|---|---|---|---|---|---|---|---|")
-    for items, seeds, checkpoints, seed_sd in itertools.product(args.items, args.seeds, args.checkpoints, args.seed_sds):
+    for items, seeds, checkpoints, seed_sd in itertools.product(
+        args.items, args.seeds, args.checkpoints, args.seed_sds
+    ):
         pool = level2 if items == len(level2) else [every[i] for i in rng.integers(0, len(every), items)]
         logprobs, size, chars, gold = option_arrays(pool)
         base = logprobs / size
@@ -134,13 +148,23 @@ def main() -> int:
         rates, gains = run_regime(regime, base, gold, size, chars, args.experiments, rng, args.primary)
         for name, power in rates.items():
             found = mde(gains, power) if len(power) > 1 else None
-            curve = ", ".join(f"{100 * p:.0f}% at {100 * g:.1f}" for g, p in zip(gains[1:], power[1:], strict=False))
+            curve = ", ".join(
+                f"{100 * p:.0f}% at {100 * g:.1f}" for g, p in zip(gains[1:], power[1:], strict=False)
+            )
             print(
                 f"| {items} | {seeds} | {checkpoints} | {seed_sd:g} | {name} | {100 * power[0]:.1f}% | "
                 f"{'—' if found is None else f'{100 * found:.1f}'} | {curve or '—'} |"
             )
             records.append(
-                {**asdict(regime), "items": items, "decision": name, "fpr": power[0], "power": power, "gains": gains, "mde": found}
+                {
+                    **asdict(regime),
+                    "items": items,
+                    "decision": name,
+                    "fpr": power[0],
+                    "power": power,
+                    "gains": gains,
+                    "mde": found,
+                }
             )
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     print(f"\n{elapsed:.0f} s wall, {cpu:.0f} s CPU")

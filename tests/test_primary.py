@@ -54,7 +54,8 @@ def test_the_readme_names_the_report_the_demo_writes(monkeypatch, tmp_path):
 
     written = {}
     monkeypatch.setattr(
-        "morphcpt.analysis.report.build_report", lambda results, out: written.setdefault("out", Path(out)) / "report.md"
+        "morphcpt.analysis.report.build_report",
+        lambda results, out: written.setdefault("out", Path(out)) / "report.md",
     )
     path = demo.analyse(demo.DemoConfig(output_dir=Path("outputs/demo")), tmp_path)
     readme = (ROOT / "README.md").read_text()
@@ -65,7 +66,9 @@ def test_the_readme_names_the_report_the_demo_writes(monkeypatch, tmp_path):
 def unequal(tmp_path_factory) -> str:
     """Patok 3 seeds, the other arms 1 (the issue's case), continuous scores present, a null."""
     root = tmp_path_factory.mktemp("unequal")
-    write_results(root / "results", effect_pp=0.0, seeds=3, checkpoints=1, arm_seeds={"vanilla": 1, "stochastok": 1})
+    write_results(
+        root / "results", effect_pp=0.0, seeds=3, checkpoints=1, arm_seeds={"vanilla": 1, "stochastok": 1}
+    )
     return build_report(root / "results", root / "analysis", plots=False).read_text()
 
 
@@ -97,10 +100,16 @@ def plus3(tmp_path_factory) -> Path:
 def test_the_answer_rests_on_the_primary_metric_with_the_base_model_and_forgetting(plus3):
     report = build_report(plus3 / "results", plus3 / "a", plots=False).read_text()
     answer, design = sections(report)
-    assert "MCQ gold_prob (pre-registered primary): Patok − vanilla CPT" in answer and "tested alone at 0.05" in answer
+    assert (
+        "MCQ gold_prob (pre-registered primary): Patok − vanilla CPT" in answer
+        and "tested alone at 0.05" in answer
+    )
     assert "each difference is a t test over items and seeds (seed variance pooled over every arm)" in answer
     assert "| base model |" in answer and "vs base model" in answer
-    assert "**Forgetting: baseline, StochasTok CPT, Patok CPT lose more than 5 pp against the base model.**" in answer
+    assert (
+        "**Forgetting: baseline, StochasTok CPT, Patok CPT lose more than 5 pp against the base model.**"
+        in answer
+    )
     assert "each item's score is averaged over a run's last 3 checkpoints" in answer
     assert "| gold_prob |" in design and "SNR" in design  # signal and noise per metric
     assert "## Along the checkpoints" in report and "step 800" in report
@@ -130,8 +139,12 @@ def test_old_result_files_fall_back_to_acc_norm(tmp_path):
 
 def test_each_item_is_averaged_over_the_last_checkpoints(plus3):
     results = load_results(plus3 / "results")
-    last = Evidence(results, last_checkpoints=1).table(["patok"], "hierarchical-level2", "mcq", "en", "gold_prob")
-    three = Evidence(results, last_checkpoints=3).table(["patok"], "hierarchical-level2", "mcq", "en", "gold_prob")
+    last = Evidence(results, last_checkpoints=1).table(
+        ["patok"], "hierarchical-level2", "mcq", "en", "gold_prob"
+    )
+    three = Evidence(results, last_checkpoints=3).table(
+        ["patok"], "hierarchical-level2", "mcq", "en", "gold_prob"
+    )
     ids = three[1]
     by_step = {
         r.checkpoint_step: np.array([{p["id"]: p["gold_prob"] for p in r.predictions}[i] for i in ids])
@@ -172,7 +185,9 @@ def test_the_primary_test_holds_its_level_on_continuous_scores():
 
 
 def test_a_uniform_gold_shift_converts_a_metric_into_accuracy(plus3):
-    predictions = json.loads((plus3 / "results" / "base" / "hierarchical-level2_mcq.json").read_text())["predictions"]
+    predictions = json.loads((plus3 / "results" / "base" / "hierarchical-level2_mcq.json").read_text())[
+        "predictions"
+    ]
     assert accuracy_equivalent(predictions, "acc_norm", 0.03) == 0.03
     small = accuracy_equivalent(predictions, "gold_prob", 0.01)
     large = accuracy_equivalent(predictions, "gold_prob", 0.04)

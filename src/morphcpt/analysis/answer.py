@@ -59,7 +59,9 @@ class Finding:
     role_b: str
     mean_a: float
     mean_b: float
-    difference: PairedDifference | SeedDifference  # at the family's simultaneous confidence 1 - ALPHA / family
+    difference: (
+        PairedDifference | SeedDifference
+    )  # at the family's simultaneous confidence 1 - ALPHA / family
     family: int
     family_name: str = "primary"
 
@@ -135,7 +137,9 @@ def _family(evidence, language, cells, name) -> list[Finding]:
     found = [c for c in cells if evidence.difference(c[3], c[4], c[0], c[1], language, c[2]) is not None]
     out = []
     for group, mode, metric, a, b in found:
-        diff, mean_a, mean_b = evidence.difference(a, b, group, mode, language, metric, 1 - ALPHA / len(found))
+        diff, mean_a, mean_b = evidence.difference(
+            a, b, group, mode, language, metric, 1 - ALPHA / len(found)
+        )
         out.append(Finding(group, mode, metric, a, b, mean_a, mean_b, diff, len(found), name))
     return out
 
@@ -197,7 +201,9 @@ def families(evidence, plan, language: str) -> Families | None:
         seen.append((m, items))
         cells += [(g, m, met, a, b) for a, b in QUESTIONS]
     exploratory = _family(evidence, language, cells, "exploratory")
-    return Families(primary[0] if primary else None, secondary, exploratory, group, mode, metric, tuple(left_out))
+    return Families(
+        primary[0] if primary else None, secondary, exploratory, group, mode, metric, tuple(left_out)
+    )
 
 
 def group_title(group: str) -> str:

@@ -90,7 +90,9 @@ def collect_runs(results: Sequence[TaskResult]) -> dict[str, list[Run]]:
     return runs
 
 
-def _group_predictions(results: Sequence[TaskResult], group: str, mode: str, language: str) -> dict[str, dict]:
+def _group_predictions(
+    results: Sequence[TaskResult], group: str, mode: str, language: str
+) -> dict[str, dict]:
     found: dict[str, dict] = {}
     for r in results:
         if r.mode == mode and r.language == language and group in (r.benchmark, r.task):
@@ -153,7 +155,8 @@ class Evidence:
         shared = [
             i
             for i in shared
-            if len({c[i]["fingerprint"] for c in every}) == 1 and all(value(c[i], metric) is not None for c in every)
+            if len({c[i]["fingerprint"] for c in every}) == 1
+            and all(value(c[i], metric) is not None for c in every)
         ]
         if len(shared) < 2:
             self._tables[key] = None
@@ -164,7 +167,11 @@ class Evidence:
             tables.setdefault(role, []).append(oriented(scores, metric))
         first = every[0]
         chance = (
-            float(np.mean([first[i]["options"].count(first[i]["answer"]) / len(first[i]["options"]) for i in shared]))
+            float(
+                np.mean(
+                    [first[i]["options"].count(first[i]["answer"]) / len(first[i]["options"]) for i in shared]
+                )
+            )
             if "options" in first[shared[0]]
             else None
         )
@@ -173,7 +180,9 @@ class Evidence:
         return found
 
     def arms_on(self, group: str, mode: str, language: str, metric: str) -> list[str]:
-        return [r for r in ARMS if r in self.sets and self.table([r], group, mode, language, metric) is not None]
+        return [
+            r for r in ARMS if r in self.sets and self.table([r], group, mode, language, metric) is not None
+        ]
 
     def pooled(self, group: str, mode: str, language: str, metric: str) -> replicates.Pooled:
         """Run and churn variances pooled over every arm evaluated on the group (on the items they share)."""
@@ -229,7 +238,9 @@ class Evidence:
             half /= math.sqrt(scores.size)
             low, high = mean - half, mean + half
         spread = float(np.std(runs.mean(axis=1), ddof=1)) if runs.shape[0] > 1 else None
-        return ArmLevel(float(sign * runs.mean()), low, high, runs.shape[1], runs.shape[0], chance, spread, metric)
+        return ArmLevel(
+            float(sign * runs.mean()), low, high, runs.shape[1], runs.shape[0], chance, spread, metric
+        )
 
     def curve(self, role, group, mode, language, metric) -> list[tuple[float, float]]:
         """(step, mean over the run's items and the arm's seeds) at every evaluated checkpoint (no averaging)."""

@@ -51,7 +51,11 @@ class Detectable:
 
     def text(self) -> str:
         unit = UNITS[self.metric]
-        value = "more than the scale allows" if math.isinf(self.mdd) else f"{fmt(self.metric, self.mdd, False)} {unit}"
+        value = (
+            "more than the scale allows"
+            if math.isinf(self.mdd)
+            else f"{fmt(self.metric, self.mdd, False)} {unit}"
+        )
         extra = "" if self.accuracy_pp is None else f" (about {100 * self.accuracy_pp:.1f} pp of acc_norm)"
         return f"{value} of {self.metric}{extra}"
 
@@ -90,7 +94,9 @@ def detectable(evidence, fam: Families, plan, language: str) -> Detectable | Non
 
 def _verdict(fam: Families) -> str:
     main = fam.primary
-    versus_stochastok = next((f for f in fam.secondary if (f.role_a, f.role_b) == ("patok", "stochastok")), None)
+    versus_stochastok = next(
+        (f for f in fam.secondary if (f.role_a, f.role_b) == ("patok", "stochastok")), None
+    )
     if main is None:
         return "**Answer: open** — without both a Patok and a baseline model the main question stays open"
     subject = "this Patok run" if main.runs_only else "Patok"
@@ -100,7 +106,9 @@ def _verdict(fam: Families) -> str:
     if not main.significant:
         return f"**Answer: not shown** — the difference between {subject} and {against} is not significant"
     if versus_stochastok is None:
-        return f"**Answer: yes against vanilla CPT** — {subject} beats {against}; there is no StochasTok model"
+        return (
+            f"**Answer: yes against vanilla CPT** — {subject} beats {against}; there is no StochasTok model"
+        )
     if versus_stochastok.significant and versus_stochastok.difference.diff > 0:
         return f"**Answer: yes** — {subject} beats both {against} and StochasTok"
     return (
@@ -180,9 +188,17 @@ def answer_table(evidence, fam: Families, language: str) -> str:
     for role, level in arm_levels(evidence, group, mode, language, metric, ("base", *ARMS)):
         acc = evidence.level(role, group, mode, language, accuracy) if metric != accuracy else None
         f = by_pair.get((role, "baseline"))
-        versus = "—" if f is None else f"{fmt(metric, f.difference.diff)} [{fmt(metric, f.difference.low)}, {fmt(metric, f.difference.high)}]"
+        versus = (
+            "—"
+            if f is None
+            else f"{fmt(metric, f.difference.diff)} [{fmt(metric, f.difference.low)}, {fmt(metric, f.difference.high)}]"
+        )
         base = None if role == "base" else evidence.difference(role, "base", group, mode, language, metric)
-        versus_base = "—" if base is None else f"{fmt(metric, base[0].diff)} [{fmt(metric, base[0].low)}, {fmt(metric, base[0].high)}]"
+        versus_base = (
+            "—"
+            if base is None
+            else f"{fmt(metric, base[0].diff)} [{fmt(metric, base[0].low)}, {fmt(metric, base[0].high)}]"
+        )
         row = [
             ROLE_NAMES[role],
             level.cell() + ("" if level.seeds == 1 else f" ({level.seeds} seeds)"),
@@ -221,7 +237,9 @@ def forgetting(evidence, plan, language: str) -> str:
                 if found is None:
                     continue
                 diff = found[0]
-                cells.append(f"{short(role)} {100 * diff.diff:+.1f} [{100 * diff.low:+.1f}, {100 * diff.high:+.1f}]")
+                cells.append(
+                    f"{short(role)} {100 * diff.diff:+.1f} [{100 * diff.low:+.1f}, {100 * diff.high:+.1f}]"
+                )
                 if diff.diff < -margin:
                     flagged.append(short(role))
             if not cells:
@@ -240,5 +258,7 @@ def forgetting(evidence, plan, language: str) -> str:
             )
     if not lines:
         tasks = ", ".join(plan.control_tasks) or "none"
-        return f"Forgetting check: not run — no base model and arms evaluated on the control tasks ({tasks}).\n"
+        return (
+            f"Forgetting check: not run — no base model and arms evaluated on the control tasks ({tasks}).\n"
+        )
     return "Forgetting check (control tasks, each arm against the base model):\n\n" + "\n".join(lines) + "\n"

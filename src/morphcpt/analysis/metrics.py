@@ -104,7 +104,8 @@ def from_logprobs(logprobs: Sequence[float], options: Sequence[str], answer: str
     variance of these scores on result files that predate them (benchmarks/primary_power.py), not for the report,
     which uses only what the evaluation recorded."""
     per_byte = [
-        -math.inf if math.isnan(s) else s / max(1, len(o.encode("utf-8"))) for s, o in zip(logprobs, options, strict=True)
+        -math.inf if math.isnan(s) else s / max(1, len(o.encode("utf-8")))
+        for s, o in zip(logprobs, options, strict=True)
     ]
     gold = [i for i, o in enumerate(options) if o == answer]
     top = max(per_byte)

@@ -204,7 +204,9 @@ def write_curve(evidence, fam, language: str, out_dir: Path | str) -> Path | Non
 
     metrics = list(dict.fromkeys((fam.metric, FALLBACK[fam.mode])))
     curves = {
-        (role, m): [(s, v) for s, v in evidence.curve(role, fam.group, fam.mode, language, m) if np.isfinite(s)]
+        (role, m): [
+            (s, v) for s, v in evidence.curve(role, fam.group, fam.mode, language, m) if np.isfinite(s)
+        ]
         for role in ARMS
         for m in metrics
     }

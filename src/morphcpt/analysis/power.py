@@ -98,7 +98,9 @@ def reject_rate(
     true_var = v.tau2 / n + h * (v.seed + v.churn / n)
     diff = delta + rng.standard_normal(DRAWS) * math.sqrt(true_var)
     item = (v.tau2 + h * v.churn) * rng.chisquare(n - 1, DRAWS) / (n - 1)
-    test = test_used(v, seeds, seeds_b) if run_df is None else ("t over items and seeds" if run_df >= 1 else "")
+    test = (
+        test_used(v, seeds, seeds_b) if run_df is None else ("t over items and seeds" if run_df >= 1 else "")
+    )
     if test != "t over items and seeds":  # over items only: the seed variance is unseen
         binary = is_binary(v.metric)
         crit = scipy_stats.norm.ppf(1 - alpha / 2) if binary else scipy_stats.t.ppf(1 - alpha / 2, n - 1)
@@ -264,7 +266,10 @@ def snr_lines(evidence, group: str, mode: str, language: str) -> list[str]:
     rows = [r for m in metrics_of(mode) if (r := evidence.signal_and_noise(group, mode, language, m))]
     if not rows:
         return []
-    lines = ["| metric | arms | signal (sd of arm means) | noise: seeds | noise: checkpoints | SNR |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| metric | arms | signal (sd of arm means) | noise: seeds | noise: checkpoints | SNR |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in rows:
         cell = lambda x: "—" if x is None else f"{x:.4f}"  # noqa: E731
         lines.append(
@@ -280,7 +285,9 @@ def snr_lines(evidence, group: str, mode: str, language: str) -> list[str]:
     return lines
 
 
-def render(v: Variances, group: str, mode: str, family: int, rows: list[dict], alpha: float, evidence=None) -> str:
+def render(
+    v: Variances, group: str, mode: str, family: int, rows: list[dict], alpha: float, evidence=None
+) -> str:
     unit = "pp" if v.metric in ("acc", "acc_norm", "exact", "prefix", "contains", "gold_prob") else v.metric
     convert = evidence is not None and v.metric != "acc_norm"
     lines = [
@@ -339,13 +346,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pilot", type=Path, required=True, help="the pilot's evaluation results folder")
     parser.add_argument("--group", help="default: the report's primary group (hierarchical-level2 first)")
     parser.add_argument("--mode", choices=("mcq", "gen"), help="default: the metric's")
-    parser.add_argument("--metric", help="default: the plan's primary (conf/analysis.yaml) where the pilot has it")
+    parser.add_argument(
+        "--metric", help="default: the plan's primary (conf/analysis.yaml) where the pilot has it"
+    )
     parser.add_argument("--language", default="en")
     parser.add_argument(
         "--seeds", type=int, nargs="+", default=[1, 2, 3, 5], help="seeds per arm to tabulate"
     )
     parser.add_argument("--items", type=int, nargs="+", help="items per group (default: the pilot's, x2, x4)")
-    parser.add_argument("--target", type=float, default=5.0, help="difference to detect, in the metric's printed unit")
+    parser.add_argument(
+        "--target", type=float, default=5.0, help="difference to detect, in the metric's printed unit"
+    )
     parser.add_argument("--family", type=int, default=1, help="comparisons sharing alpha (the primary: 1)")
     parser.add_argument("--plot", type=Path, help="write the MDD-by-seeds plot here (needs matplotlib)")
     args = parser.parse_args(argv)

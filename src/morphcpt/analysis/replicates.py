@@ -220,7 +220,9 @@ def difference(runs_a, runs_b, *, confidence: float = 0.95, pooled: Pooled | Non
     a, b = _runs(runs_a, "arm A"), _runs(runs_b, "arm B")
     parts = components(a, b)
     if pooled is not None and pooled.df >= 1:
-        parts = Components(parts.n, parts.seeds_a, parts.seeds_b, parts.item, pooled.run, pooled.churn, pooled.df)
+        parts = Components(
+            parts.n, parts.seeds_a, parts.seeds_b, parts.item, pooled.run, pooled.churn, pooled.df
+        )
     if parts.run_df < 1:
         raise ValueError(
             "one run per arm: the seed variance cannot be estimated; compare over items "
@@ -272,7 +274,9 @@ def item_difference(a, b, *, confidence: float = 0.95) -> SeedDifference:
     else:
         p_value = float(2 * scipy_stats.t.sf(abs(diff) / se, df))
         half = float(scipy_stats.t.ppf(1 - (1 - confidence) / 2, df)) * se
-    return SeedDifference(n, 1, 1, diff, se, df, diff - half, diff + half, p_value, confidence, None, ITEM_METHOD)
+    return SeedDifference(
+        n, 1, 1, diff, se, df, diff - half, diff + half, p_value, confidence, None, ITEM_METHOD
+    )
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,9 @@ log = logging.getLogger(__name__)
 # ------------------------------------------------------------------------------------------------- sections
 
 
-def section_answer(evidence, plan: AnalysisPlan, fam: Families | None, detect: Detectable | None, language) -> str:
+def section_answer(
+    evidence, plan: AnalysisPlan, fam: Families | None, detect: Detectable | None, language
+) -> str:
     """The first screen: the answer in at most three sentences, one table (base model and arms), forgetting."""
     heading = "## Answer" + ("" if language == "en" else f" (prompts: {language})")
     if fam is None:
@@ -126,7 +128,11 @@ def section_details(evidence, fam: Families | None, plan: AnalysisPlan, language
         lines = [f"On {group_title(fam.group)}, {fam.mode.upper()} {metric} (95% CI): {listing}."]
         guessing = at_chance([(r, s) for r, s in levels if r != "base"])
         if metric == FALLBACK[fam.mode] and guessing:
-            lines.append("Accuracy not distinguishable from guessing: " + ", ".join(ROLE_NAMES[r] for r in guessing) + ".")
+            lines.append(
+                "Accuracy not distinguishable from guessing: "
+                + ", ".join(ROLE_NAMES[r] for r in guessing)
+                + "."
+            )
         parts.append(" ".join(lines) + "\n")
     for name, found in (
         ("Primary (pre-registered, tested alone at 0.05)", [fam.primary] if fam.primary else []),
@@ -189,13 +195,21 @@ def _findings_table(found: list[Finding]) -> str:
     )
 
 
-def section_design(evidence, plan: AnalysisPlan, fam: Families | None, detect: Detectable | None, language) -> str:
+def section_design(
+    evidence, plan: AnalysisPlan, fam: Families | None, detect: Detectable | None, language
+) -> str:
     """Arms, seeds, items, the plan, signal and noise per metric, the primary test with its simulated
     false-positive rate and the smallest difference it detects."""
     if fam is None:
         return ""
-    arms = "; ".join(f"{ROLE_NAMES[role]}: {k} seed{'s' if k > 1 else ''}" for role, k in evidence.seeds.items())
-    recorded = f"recorded in {plan.recorded}" if plan.recorded else "the packaged default (conf/analysis.yaml), not recorded for these results"
+    arms = "; ".join(
+        f"{ROLE_NAMES[role]}: {k} seed{'s' if k > 1 else ''}" for role, k in evidence.seeds.items()
+    )
+    recorded = (
+        f"recorded in {plan.recorded}"
+        if plan.recorded
+        else "the packaged default (conf/analysis.yaml), not recorded for these results"
+    )
     lines = [
         "## Design\n",
         f"- Arms: {arms}" + ("; base model: 1 run" if "base" in evidence.runs else "") + ".",
@@ -241,7 +255,9 @@ def section_design(evidence, plan: AnalysisPlan, fam: Families | None, detect: D
                 "test reject a true null far more often than 5% (benchmarks/RESULTS.md); run two or more seeds per "
                 "arm (`submit_pipeline.py --seeds 3`)."
             )
-    snr = [r for m in metrics_of(fam.mode) if (r := evidence.signal_and_noise(fam.group, fam.mode, language, m))]
+    snr = [
+        r for m in metrics_of(fam.mode) if (r := evidence.signal_and_noise(fam.group, fam.mode, language, m))
+    ]
     if snr:
         cell = lambda x: "—" if x is None else f"{x:.4g}"  # noqa: E731
         lines += [
@@ -250,7 +266,16 @@ def section_design(evidence, plan: AnalysisPlan, fam: Families | None, detect: D
             "pilot, before the main run):\n",
             markdown_table(
                 ["metric", "signal", "noise: seeds", "noise: checkpoints", "SNR"],
-                [[r["metric"], cell(r["signal"]), cell(r["seed_sd"]), cell(r["checkpoint_sd"]), cell(r["snr"])] for r in snr],
+                [
+                    [
+                        r["metric"],
+                        cell(r["signal"]),
+                        cell(r["seed_sd"]),
+                        cell(r["checkpoint_sd"]),
+                        cell(r["snr"]),
+                    ]
+                    for r in snr
+                ],
             ),
         ]
     return "\n".join(lines) + "\n"
@@ -262,7 +287,9 @@ def section_curve(evidence, fam: Families | None, language: str, plot_file: Path
         return ""
     metrics = list(dict.fromkeys((fam.metric, FALLBACK[fam.mode])))
     curves = {
-        (role, m): evidence.curve(role, fam.group, fam.mode, language, m) for role in ("base", *ARMS) for m in metrics
+        (role, m): evidence.curve(role, fam.group, fam.mode, language, m)
+        for role in ("base", *ARMS)
+        for m in metrics
     }
     steps = sorted({s for c in curves.values() for s, _ in c if s != math.inf})
     if len(steps) < 2:
@@ -391,7 +418,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--primary", help="primary metric where none is recorded (a recorded one wins; the report says so)"
     )
-    parser.add_argument("--last-checkpoints", type=int, help="average each item over a run's last k checkpoints")
+    parser.add_argument(
+        "--last-checkpoints", type=int, help="average each item over a run's last k checkpoints"
+    )
     return parser
 
 

@@ -70,7 +70,9 @@ class TaskResult:
     path: Path
     missing_subsets: tuple[str, ...] = ()  # of its benchmark, not in the run: pooled scores leave them out
     not_generated: tuple[str, ...] = ()  # of its benchmark, which the generated set can never hold (stress)
-    checkpoint_step: int | None = None  # which saved checkpoint of the run was evaluated (None: the final export)
+    checkpoint_step: int | None = (
+        None  # which saved checkpoint of the run was evaluated (None: the final export)
+    )
 
     def scores(self, metric: str) -> dict[str, tuple[str, float]]:
         """item id -> (fingerprint, 1.0 right / 0.0 wrong)."""

@@ -135,7 +135,12 @@ class OptionRegime:
 
 
 def simulate_options(
-    regime: OptionRegime, base: np.ndarray, gold: np.ndarray, shifts, experiments: int, rng: np.random.Generator
+    regime: OptionRegime,
+    base: np.ndarray,
+    gold: np.ndarray,
+    shifts,
+    experiments: int,
+    rng: np.random.Generator,
 ) -> np.ndarray:
     """Per-byte log-likelihoods, shape (experiments, arms, seeds, checkpoints, items, options). `base` and `gold`
     are (items, options); `shifts` one planted gold shift per arm (0 everywhere: the null)."""
@@ -150,7 +155,9 @@ def simulate_options(
     return ll + rng.normal(0, regime.checkpoint_sd, (e, a, s, c, items, options))
 
 
-def seed_t_pvalues(scores: np.ndarray, a: int, b: int, pool: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+def seed_t_pvalues(
+    scores: np.ndarray, a: int, b: int, pool: tuple[int, ...]
+) -> tuple[np.ndarray, np.ndarray]:
     """(difference, p) of the report's t test over items and seeds of arm a minus arm b for every simulated
     experiment at once; `scores` (experiments, arms, seeds, items); run and churn variances pooled over the arms in
     `pool` (the report pools over every arm; `(a, b)` is the test before pooling). The same formulas as
@@ -160,7 +167,9 @@ def seed_t_pvalues(scores: np.ndarray, a: int, b: int, pool: tuple[int, ...]) ->
     per_item = scores[:, a].mean(axis=1) - scores[:, b].mean(axis=1)  # (e, items)
     item = per_item.var(axis=1, ddof=1)
     picked = scores[:, list(pool)]
-    run_ss = ((run_means[:, list(pool)] - run_means[:, list(pool)].mean(axis=2, keepdims=True)) ** 2).sum(axis=(1, 2))
+    run_ss = ((run_means[:, list(pool)] - run_means[:, list(pool)].mean(axis=2, keepdims=True)) ** 2).sum(
+        axis=(1, 2)
+    )
     residual = picked - picked.mean(axis=3, keepdims=True) - picked.mean(axis=2, keepdims=True)
     residual = residual + picked.mean(axis=(2, 3), keepdims=True)
     df = len(pool) * (s - 1)

@@ -45,12 +45,15 @@ def _base(rng: np.random.Generator, items: int) -> tuple[np.ndarray, np.ndarray,
     gold = np.zeros((items, 4), dtype=bool)
     gold[np.arange(items), rng.integers(0, 4, items)] = True
     per_byte = per_byte + 1.0 * gold
-    texts = [[f"o{i}{'abcdefgh'[j]}" + "x" * int(rng.choice(OPTION_BYTES)) for j in range(4)] for i in range(items)]
+    texts = [
+        [f"o{i}{'abcdefgh'[j]}" + "x" * int(rng.choice(OPTION_BYTES)) for j in range(4)] for i in range(items)
+    ]
     return per_byte, gold, texts
 
 
 def _shift_for(per_byte, gold, size, effect: float) -> float:
     """The gold shift whose noiseless acc_norm gain on these items is `effect` (a proportion)."""
+
     def gain(s):
         before = metrics_from_arrays(per_byte * size, size, size, gold)["acc_norm"].mean()
         return metrics_from_arrays((per_byte + s * gold) * size, size, size, gold)["acc_norm"].mean() - before
@@ -121,7 +124,13 @@ def write_results(
                 folder.mkdir(parents=True, exist_ok=True)
                 data = {
                     "format": RESULT_FORMAT,
-                    "model": {"name": name, "scheme": scheme, "step": step, "path": None, "metadata": {"replicate": replicate}},
+                    "model": {
+                        "name": name,
+                        "scheme": scheme,
+                        "step": step,
+                        "path": None,
+                        "metadata": {"replicate": replicate},
+                    },
                     "task": task,
                     "benchmark": benchmark,
                     "mode": "mcq",
@@ -140,7 +149,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--checkpoints", type=int, default=3)
     parser.add_argument("--eeve", action="store_true")
-    parser.add_argument("--forget", type=float, default=0.0, help="CPT arms' loss on control tasks, nats/byte")
+    parser.add_argument(
+        "--forget", type=float, default=0.0, help="CPT arms' loss on control tasks, nats/byte"
+    )
     parser.add_argument("--no-continuous", dest="continuous", action="store_false")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
