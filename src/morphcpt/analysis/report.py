@@ -208,7 +208,7 @@ def section_design(
     recorded = (
         f"recorded in {plan.recorded}"
         if plan.recorded
-        else "the packaged default (conf/analysis.yaml), not recorded for these results"
+        else "packaged default, conf/analysis.yaml; not recorded for these results"
     )
     lines = [
         "## Design\n",
