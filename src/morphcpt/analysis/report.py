@@ -89,7 +89,8 @@ def section_answer(
     if plan.requested is not None:
         warning = (
             f"**Note: the primary metric was pre-registered as {plan.primary}** ({plan.recorded}); {plan.requested} "
-            "was asked for now and is reported as exploratory only (Details), not as the answer.\n\n"
+            "was asked for now: the answer stays on the recorded primary (the asked metric's signal and noise are in "
+            "Design, its scores in scores.md).\n\n"
         )
     text = " ".join(answer_sentences(evidence, fam, plan, detect))
     return (
