@@ -112,9 +112,10 @@ def test_the_report_of_seeded_arms_compares_over_items_and_seeds_and_shows_the_d
     report = build_report(seeded_results / "results", seeded_results / "analysis", plots=False).read_text()
     answer = report.split("## Design")[0]
     assert "Seeds per arm: baseline 2, Patok CPT 2" in answer and "t test over items and seeds" in answer
-    assert "(2 seeds, sd" in answer  # the arm's accuracy is a mean over its seeds
+    assert "(2 seeds)" in answer  # the arm's accuracy is a mean over its seeds
     design = report.split("## Design")[1].split("## Details")[0]
-    assert "baseline (vanilla CPT): 2 seeds" in design and "**Seed variance**" in design
+    assert "baseline (vanilla CPT): 2 seeds" in design and "Variances (acc_norm)" in design
+    assert "Primary test: t over items and seeds, run and churn variances pooled over 2 arms (2 df)" in design
     assert "Simulated false-positive rate" in design and "Minimum detectable difference" in design
     assert "t test over items and seeds (df" in report.split("## Details")[1]
 
@@ -125,7 +126,7 @@ def test_the_power_command_answers_from_a_pilot(seeded_results, capsys):
     )
     out = capsys.readouterr().out
     assert "pilot: hierarchical-level2 MCQ" in out and "| 2 | 100 |" in out
-    assert "one run: McNemar, seed variance unseen" in out and "to detect 5 pp" in out
+    assert "McNemar (seed variance unseen)" in out and "to detect 5 (acc_norm)" in out
 
 
 def test_the_power_command_refuses_a_pilot_without_seeds(tmp_path, capsys):
@@ -149,5 +150,6 @@ def test_runs_that_never_vary_get_item_level_intervals_not_points(tmp_path):
     evaluate(tmp_path, tmp_path / "results", models)
     report = build_report(tmp_path / "results", tmp_path / "analysis", plots=False).read_text()
     answer = report.split("## Design")[0]
-    assert "t test over items and seeds" in answer  # seeded, yet
+    # seeded, yet nothing varies: the method named is the item-level one actually used
+    assert "Seeds per arm: baseline 2, Patok CPT 2" in answer and "McNemar's score test over items" in answer
     assert "[+0.0, +0.0]" not in answer and "0.0 [0.0, 0.0]" not in answer

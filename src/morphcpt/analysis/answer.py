@@ -1,27 +1,29 @@
-"""The research question's comparisons and the answer's sentences and table (the report's first screen).
+"""The research question's comparisons, in three families, and the answer's sentences and table (the first screen).
 
-`findings` pairs the arms the question asks about (Patok, StochasTok and EEVE against the baseline; Patok against
-StochasTok and EEVE) on some focus groups, in both modes, as one Bonferroni family: each `Finding` holds a p-value
-and the interval that inverts the same test at the family's simultaneous confidence 1 - ALPHA / m, so the interval
-excludes 0 exactly when the adjusted p < ALPHA. The test comes from the evidence (`evidence`): over items and
-seeds when an arm has several seeds (`replicates`), over the items of one run per arm otherwise (McNemar's score
-test with Tango's interval, `stats`). `answer_sentences` and `answer_table` say the answer from the first focus
-group evaluated (Level 2 first).
+- **Primary** (pre-registered, `plan`): Patok − vanilla CPT on hierarchical Level 2 on the primary metric, tested
+  alone at alpha 0.05. The answer's verdict rests on it.
+- **Secondary**: the other research pairs (StochasTok, EEVE against the baseline; Patok against StochasTok and
+  EEVE) on the same group and metric, Bonferroni among themselves.
+- **Exploratory**: every pair on the other mode of the primary group and on the other focus groups, Bonferroni
+  among themselves; groups of one family never overlap ("hierarchical" contains Level 2, so it is left out; a
+  "pacute" that holds only affixation is the same item set as "pacute-affixation" and counted once).
 
-    primary = findings(evidence, "en", ["hierarchical-level2"])
-    print(answer_sentences(evidence, primary, "en"))
+Each `Finding` holds a p-value and the interval that inverts the same test at its family's simultaneous
+confidence 1 - ALPHA / m, so the interval excludes 0 exactly when the adjusted p < ALPHA. The test is whichever the
+runs allow (`evidence`), and every sentence names the one it used.
+
+    fam = families(evidence, plan, "en")
+    print(answer_sentences(evidence, fam, plan, "en"))
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from morphcpt.analysis.evidence import ARMS, ArmAccuracy
-from morphcpt.analysis.replicates import SeedDifference
-from morphcpt.analysis.results import PRIMARY_METRIC
+from morphcpt.analysis.evidence import ARMS, ArmLevel
+from morphcpt.analysis.metrics import FALLBACK, fmt, unit_scale
+from morphcpt.analysis.replicates import ITEM_METHOD, SeedDifference
 from morphcpt.analysis.stats import PairedDifference, bonferroni
-from morphcpt.analysis.tables import markdown_table, p_text, percent
 
 ALPHA = 0.05
 # Where the question is asked, most important first: Level 2 is morpheme decomposition.
@@ -42,12 +44,17 @@ ROLE_NAMES = {
 }
 
 
+def short(role: str) -> str:
+    return ROLE_NAMES[role].split(" (")[0]
+
+
 @dataclass(frozen=True)
 class Finding:
-    """One research-question comparison, A minus B, inside a Bonferroni family of `family` comparisons."""
+    """One comparison, A minus B (oriented: > 0 means A is better), inside a family of `family` comparisons."""
 
     group: str
     mode: str
+    metric: str
     role_a: str
     role_b: str
     mean_a: float
@@ -56,6 +63,7 @@ class Finding:
         PairedDifference | SeedDifference
     )  # at the family's simultaneous confidence 1 - ALPHA / family
     family: int
+    family_name: str = "primary"
 
     @property
     def p_adjusted(self) -> float:
@@ -65,14 +73,32 @@ class Finding:
     def significant(self) -> bool:
         return self.p_adjusted < ALPHA
 
-    def interval(self) -> str:
+    @property
+    def test(self) -> str:
+        """McNemar, paired t over items, or t over items and seeds: what this comparison actually used."""
         d = self.difference
-        return f"{100 * d.diff:+.1f} pp ({confidence_text(d.confidence)} CI {100 * d.low:+.1f} to {100 * d.high:+.1f})"
+        if isinstance(d, PairedDifference):
+            return "McNemar"
+        return ITEM_METHOD if d.method == ITEM_METHOD else "t over items and seeds"
+
+    @property
+    def runs_only(self) -> bool:
+        """True when the test could not see seed variance (one run per arm, nothing to pool)."""
+        return self.test != "t over items and seeds"
+
+    def interval(self) -> str:
+        d, unit = self.difference, ("pp" if unit_scale(self.metric) == 100 else "")
+        return (
+            f"{fmt(self.metric, d.diff)}{' ' + unit if unit else ''} ({confidence_text(d.confidence)} CI "
+            f"{fmt(self.metric, d.low)} to {fmt(self.metric, d.high)})"
+        )
 
     def test_phrase(self) -> str:
         d = self.difference
-        if isinstance(d, SeedDifference):
+        if isinstance(d, SeedDifference) and d.method != ITEM_METHOD:
             return f"t test over items and seeds (df {d.df:.1f}) {p_phrase(d.p_value)}"
+        if isinstance(d, SeedDifference):
+            return f"paired t over items (df {d.df:.0f}) {p_phrase(d.p_value)}"
         return f"McNemar {p_phrase(d.p_value)}"
 
     def sentence(self) -> str:
@@ -82,6 +108,8 @@ class Finding:
             f"{self.interval()}, {self.test_phrase()}, adjusted {p_phrase(self.p_adjusted)}, n = {d.n}{seeds}"
         )
         a, b = ROLE_NAMES[self.role_a], ROLE_NAMES[self.role_b]
+        if self.runs_only:
+            a, b = f"this {short(self.role_a)} run", f"this {short(self.role_b)} run"
         if self.significant:
             return f"{a} is significantly {'better' if d.diff > 0 else 'worse'} than {b}: {numbers}."
         return f"No significant difference between {a} and {b}: {numbers}; this does not show that {a} beats {b}."
@@ -97,140 +125,94 @@ def confidence_text(confidence: float) -> str:
     return f"{text}%"
 
 
-def findings(evidence, language: str, groups: Sequence[str]) -> list[Finding]:
-    """The research-question pairs present on `groups` (both modes): one Bonferroni family."""
-    found = []
-    for group in groups:
-        for mode in ("mcq", "gen"):
-            for role_a, role_b in QUESTIONS:
-                if evidence.difference(role_a, role_b, group, mode, language, 0.95) is not None:
-                    found.append((group, mode, role_a, role_b))
-    family = len(found)
+def mode_metric(evidence, plan, group: str, mode: str, language: str) -> str:
+    """The metric a mode is tested on: the plan's primary in its own mode; in the other mode its continuous score
+    (gold_bpb, gold_prob); either falls back to the mode's accuracy where the result files lack it."""
+    wanted = plan.primary if plan.mode == mode else ("gold_bpb" if mode == "gen" else "gold_prob")
+    return wanted if evidence.arms_on(group, mode, language, wanted) else FALLBACK[mode]
+
+
+def _family(evidence, language, cells, name) -> list[Finding]:
+    """cells: (group, mode, metric, role_a, role_b) present; one Bonferroni family."""
+    found = [c for c in cells if evidence.difference(c[3], c[4], c[0], c[1], language, c[2]) is not None]
     out = []
-    for group, mode, a, b in found:
-        difference, mean_a, mean_b = evidence.difference(a, b, group, mode, language, 1 - ALPHA / family)
-        out.append(Finding(group, mode, a, b, mean_a, mean_b, difference, family))
+    for group, mode, metric, a, b in found:
+        diff, mean_a, mean_b = evidence.difference(
+            a, b, group, mode, language, metric, 1 - ALPHA / len(found)
+        )
+        out.append(Finding(group, mode, metric, a, b, mean_a, mean_b, diff, len(found), name))
     return out
 
 
-def primary_group(evidence, language: str) -> str | None:
-    """The focus group the answer is about: the first one (Level 2 first) holding a research-question pair."""
-    return next((g for g in FOCUS_GROUPS if findings(evidence, language, [g])), None)
+def _item_set(evidence, group, mode, language, metric):
+    arms = evidence.arms_on(group, mode, language, metric)
+    found = evidence.table(arms, group, mode, language, metric) if arms else None
+    return None if found is None else frozenset(found[1])
+
+
+@dataclass(frozen=True)
+class Families:
+    primary: Finding | None
+    secondary: list[Finding]
+    exploratory: list[Finding]
+    group: str
+    mode: str
+    metric: str
+    left_out: tuple[str, ...] = ()  # exploratory groups dropped because they overlap another
+
+
+def families(evidence, plan, language: str) -> Families | None:
+    """The three families (module docstring), or None when no research pair shares items on any focus group."""
+    group = next(
+        (
+            g
+            for g in (plan.primary_group, *FOCUS_GROUPS)
+            for mode in (plan.mode, "mcq", "gen")
+            if len(evidence.arms_on(g, mode, language, mode_metric(evidence, plan, g, mode, language))) >= 2
+        ),
+        None,
+    )
+    if group is None:
+        return None
+    mode = next(
+        m
+        for m in (plan.mode, "gen" if plan.mode == "mcq" else "mcq")
+        if len(evidence.arms_on(group, m, language, mode_metric(evidence, plan, group, m, language))) >= 2
+    )
+    metric = mode_metric(evidence, plan, group, mode, language)
+    pair = tuple(plan.primary_pair)
+    primary = _family(evidence, language, [(group, mode, metric, *pair)], "primary")
+    secondary = _family(
+        evidence, language, [(group, mode, metric, a, b) for a, b in QUESTIONS if (a, b) != pair], "secondary"
+    )
+    cells, left_out = [], []
+    seen = [(mode, _item_set(evidence, group, mode, language, metric) or frozenset())]
+    other_mode = "gen" if mode == "mcq" else "mcq"
+    for g, m in [(group, other_mode)] + [(g, m) for g in FOCUS_GROUPS if g != group for m in ("mcq", "gen")]:
+        met = mode_metric(evidence, plan, g, m, language)
+        items = _item_set(evidence, g, m, language, met)
+        if items is None:
+            continue
+        if any(m == m2 and items == i2 for m2, i2 in seen):
+            continue  # the same item set under another name ("pacute" holding only affixation)
+        if any(m == m2 and items & i2 for m2, i2 in seen):
+            left_out.append(f"{g} {m.upper()}")
+            continue
+        seen.append((m, items))
+        cells += [(g, m, met, a, b) for a, b in QUESTIONS]
+    exploratory = _family(evidence, language, cells, "exploratory")
+    return Families(
+        primary[0] if primary else None, secondary, exploratory, group, mode, metric, tuple(left_out)
+    )
 
 
 def group_title(group: str) -> str:
     return "hierarchical Level 2 (morpheme decomposition)" if group == "hierarchical-level2" else group
 
 
-def arm_scores(evidence, group, mode, language) -> list[tuple[str, ArmAccuracy]]:
-    return [(role, s) for role in ARMS if (s := evidence.accuracy(role, group, mode, language)) is not None]
+def arm_levels(evidence, group, mode, language, metric, roles=ARMS) -> list[tuple[str, ArmLevel]]:
+    return [(r, s) for r in roles if (s := evidence.level(r, group, mode, language, metric)) is not None]
 
 
-def at_chance(levels: list[tuple[str, ArmAccuracy]]) -> list[str]:
+def at_chance(levels: list[tuple[str, ArmLevel]]) -> list[str]:
     return [role for role, s in levels if s.chance is not None and s.low <= s.chance]
-
-
-def _verdict(here: list[Finding]) -> str:
-    by_pair = {(f.role_a, f.role_b): f for f in here}
-    versus_base, versus_stochastok = by_pair.get(("patok", "baseline")), by_pair.get(("patok", "stochastok"))
-    if versus_base is None:
-        return "**Answer: open** — without both a Patok and a baseline model the main question stays open"
-    diff = versus_base.difference.diff
-    if versus_base.significant and diff < 0:
-        return "**Answer: no** — Patok is worse than vanilla CPT"
-    if not versus_base.significant:
-        return "**Answer: not shown** — the difference between Patok and vanilla CPT is not significant"
-    if versus_stochastok is None:
-        return "**Answer: yes against vanilla CPT** — there is no StochasTok model to compare with"
-    if versus_stochastok.significant and versus_stochastok.difference.diff > 0:
-        return "**Answer: yes** — Patok beats both vanilla CPT and StochasTok"
-    return (
-        "**Answer: partly** — Patok beats vanilla CPT but not StochasTok, so the gain may come from varied "
-        "segmentation in general rather than from morpheme boundaries"
-    )
-
-
-def answer_sentences(evidence, primary: list[Finding], language) -> list[str]:
-    """At most three sentences: the verdict with its number, Patok against StochasTok, the method."""
-    group, mode = primary[0].group, primary[0].mode
-    here = [f for f in primary if f.mode == mode]
-    metric = f"{mode.upper()} {PRIMARY_METRIC[mode]}"
-    levels = arm_scores(evidence, group, mode, language)
-    verdict = _verdict(here)
-    by_pair = {(f.role_a, f.role_b): f for f in here}
-    main = by_pair.get(("patok", "baseline"))
-    if levels and len(at_chance(levels)) == len(levels):
-        first = (
-            f"**Answer: not shown** — on {group_title(group)}, {metric}, every model's interval includes guessing "
-            f"({percent(levels[0][1].chance)}%), so this run cannot tell the schemes apart."
-        )
-    elif main is not None:
-        first = (
-            f"{verdict} on {group_title(group)}, {metric}: Patok − vanilla CPT {main.interval()}, adjusted "
-            f"{p_phrase(main.p_adjusted)}."
-        )
-    else:
-        first = f"{verdict} on {group_title(group)}, {metric}."
-    sentences = [first]
-    other = by_pair.get(("patok", "stochastok"))
-    if other is not None:
-        sentences.append(
-            f"Patok − StochasTok: {other.interval()}, adjusted {p_phrase(other.p_adjusted)}"
-            f" ({'significant' if other.significant else 'not significant'})."
-        )
-    family = primary[0].family
-    adjusted = (
-        f"Bonferroni-adjusted over the {family} comparison{'s' if family > 1 else ''} of this group (simultaneous "
-        f"{confidence_text(1 - ALPHA / family)} intervals), so an interval excludes 0 exactly when its adjusted "
-        f"p < {ALPHA}"
-    )
-    if evidence.seeded:
-        seeds = ", ".join(f"{ROLE_NAMES[r].split(' (')[0]} {k}" for r, k in evidence.seeds.items())
-        sentences.append(
-            f"Seeds per arm: {seeds}; each difference is a t test over items and seeds with the interval that "
-            f"inverts it, {adjusted}; accuracies are means over seeds with intervals that include the seed "
-            "variance."
-        )
-    else:
-        sentences.append(
-            f"One run per arm, so the seed variance is unknown: each difference is McNemar's score test over "
-            f"items with the interval that inverts it (Tango's), {adjusted}; accuracies have Wilson 95% intervals."
-        )
-    return sentences
-
-
-def answer_table(evidence, primary: list[Finding], language) -> str:
-    body = []
-    for mode in ("mcq", "gen"):
-        here = {(f.role_a, f.role_b): f for f in primary if f.mode == mode}
-        for role, s in arm_scores(evidence, primary[0].group, mode, language):
-            f = here.get((role, "baseline"))
-            versus = (
-                "—"
-                if f is None
-                else f"{100 * f.difference.diff:+.1f} [{100 * f.difference.low:+.1f}, {100 * f.difference.high:+.1f}]"
-            )
-            body.append(
-                [
-                    ROLE_NAMES[role],
-                    mode.upper(),
-                    PRIMARY_METRIC[mode],
-                    s.cell() + ("" if s.seeds == 1 else f" ({s.seeds} seeds, sd {100 * s.run_sd:.1f})"),
-                    "—" if s.chance is None else percent(s.chance),
-                    versus,
-                    "—" if f is None else p_text(f.p_adjusted),
-                ]
-            )
-    family = primary[0].family
-    return markdown_table(
-        [
-            "arm",
-            "mode",
-            "metric",
-            "accuracy % [95% CI]",
-            "guessing %",
-            f"vs baseline, pp [{confidence_text(1 - ALPHA / family)} CI]",
-            "adjusted p",
-        ],
-        body,
-    )

@@ -194,3 +194,37 @@ def write_plots(rows: Sequence[ScoreRow], models: Sequence[str], out_dir: Path |
             if path is not None:
                 written.append(path)
     return written
+
+
+def write_curve(evidence, fam, language: str, out_dir: Path | str) -> Path | None:
+    """`curve.png`: each arm's accuracy and primary metric along its evaluated checkpoints (mean over seeds), the
+    base model as a horizontal line; None with fewer than two checkpoints."""
+    from morphcpt.analysis.evidence import ARMS
+    from morphcpt.analysis.metrics import FALLBACK
+
+    metrics = list(dict.fromkeys((fam.metric, FALLBACK[fam.mode])))
+    curves = {
+        (role, m): [
+            (s, v) for s, v in evidence.curve(role, fam.group, fam.mode, language, m) if np.isfinite(s)
+        ]
+        for role in ARMS
+        for m in metrics
+    }
+    if max((len(c) for c in curves.values()), default=0) < 2:
+        return None
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(metrics), figsize=(5.5 * len(metrics), 4), squeeze=False)
+    for ax, metric in zip(axes[0], metrics, strict=True):
+        for role in ARMS:
+            points = curves[(role, metric)]
+            if points:
+                ax.plot([s for s, _ in points], [v for _, v in points], marker="o", label=role)
+        base = evidence.curve("base", fam.group, fam.mode, language, metric)
+        if base:
+            ax.axhline(base[-1][1], color="grey", linestyle="--", linewidth=1, label="base model")
+        ax.set(xlabel="checkpoint step", ylabel=metric, title=f"{fam.group} {fam.mode.upper()} {metric}")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return _save(plt, fig, out_dir / "curve.png")

@@ -36,6 +36,7 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from morphcpt.analysis import replicates
+from morphcpt.analysis.metrics import is_binary
 
 POWER = 0.8
 ALPHA = 0.05
@@ -53,6 +54,9 @@ class Variances:
     seeds: int  # the pilot's seeds per arm (the smaller arm's)
     seed_df: int  # degrees of freedom of the pilot's seed-variance estimate
     pairs: tuple[str, ...] = ()
+    metric: str = "acc_norm"
+    arms: int = 2  # arms the run and churn variances are pooled over (the report pools over every arm)
+    seeds_b: int | None = None  # the other arm's seeds where they differ (the report's primary pair)
 
     def seed_upper(self, confidence: float = 0.8) -> Variances:
         """The same, with the seed variance at its one-sided upper confidence bound (the run variance's chi-square
@@ -64,19 +68,45 @@ class Variances:
         return replace(self, seed=max(upper - self.churn / self.items, 0.0))
 
 
-def reject_rate(v: Variances, seeds: int, items: int, delta: float, alpha: float, rng_seed: int = 0) -> float:
+def test_used(v: Variances, seeds: int, seeds_b: int | None = None) -> str:
+    """The report's test at this design: t over items and seeds when any run variance can be pooled, else McNemar
+    (right/wrong scores) or a paired t over items (continuous ones)."""
+    if v.arms * (seeds - 1) + (0 if seeds_b is None else seeds_b - seeds) >= 1:
+        return "t over items and seeds"
+    return "McNemar" if is_binary(v.metric) else "paired t over items"
+
+
+def reject_rate(
+    v: Variances,
+    seeds: int,
+    items: int,
+    delta: float,
+    alpha: float,
+    rng_seed: int = 0,
+    *,
+    seeds_b: int | None = None,
+    run_df: int | None = None,
+) -> float:
     """Share of `DRAWS` simulated designs (seeds per arm, items) in which the report's test rejects at `alpha`
-    when the true difference is `delta` (normal model; module docstring). The same random numbers for every
-    delta (common random numbers), so the rate rises smoothly with delta and a bisection can find the MDD."""
+    when the true difference is `delta` (normal model; module docstring). `seeds_b`: the other arm's seeds where
+    they differ. The run and churn variances are pooled over `v.arms` arms of `seeds` each. The same random
+    numbers for every delta (common random numbers), so the rate rises smoothly with delta and a bisection can
+    find the MDD."""
     rng = np.random.default_rng(rng_seed)
-    n, h = items, 2 / seeds
+    seeds_b = seeds if seeds_b is None else seeds_b
+    n, h = items, 1 / seeds + 1 / seeds_b
     true_var = v.tau2 / n + h * (v.seed + v.churn / n)
     diff = delta + rng.standard_normal(DRAWS) * math.sqrt(true_var)
     item = (v.tau2 + h * v.churn) * rng.chisquare(n - 1, DRAWS) / (n - 1)
-    if seeds == 1:  # McNemar over items: its variance is the item-level one, seed variance unseen
-        z = scipy_stats.norm.ppf(1 - alpha / 2)
-        return float(np.mean(np.abs(diff) > z * np.sqrt(item / n)))
-    run_df = 2 * (seeds - 1)
+    test = (
+        test_used(v, seeds, seeds_b) if run_df is None else ("t over items and seeds" if run_df >= 1 else "")
+    )
+    if test != "t over items and seeds":  # over items only: the seed variance is unseen
+        binary = is_binary(v.metric)
+        crit = scipy_stats.norm.ppf(1 - alpha / 2) if binary else scipy_stats.t.ppf(1 - alpha / 2, n - 1)
+        return float(np.mean(np.abs(diff) > crit * np.sqrt(item / n)))
+    if run_df is None:
+        run_df = (v.arms - 2) * (seeds - 1) + (seeds - 1) + (seeds_b - 1)
     run = (v.seed + v.churn / n) * rng.chisquare(run_df, DRAWS) / run_df
     churn = v.churn * rng.chisquare(run_df * (n - 1), DRAWS) / (run_df * (n - 1))
     variance, df = replicates.variance_and_df(item, run, churn, n=n, h=h, run_df=run_df, item_weight=h)
@@ -85,14 +115,27 @@ def reject_rate(v: Variances, seeds: int, items: int, delta: float, alpha: float
     return float(np.mean(p_value < alpha))
 
 
-def mdd(v: Variances, seeds: int, items: int, alpha: float, power: float = POWER) -> float:
-    """The smallest true difference detected with `power` (inf when even a difference of 1 is not)."""
+def mdd(
+    v: Variances,
+    seeds: int,
+    items: int,
+    alpha: float,
+    power: float = POWER,
+    *,
+    seeds_b: int | None = None,
+    run_df: int | None = None,
+) -> float:
+    """The smallest true difference detected with `power`, in the metric's unit (inf when a difference of 1, for
+    a proportion, or of 100 nats or bits per byte, is not)."""
     low, high = 0.0, 1.0
-    if reject_rate(v, seeds, items, high, alpha) < power:
-        return math.inf
+    while reject_rate(v, seeds, items, high, alpha, seeds_b=seeds_b, run_df=run_df) < power:
+        if is_binary(v.metric) or v.metric == "gold_prob" or high >= 100:
+            return math.inf
+        high *= 4
     for _ in range(30):
         middle = (low + high) / 2
-        low, high = (middle, high) if reject_rate(v, seeds, items, middle, alpha) < power else (low, middle)
+        rate = reject_rate(v, seeds, items, middle, alpha, seeds_b=seeds_b, run_df=run_df)
+        low, high = (middle, high) if rate < power else (low, middle)
     return high
 
 
@@ -111,55 +154,85 @@ def needed_items(v: Variances, target: float, seeds: int, alpha: float, most: in
     return high
 
 
-def variances_from(evidence, group: str, mode: str, language: str = "en") -> Variances | None:
-    """Variance components averaged over the research pairs with seeds on a group (None when none has two runs
-    on one side): what `pilot_variances` and the report's design section use."""
+def variances_from(evidence, group: str, mode: str, language: str = "en", metric: str | None = None):
+    """Variance components on a group: the arm-by-item variance averaged over the research pairs present, the seed
+    and churn variances pooled over every arm (as the report's test pools them); None without a seed variance."""
     from morphcpt.analysis.answer import QUESTIONS
+    from morphcpt.analysis.metrics import FALLBACK
 
+    metric = metric or FALLBACK[mode]
+    pooled = evidence.pooled(group, mode, language, metric)
+    if pooled.df < 1:
+        return None
     parts, pairs = [], []
     for a, b in QUESTIONS:
-        if a not in evidence.sets or b not in evidence.sets:
-            continue
-        found = evidence.runs_table([a, b], group, mode, language)
-        if found is not None and found[0][a].shape[0] + found[0][b].shape[0] >= 3:
+        found = evidence.table([a, b], group, mode, language, metric)
+        if found is not None:
             parts.append(replicates.components(found[0][a], found[0][b]))
             pairs.append(f"{a}-{b}")
     if not parts:
         return None
+    n = parts[0].n
     return Variances(
-        tau2=float(np.mean([p.tau2 for p in parts])),
-        seed=float(np.mean([p.seed_var for p in parts])),
-        churn=float(np.mean([p.churn for p in parts])),
-        items=parts[0].n,
-        seeds=min(min(p.seeds_a, p.seeds_b) for p in parts),
-        seed_df=parts[0].run_df,
+        tau2=float(np.mean([max(p.item - p.h * pooled.churn, 0.0) for p in parts])),
+        seed=max(pooled.run - pooled.churn / n, 0.0),
+        churn=pooled.churn,
+        items=n,
+        seeds=min(evidence.seeds.values()),
+        seed_df=pooled.df,
         pairs=tuple(pairs),
+        metric=metric,
+        arms=pooled.arms,
     )
 
 
-def pilot_variances(results_dir: Path | str, group: str | None, mode: str, language: str = "en"):
-    """(Variances, group, family) from a pilot's results folder: components averaged over the research pairs on
-    the group. Needs an arm with two or more seeds."""
-    from morphcpt.analysis.answer import FOCUS_GROUPS, findings
-    from morphcpt.analysis.evidence import SeedEvidence
-    from morphcpt.analysis.results import load_results, replicate_sets
+def pilot_evidence(results_dir: Path | str, last_checkpoints: int = 1):
+    from morphcpt.analysis.evidence import Evidence
+    from morphcpt.analysis.results import load_results
 
-    results = load_results(results_dir)
-    sets = replicate_sets(results)
-    if not any(len(runs) > 1 for role, runs in sets.items() if role != "base"):
+    evidence = Evidence(load_results(results_dir), last_checkpoints)
+    if not evidence.seeded:
         raise ValueError(
             f"{results_dir}: every arm has one run, so no seed variance can be estimated; a pilot needs two or more "
             "seeds per arm (python scripts/submit_pipeline.py --seeds 2 ...; docs/replicates-and-power.md)"
         )
-    evidence = SeedEvidence(results, sets)
+    return evidence
+
+
+def pilot_variances(
+    results_dir: Path | str, group: str | None, mode: str, language: str = "en", metric: str | None = None
+):
+    """(Variances, group, evidence) from a pilot's results folder on `metric` (default: the mode's accuracy).
+    Needs an arm with two or more seeds."""
+    from morphcpt.analysis.answer import FOCUS_GROUPS
+    from morphcpt.analysis.metrics import FALLBACK
+
+    metric = metric or FALLBACK[mode]
+    evidence = pilot_evidence(results_dir)
     groups = [group] if group else list(FOCUS_GROUPS)
-    group = next((g for g in groups if findings(evidence, language, [g])), None)
+    group = next((g for g in groups if len(evidence.arms_on(g, mode, language, metric)) >= 2), None)
     if group is None:
-        raise ValueError(f"{results_dir}: no two arms were evaluated on {', '.join(groups)}")
-    variances = variances_from(evidence, group, mode, language)
+        raise ValueError(f"{results_dir}: no two arms were evaluated on {', '.join(groups)} with {metric}")
+    variances = variances_from(evidence, group, mode, language, metric)
     if variances is None:
         raise ValueError(f"{results_dir}: no pair of arms with seeds on {group} {mode.upper()}")
-    return variances, group, len(findings(evidence, language, [group]))
+    return variances, group, evidence
+
+
+def accuracy_pp(evidence, group: str, language: str, metric: str, delta: float) -> float | None:
+    """`delta` of an MCQ metric as the acc_norm gain of the same uniform improvement (`shift`), on the baseline's
+    (or any arm's) first run's items; None where no conversion exists (GEN, or no logprobs)."""
+    from morphcpt.analysis.evidence import _group_predictions
+    from morphcpt.analysis.shift import MCQ_SHIFTABLE, accuracy_equivalent
+
+    if metric not in MCQ_SHIFTABLE or math.isinf(delta):
+        return None
+    for role in ("baseline", *evidence.sets):
+        for run in evidence.runs.get(role, []):
+            predictions = list(_group_predictions(run.checkpoints[-1][1], group, "mcq", language).values())
+            if predictions and all(p.get("logprobs") for p in predictions):
+                return accuracy_equivalent(predictions, metric, delta)
+    return None
 
 
 def table(v: Variances, seeds: Sequence[int], items: Sequence[int], alpha: float) -> list[dict]:
@@ -173,30 +246,75 @@ def table(v: Variances, seeds: Sequence[int], items: Sequence[int], alpha: float
                     "items": n,
                     "mdd": mdd(v, s, n, alpha),
                     "mdd_upper": mdd(upper, s, n, alpha),
-                    "fpr": reject_rate(v, s, n, 0.0, ALPHA),
+                    "fpr": reject_rate(v, s, n, 0.0, alpha),
+                    "test": test_used(v, s),
                 }
             )
     return rows
 
 
-def _pp(value: float) -> str:
-    return "—" if math.isinf(value) else f"{100 * value:.1f}"
+def _pp(value: float, metric: str = "acc_norm") -> str:
+    from morphcpt.analysis.metrics import fmt
+
+    return "—" if math.isinf(value) else fmt(metric, value, signed=False)
 
 
-def render(v: Variances, group: str, mode: str, family: int, rows: list[dict], alpha: float) -> str:
+def snr_lines(evidence, group: str, mode: str, language: str) -> list[str]:
+    """The signal-to-noise table of every metric of a mode on a group (how the primary is chosen)."""
+    from morphcpt.analysis.metrics import metrics_of
+
+    rows = [r for m in metrics_of(mode) if (r := evidence.signal_and_noise(group, mode, language, m))]
+    if not rows:
+        return []
     lines = [
-        f"pilot: {group} {mode.upper()}, {v.items} items, {v.seeds} seeds per arm, pairs {', '.join(v.pairs)}",
-        f"variances: arm x item tau^2 {v.tau2:.4f}, seed {v.seed:.6f} (run sd {100 * math.sqrt(v.seed):.2f} pp; "
-        f"80% upper bound {100 * math.sqrt(v.seed_upper().seed):.2f} pp, {v.seed_df} df), churn {v.churn:.4f}",
-        f"test level: alpha {ALPHA} / {family} comparisons = {alpha:.4f}; power {POWER:.0%}",
-        "",
-        "| seeds per arm | items | MDD pp | MDD pp (seed sd at its upper bound) | false-positive rate at 0.05 |",
-        "|---|---|---|---|---|",
+        "| metric | arms | signal (sd of arm means) | noise: seeds | noise: checkpoints | SNR |",
+        "|---|---|---|---|---|---|",
     ]
     for r in rows:
-        flag = " (one run: McNemar, seed variance unseen)" if r["seeds"] == 1 else ""
+        cell = lambda x: "—" if x is None else f"{x:.4f}"  # noqa: E731
         lines.append(
-            f"| {r['seeds']} | {r['items']} | {_pp(r['mdd'])} | {_pp(r['mdd_upper'])} | {100 * r['fpr']:.1f}%{flag} |"
+            f"| {r['metric']} | {r['arms']} | {cell(r['signal'])} | {cell(r['seed_sd'])} | {cell(r['checkpoint_sd'])} "
+            f"| {'—' if r['snr'] is None else format(r['snr'], '.2f')} |"
+        )
+    best = max((r for r in rows if r["snr"] is not None), key=lambda r: r["snr"], default=None)
+    if best is not None:
+        lines.append(
+            f"\nhighest signal-to-noise: {best['metric']} (record it as the main run's primary before its results "
+            f"exist: python -m morphcpt.analysis.plan --results-dir <main results> --primary {best['metric']})"
+        )
+    return lines
+
+
+def render(
+    v: Variances, group: str, mode: str, family: int, rows: list[dict], alpha: float, evidence=None
+) -> str:
+    unit = "pp" if v.metric in ("acc", "acc_norm", "exact", "prefix", "contains", "gold_prob") else v.metric
+    convert = evidence is not None and v.metric != "acc_norm"
+    lines = [
+        f"pilot: {group} {mode.upper()} {v.metric}, {v.items} items, {v.seeds} seeds per arm, pairs {', '.join(v.pairs)}",
+        f"variances: arm x item tau^2 {v.tau2:.4g}, seed {v.seed:.4g} (run sd {math.sqrt(v.seed):.4g}; 80% upper "
+        f"bound {math.sqrt(v.seed_upper().seed):.4g}, {v.seed_df} df, pooled over {v.arms} arms), churn {v.churn:.4g}",
+        f"test level: alpha {ALPHA} / {family} comparison{'s' if family > 1 else ''} = {alpha:.4f}; power {POWER:.0%}",
+        "",
+        f"| seeds per arm | items | MDD ({unit}) | MDD (seed sd at its upper bound) |"
+        + (" MDD as pp of acc_norm |" if convert else "")
+        + " false-positive rate at that level | test |",
+        "|---|---|---|---|" + ("---|" if convert else "") + "---|---|",
+    ]
+    for r in rows:
+        extra = ""
+        if convert:
+            pp = accuracy_pp(evidence, group, "en", v.metric, r["mdd"])
+            extra = f" {'—' if pp is None else f'{100 * pp:.1f}'} |"
+        lines.append(
+            f"| {r['seeds']} | {r['items']} | {_pp(r['mdd'], v.metric)} | {_pp(r['mdd_upper'], v.metric)} |{extra} "
+            f"{100 * r['fpr']:.1f}% | {r['test']}{' (seed variance unseen)' if r['seeds'] == 1 else ''} |"
+        )
+    if convert:
+        lines.append(
+            "\npp of acc_norm: the accuracy gain of the improvement that raises every item's gold per-byte "
+            "log-likelihood by the same amount and moves the mean of the metric by the MDD (analysis/shift.py), on "
+            "the pilot's own items"
         )
     return "\n".join(lines)
 
@@ -227,34 +345,51 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pilot", type=Path, required=True, help="the pilot's evaluation results folder")
     parser.add_argument("--group", help="default: the report's primary group (hierarchical-level2 first)")
-    parser.add_argument("--mode", choices=("mcq", "gen"), default="mcq")
+    parser.add_argument("--mode", choices=("mcq", "gen"), help="default: the metric's")
+    parser.add_argument(
+        "--metric", help="default: the plan's primary (conf/analysis.yaml) where the pilot has it"
+    )
     parser.add_argument("--language", default="en")
     parser.add_argument(
         "--seeds", type=int, nargs="+", default=[1, 2, 3, 5], help="seeds per arm to tabulate"
     )
     parser.add_argument("--items", type=int, nargs="+", help="items per group (default: the pilot's, x2, x4)")
-    parser.add_argument("--target", type=float, default=5.0, help="difference to detect, percentage points")
     parser.add_argument(
-        "--family", type=int, help="Bonferroni family (default: the pilot report's answer family)"
+        "--target", type=float, default=5.0, help="difference to detect, in the metric's printed unit"
     )
+    parser.add_argument("--family", type=int, default=1, help="comparisons sharing alpha (the primary: 1)")
     parser.add_argument("--plot", type=Path, help="write the MDD-by-seeds plot here (needs matplotlib)")
     args = parser.parse_args(argv)
     if any(s < 1 for s in args.seeds) or (args.items and any(n < 2 for n in args.items)):
         parser.error("--seeds must be at least 1 and --items at least 2")
+    from morphcpt.analysis.metrics import FALLBACK, metric_mode, unit_scale
+    from morphcpt.analysis.plan import defaults
+
     try:
-        v, group, family = pilot_variances(args.pilot, args.group, args.mode, args.language)
+        metric = args.metric or defaults().primary
+        mode = args.mode or metric_mode(metric)
+        if metric_mode(metric) != mode:
+            metric = FALLBACK[mode]
+        try:
+            v, group, evidence = pilot_variances(args.pilot, args.group, mode, args.language, metric)
+        except ValueError:
+            if args.metric:
+                raise
+            v, group, evidence = pilot_variances(args.pilot, args.group, mode, args.language, FALLBACK[mode])
     except (ValueError, FileNotFoundError) as error:
         print(f"power: {error}", file=sys.stderr)
         return 1
-    family = args.family or family
-    alpha = ALPHA / family
+    snr = snr_lines(evidence, group, mode, args.language)
+    if snr:
+        print(f"signal and noise on {group} {mode.upper()} (pilot):\n" + "\n".join(snr) + "\n")
+    alpha = ALPHA / args.family
     items = args.items or [v.items, 2 * v.items, 4 * v.items]
-    print(render(v, group, args.mode, family, table(v, args.seeds, items, alpha), alpha))
-    target = args.target / 100
+    print(render(v, group, mode, args.family, table(v, args.seeds, items, alpha), alpha, evidence))
+    target = args.target / unit_scale(v.metric)
     most = max(items)
     seeds_needed = needed_seeds(v, target, most, alpha)
     print(
-        f"\nto detect {args.target:g} pp with {POWER:.0%} power at {most} items: "
+        f"\nto detect {args.target:g} ({v.metric}) with {POWER:.0%} power at {most} items: "
         + (f"{seeds_needed} seeds per arm" if seeds_needed else "more than 12 seeds per arm")
     )
     for s in sorted({s for s in args.seeds if s > 1} | ({seeds_needed} if seeds_needed else set())):

@@ -40,7 +40,16 @@ price of not knowing the seed variance. `morphcpt.analysis.power` says what more
 Intervals and tests come from one statistic: the interval at 1 - alpha/m is D -+ t(1 - alpha/(2m), df) SE and the
 p-value 2 P(T_df > |D| / SE), so an interval excludes 0 exactly when m p < alpha (Bonferroni), as in `stats`.
 One run per arm has no seed variance to estimate: `stats.paired_difference` (McNemar/Tango over items) is used
-instead, and the report says the seed variance is unknown.
+instead for right/wrong scores, `item_difference` (a paired t over items) for continuous ones, and the report says
+the seed variance is unknown.
+
+Pooled over all arms: the arms share one seed variance and one churn by assumption, so `pooled_components` of every
+arm's (seeds, items) table gives the run and churn mean squares with sum(S_arm - 1) degrees of freedom, and
+`difference(..., pooled=...)` uses them instead of the two compared arms' own (3 seeds in each of 4 arms: 8 df
+instead of 4). A pair of one run each is then testable too, when other arms have seeds.
+
+The scores need not be right/wrong: the moments are those of any per-item score, and a continuous one (the gold
+option's probability, its margin, bits per byte; `metrics`) is tested the same way.
 """
 
 from __future__ import annotations
@@ -66,6 +75,7 @@ class Components:
     item: float  # Q_item: variance over items of the per-item difference of seed-averaged scores
     run: float  # Q_run: pooled variance of run accuracies within arms (0 when no arm has two seeds)
     churn: float  # Q_churn: pooled run-by-item residual mean square
+    pooled_df: int | None = None  # the run mean square's df when pooled over more arms than the two compared
 
     @property
     def h(self) -> float:
@@ -73,7 +83,7 @@ class Components:
 
     @property
     def run_df(self) -> int:
-        return self.seeds_a + self.seeds_b - 2
+        return self.seeds_a + self.seeds_b - 2 if self.pooled_df is None else self.pooled_df
 
     @property
     def churn_df(self) -> int:
@@ -125,6 +135,34 @@ def components(runs_a, runs_b) -> Components:
     )
 
 
+@dataclass(frozen=True)
+class Pooled:
+    """Run and churn mean squares pooled over every arm's (seeds, items) table (module docstring)."""
+
+    run: float
+    churn: float
+    df: int  # sum over arms of (seeds - 1)
+    arms: int
+
+
+def pooled_components(tables) -> Pooled:
+    run_ss = churn_ss = 0.0
+    df = arms = 0
+    n = None
+    for table in tables:
+        runs = _runs(table, "arm")
+        n = runs.shape[1] if n is None else n
+        if runs.shape[1] != n:
+            raise ValueError("pooling needs every arm on the same items")
+        run_ss += float(np.sum((runs.mean(axis=1) - runs.mean()) ** 2))
+        churn_ss += _residual_ss(runs)
+        df += runs.shape[0] - 1
+        arms += 1
+    if not df:
+        return Pooled(0.0, 0.0, 0, arms)
+    return Pooled(run_ss / df, churn_ss / (df * (n - 1)), df, arms)
+
+
 def variance_and_df(
     item: np.ndarray | float,
     run: np.ndarray | float,
@@ -165,7 +203,7 @@ class SeedDifference:
     high: float
     p_value: float
     confidence: float
-    parts: Components
+    parts: Components | None
     method: str = METHOD
 
     @property
@@ -173,19 +211,28 @@ class SeedDifference:
         return self.low > 0 or self.high < 0
 
 
-def difference(runs_a, runs_b, *, confidence: float = 0.95) -> SeedDifference:
+def difference(runs_a, runs_b, *, confidence: float = 0.95, pooled: Pooled | None = None) -> SeedDifference:
     """The t test over items and seeds of mean(A) - mean(B), and the interval that inverts it (module docstring).
-    Needs at least one arm with two seeds; with one run per arm use `stats.paired_difference`."""
+    Needs a seed variance: an arm with two seeds, or `pooled` over arms with some; with one run per arm and
+    nothing to pool use `stats.paired_difference` or `item_difference`."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     a, b = _runs(runs_a, "arm A"), _runs(runs_b, "arm B")
     parts = components(a, b)
+    if pooled is not None and pooled.df >= 1:
+        parts = Components(
+            parts.n, parts.seeds_a, parts.seeds_b, parts.item, pooled.run, pooled.churn, pooled.df
+        )
     if parts.run_df < 1:
         raise ValueError(
             "one run per arm: the seed variance cannot be estimated; compare over items "
             "(morphcpt.analysis.stats.paired_difference) and say that the seed variance is unknown"
         )
     diff = float(a.mean(axis=1).mean() - b.mean(axis=1).mean())
+    return _t_result(diff, parts, confidence)
+
+
+def _t_result(diff: float, parts: Components, confidence: float) -> SeedDifference:
     variance, df = variance_and_df(
         parts.item, parts.run, parts.churn, n=parts.n, h=parts.h, run_df=parts.run_df, item_weight=parts.h
     )
@@ -207,6 +254,28 @@ def difference(runs_a, runs_b, *, confidence: float = 0.95) -> SeedDifference:
         p_value,
         confidence,
         parts,
+    )
+
+
+ITEM_METHOD = "paired t over items"
+
+
+def item_difference(a, b, *, confidence: float = 0.95) -> SeedDifference:
+    """One run per arm, continuous scores: a paired t test over items of mean(a) - mean(b) (n - 1 df) and the
+    interval that inverts it. Like McNemar for right/wrong scores, it cannot see the seed variance."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 1 or a.size < 2:
+        raise ValueError("a paired t test needs the same items (two or more) for both runs")
+    per_item = a - b
+    diff, n = float(per_item.mean()), a.size
+    se, df = float(per_item.std(ddof=1) / math.sqrt(n)), float(n - 1)
+    if se == 0:
+        p_value, half = (1.0 if diff == 0 else 0.0), 0.0
+    else:
+        p_value = float(2 * scipy_stats.t.sf(abs(diff) / se, df))
+        half = float(scipy_stats.t.ppf(1 - (1 - confidence) / 2, df)) * se
+    return SeedDifference(
+        n, 1, 1, diff, se, df, diff - half, diff + half, p_value, confidence, None, ITEM_METHOD
     )
 
 
@@ -236,7 +305,7 @@ def pooled_run_variance(tables) -> tuple[float, int]:
 
 
 def accuracy(
-    runs, *, confidence: float = 0.95, run_variance: tuple[float, int] | None = None
+    runs, *, confidence: float = 0.95, run_variance: tuple[float, int] | None = None, bounded: bool = True
 ) -> SeedAccuracy:
     """Mean accuracy over seeds with a t interval whose variance has an item part and a seed part (module
     docstring; h = 1/S). `run_variance` (from `pooled_run_variance`) replaces the arm's own run variance."""
@@ -255,8 +324,8 @@ def accuracy(
         seeds,
         n,
         mean,
-        max(0.0, mean - half),
-        min(1.0, mean + half),
+        max(0.0, mean - half) if bounded else mean - half,
+        min(1.0, mean + half) if bounded else mean + half,
         se,
         df,
         float(np.std(table.mean(axis=1), ddof=1)) if seeds > 1 else 0.0,

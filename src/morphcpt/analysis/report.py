@@ -26,31 +26,33 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from morphcpt.analysis import power
 from morphcpt.analysis.answer import (
     ALPHA,
-    FOCUS_GROUPS,
-    PRIMARY_METRIC,
     ROLE_NAMES,
+    Families,
     Finding,
-    answer_sentences,
-    answer_table,
-    arm_scores,
+    arm_levels,
     at_chance,
     confidence_text,
-    findings,
+    families,
     group_title,
     p_phrase,
-    primary_group,
+    short,
 )
-from morphcpt.analysis.evidence import build_evidence
-from morphcpt.analysis.replicates import SeedDifference
+from morphcpt.analysis.evidence import ARMS, Evidence
+from morphcpt.analysis.first_screen import Detectable, answer_sentences, answer_table, detectable, forgetting
+from morphcpt.analysis.metrics import FALLBACK, UNITS, fmt, metrics_of
+from morphcpt.analysis.plan import AnalysisPlan, load_plan
 from morphcpt.analysis.results import (
     ModelInfo,
     assign_roles,
+    final_results,
     incomplete_benchmarks,
     load_results,
     models_in_order,
@@ -61,7 +63,6 @@ from morphcpt.analysis.tables import (
     comparison_rows,
     markdown_table,
     p_text,
-    percent,
     score_rows,
     write_tables,
 )
@@ -72,20 +73,30 @@ log = logging.getLogger(__name__)
 # ------------------------------------------------------------------------------------------------- sections
 
 
-def section_answer(evidence, roles, language: str) -> str:
-    """The first screen: the answer in at most three sentences and one table."""
+def section_answer(
+    evidence, plan: AnalysisPlan, fam: Families | None, detect: Detectable | None, language
+) -> str:
+    """The first screen: the answer in at most three sentences, one table (base model and arms), forgetting."""
     heading = "## Answer" + ("" if language == "en" else f" (prompts: {language})")
-    group = primary_group(evidence, language)
-    if group is None:
-        present = ", ".join(ROLE_NAMES[r] for r in roles) or "none"
+    if fam is None:
+        present = ", ".join(ROLE_NAMES[r] for r in evidence.runs if r in ROLE_NAMES) or "none"
         return (
             f"{heading}\n\nThese results cannot answer the research question: it needs at least two of baseline "
             f"(vanilla CPT), StochasTok and Patok models evaluated on the same items (roles found: {present}). "
             "Pairwise comparisons of whatever models there are stand in comparisons.md.\n"
         )
-    primary = findings(evidence, language, [group])
-    text = " ".join(answer_sentences(evidence, primary, language))
-    return f"{heading}\n\n{text}\n\n{answer_table(evidence, primary, language)}\n"
+    warning = ""
+    if plan.requested is not None:
+        warning = (
+            f"**Note: the primary metric was pre-registered as {plan.primary}** ({plan.recorded}); {plan.requested} "
+            "was asked for now: the answer stays on the recorded primary (the asked metric's signal and noise are in "
+            "Design, its scores in scores.md).\n\n"
+        )
+    text = " ".join(answer_sentences(evidence, fam, plan, detect))
+    return (
+        f"{heading}\n\n{warning}{text}\n\n{answer_table(evidence, fam, language)}\n\n"
+        f"{forgetting(evidence, plan, language)}"
+    )
 
 
 def section_notes(results) -> str:
@@ -106,66 +117,62 @@ def section_notes(results) -> str:
     return "\n".join(lines)
 
 
-def section_details(evidence, language: str) -> str:
-    """Everything behind the answer: per mode the scores and each comparison in words, then the exploratory
-    family (the other focus groups) and the table of every headline comparison."""
+def section_details(evidence, fam: Families | None, plan: AnalysisPlan, language: str) -> str:
+    """Everything behind the answer: each family's comparisons in words, then one table of them all."""
     heading = "## Details" + ("" if language == "en" else f" (prompts: {language})")
-    group = primary_group(evidence, language)
-    if group is None:
+    if fam is None:
         return ""
-    primary = findings(evidence, language, [group])
     parts = [heading + "\n"]
-    for mode in ("mcq", "gen"):
-        here = [f for f in primary if f.mode == mode]
-        if not here:
-            continue
-        levels = arm_scores(evidence, group, mode, language)
-        listing = "; ".join(f"{ROLE_NAMES[role]} {s.cell()}%" for role, s in levels)
-        lines = [f"On {group_title(group)}, {mode.upper()} {PRIMARY_METRIC[mode]} (95% CI): {listing}."]
-        guessing = at_chance(levels)
-        if levels and len(guessing) == len(levels):
+    for metric in dict.fromkeys((fam.metric, FALLBACK[fam.mode])):
+        levels = arm_levels(evidence, fam.group, fam.mode, language, metric, ("base", *ARMS))
+        listing = "; ".join(f"{ROLE_NAMES[role]} {s.cell()}" for role, s in levels)
+        lines = [f"On {group_title(fam.group)}, {fam.mode.upper()} {metric} (95% CI): {listing}."]
+        guessing = at_chance([(r, s) for r, s in levels if r != "base"])
+        if metric == FALLBACK[fam.mode] and guessing:
             lines.append(
-                f"Every model's interval includes guessing ({percent(levels[0][1].chance)}%): none of them shows "
-                "the skill, so this comparison cannot tell the schemes apart."
+                "Accuracy not distinguishable from guessing: "
+                + ", ".join(ROLE_NAMES[r] for r in guessing)
+                + "."
             )
-        elif guessing:
-            lines.append(
-                "Not distinguishable from guessing: " + ", ".join(ROLE_NAMES[r] for r in guessing) + "."
-            )
-        parts.append(" ".join(lines) + "\n\n" + "\n".join(f"- {f.sentence()}" for f in here) + "\n")
-    others = [g for g in FOCUS_GROUPS if g != group]
-    secondary = findings(evidence, language, others)
-    elsewhere = [
-        f"{f.group} {f.mode.upper()}: {ROLE_NAMES[f.role_a]} − {ROLE_NAMES[f.role_b]} {f.interval()}, adjusted "
-        f"{p_phrase(f.p_adjusted)}"
-        for f in secondary
+        parts.append(" ".join(lines) + "\n")
+    for name, found in (
+        ("Primary (pre-registered, tested alone at 0.05)", [fam.primary] if fam.primary else []),
+        (f"Secondary ({len(fam.secondary)} comparisons, Bonferroni among themselves)", fam.secondary),
+    ):
+        if found:
+            parts.append(f"{name}:\n\n" + "\n".join(f"- {f.sentence()}" for f in found) + "\n")
+    significant = [
+        f"{f.group} {f.mode.upper()} {f.metric}: {ROLE_NAMES[f.role_a]} − {ROLE_NAMES[f.role_b]} {f.interval()}, "
+        f"adjusted {p_phrase(f.p_adjusted)}"
+        for f in fam.exploratory
         if f.significant
     ]
-    family = f"{len(secondary)} comparisons on {', '.join(others)}, Bonferroni among themselves"
+    groups = sorted({f"{f.group} {f.mode.upper()}" for f in fam.exploratory})
+    family = f"{len(fam.exploratory)} comparisons on {', '.join(groups) or 'no other group'}, Bonferroni among themselves"
+    if fam.left_out:
+        family += f"; left out because their items overlap a group already counted: {', '.join(fam.left_out)}"
     parts.append(
-        f"Exploratory ({family}): significant: " + "; ".join(elsewhere) + ".\n"
-        if elsewhere
-        else f"Exploratory ({family}): no other headline comparison is significant.\n"
+        f"Exploratory ({family}): significant: " + "; ".join(significant) + ".\n"
+        if significant
+        else f"Exploratory ({family}): no comparison is significant.\n"
     )
-    parts += [
-        f"Headline comparisons ({len(primary)} in the answer's family, {len(secondary)} exploratory):\n",
-        _findings_table(primary + secondary) + "\n",
-    ]
+    found = [f for f in (fam.primary, *fam.secondary, *fam.exploratory) if f is not None]
+    parts += [f"All {len(found)} comparisons:\n", _findings_table(found) + "\n"]
     return "\n".join(parts)
 
 
 def _findings_table(found: list[Finding]) -> str:
     body = [
         [
+            f.family_name,
             f.group,
             f.mode.upper(),
-            PRIMARY_METRIC[f.mode],
+            f.metric,
             f"{ROLE_NAMES[f.role_a]} − {ROLE_NAMES[f.role_b]}",
             str(f.difference.n),
-            f"{100 * f.mean_a:.1f} vs {100 * f.mean_b:.1f}",
-            f"{100 * f.difference.diff:+.1f} [{100 * f.difference.low:+.1f}, {100 * f.difference.high:+.1f}]",
+            f"{fmt(f.metric, f.difference.diff)} [{fmt(f.metric, f.difference.low)}, {fmt(f.metric, f.difference.high)}]",
             confidence_text(f.difference.confidence),
-            ("t " if isinstance(f.difference, SeedDifference) else "McNemar ") + p_text(f.difference.p_value),
+            f"{f.test} {p_text(f.difference.p_value)}",
             p_text(f.p_adjusted),
             "yes" if f.significant else "no",
         ]
@@ -173,15 +180,15 @@ def _findings_table(found: list[Finding]) -> str:
     ]
     return markdown_table(
         [
+            "family",
             "group",
             "mode",
             "metric",
             "comparison",
             "n",
-            "accuracy %",
-            "difference pp [CI]",
+            "difference [CI]",
             "CI level",
-            "p",
+            "test, p",
             "adjusted p",
             f"significant at {ALPHA}",
         ],
@@ -189,73 +196,113 @@ def _findings_table(found: list[Finding]) -> str:
     )
 
 
-def section_design(evidence, language: str) -> str:
-    """Arms, seeds, items, the test, its simulated false-positive rate and the smallest difference it detects."""
-    from morphcpt.analysis import power
-
-    group = primary_group(evidence, language)
-    if group is None:
+def section_design(
+    evidence, plan: AnalysisPlan, fam: Families | None, detect: Detectable | None, language
+) -> str:
+    """Arms, seeds, items, the plan, signal and noise per metric, the primary test with its simulated
+    false-positive rate and the smallest difference it detects."""
+    if fam is None:
         return ""
-    primary = findings(evidence, language, [group])
-    family, mode = primary[0].family, primary[0].mode
-    alpha = ALPHA / family
     arms = "; ".join(
         f"{ROLE_NAMES[role]}: {k} seed{'s' if k > 1 else ''}" for role, k in evidence.seeds.items()
     )
-    items = ", ".join(
-        f"{f.mode.upper()} {f.difference.n}"
-        for f in primary
-        if (f.role_a, f.role_b) == (primary[0].role_a, primary[0].role_b)
+    recorded = (
+        f"recorded in {plan.recorded}"
+        if plan.recorded
+        else "packaged default, conf/analysis.yaml; not recorded for these results"
     )
     lines = [
         "## Design\n",
-        f"- Arms: {arms}.",
-        f"- Items on {group_title(group)}: {items} (the same items for every run).",
-        f"- Comparisons in the answer's family: {family}, each at alpha {ALPHA} / {family} = {alpha:.4f}.",
+        f"- Arms: {arms}" + ("; base model: 1 run" if "base" in evidence.runs else "") + ".",
+        f"- Plan: primary metric {plan.primary} ({recorded}); primary comparison {short(plan.primary_pair[0])} − "
+        f"{short(plan.primary_pair[1])} on {plan.primary_group}, alone at alpha {plan.alpha}; each item averaged over "
+        f"a run's last {plan.last_checkpoints} checkpoint{'s' if plan.last_checkpoints > 1 else ''} "
+        f"({evidence.checkpoints_used} found).",
     ]
-    if evidence.seeded:
-        v = power.variances_from(evidence, group, mode, language)
-        spreads = "; ".join(
-            f"{ROLE_NAMES[role].split(' (')[0]} "
-            + ", ".join(
-                f"{100 * x:.1f}"
-                for x in evidence.runs_table([role], group, mode, language)[0][role].mean(axis=1)
-            )
-            for role in evidence.sets
-            if evidence.runs_table([role], group, mode, language) is not None
+    if fam.metric != plan.primary:
+        lines.append(
+            f"- **The primary metric {plan.primary} is not in these results** (result files written before it): "
+            f"the answer falls back to {fam.metric}."
         )
-        lines.append(f"- Test: {evidence.method}; the interval inverts it (docs/replicates-and-power.md).")
-        lines.append(f"- Run accuracies ({mode.upper()} {PRIMARY_METRIC[mode]}, %): {spreads}.")
-        if v is not None:
-            seed_sd, upper_sd = 100 * v.seed**0.5, 100 * v.seed_upper().seed ** 0.5
-            fpr = power.reject_rate(v, v.seeds, v.items, 0.0, ALPHA)
-            detect, detect_upper = (
-                power.mdd(v, v.seeds, v.items, alpha),
-                power.mdd(v.seed_upper(), v.seeds, v.items, alpha),
+    f = fam.primary
+    if f is not None:
+        lines.append(
+            f"- Items on {group_title(fam.group)}: {f.difference.n} ({fam.mode.upper()}, the same for every run)."
+        )
+        pooled = evidence.pooled(fam.group, fam.mode, language, fam.metric)
+        lines.append(
+            f"- Primary test: {f.test}"
+            + (
+                f", run and churn variances pooled over {pooled.arms} arms ({pooled.df} df)"
+                if f.test == "t over items and seeds"
+                else " (one run per arm, nothing to pool: the seed variance is unseen)"
             )
-            lines += [
-                f"- **Seed variance** ({mode.upper()}, pairs {', '.join(v.pairs)}): a run's accuracy varies by "
-                f"{seed_sd:.2f} pp from its seed beyond item churn (80% upper bound {upper_sd:.2f} pp, "
-                f"{v.seed_df} df); churn {v.churn:.3f}, arm-by-item variance {v.tau2:.4f}.",
-                f"- Simulated false-positive rate of this test at this design and these variances: {100 * fpr:.1f}% "
-                f"at alpha {ALPHA} ({power.DRAWS:,} simulated experiments; across realistic regimes: "
-                "benchmarks/RESULTS.md).",
-                f"- Minimum detectable difference (80% power, alpha {alpha:.4f}): {_pp(detect)} pp "
-                f"({_pp(detect_upper)} pp with the seed variance at its upper bound). Plan the main run with "
-                "`python -m morphcpt.analysis.power --pilot <results>`.",
-            ]
-    else:
+            + "; the interval inverts it (docs/replicates-and-power.md)."
+        )
+    if detect is not None:
+        v = detect.variances
         lines += [
-            f"- Test: {evidence.method}.",
-            "- **Seed variance: unknown** (one run per arm). A seed effect on a run's accuracy of a few points makes "
-            "an item-level test reject a true null far more often than 5% (benchmarks/RESULTS.md); run two or "
-            "more seeds per arm (`submit_pipeline.py --seeds 2`) to measure it.",
+            f"- Variances ({fam.metric}): arm × item {v.tau2:.4g}, seed {v.seed:.4g} (a run's mean moves by "
+            f"{fmt(fam.metric, math.sqrt(v.seed), False, 2)} {UNITS[fam.metric]} from its seed), churn {v.churn:.4g}.",
+            f"- Simulated false-positive rate of this test at its own level ({ALPHA}), this design and these "
+            f"variances: {100 * detect.fpr:.1f}% ({power.DRAWS:,} simulated experiments; across regimes: "
+            "benchmarks/RESULTS.md).",
+            f"- Minimum detectable difference (80% power): {detect.text()}. Plan the main run with "
+            "`python -m morphcpt.analysis.power --pilot <results>`.",
+        ]
+        if f is not None and f.runs_only:
+            lines.append(
+                "- **Seed variance: unknown** (one run per arm). A seed effect of a few points makes an item-level "
+                "test reject a true null far more often than 5% (benchmarks/RESULTS.md); run two or more seeds per "
+                "arm (`submit_pipeline.py --seeds 3`)."
+            )
+    snr = [
+        r for m in metrics_of(fam.mode) if (r := evidence.signal_and_noise(fam.group, fam.mode, language, m))
+    ]
+    if snr:
+        cell = lambda x: "—" if x is None else f"{x:.4g}"  # noqa: E731
+        lines += [
+            f"\nSignal and noise on {group_title(fam.group)} {fam.mode.upper()} (signal: sd of the arms' means; noise: "
+            "sd of a run's mean over seeds and over its last checkpoints; the primary is chosen by this ratio on the "
+            "pilot, before the main run):\n",
+            markdown_table(
+                ["metric", "signal", "noise: seeds", "noise: checkpoints", "SNR"],
+                [
+                    [
+                        r["metric"],
+                        cell(r["signal"]),
+                        cell(r["seed_sd"]),
+                        cell(r["checkpoint_sd"]),
+                        cell(r["snr"]),
+                    ]
+                    for r in snr
+                ],
+            ),
         ]
     return "\n".join(lines) + "\n"
 
 
-def _pp(value: float) -> str:
-    return "more than 100" if value == float("inf") else f"{100 * value:.1f}"
+def section_curve(evidence, fam: Families | None, language: str, plot_file: Path | None) -> str:
+    """Accuracy and the primary metric of each arm along its evaluated checkpoints (mean over seeds)."""
+    if fam is None:
+        return ""
+    metrics = list(dict.fromkeys((fam.metric, FALLBACK[fam.mode])))
+    curves = {
+        (role, m): evidence.curve(role, fam.group, fam.mode, language, m)
+        for role in ("base", *ARMS)
+        for m in metrics
+    }
+    steps = sorted({s for c in curves.values() for s, _ in c if s != math.inf})
+    if len(steps) < 2:
+        return ""
+    body = []
+    for (role, m), points in curves.items():
+        if points:
+            at = dict(points)
+            body.append([ROLE_NAMES[role], m, *(fmt(m, at[s], False) if s in at else "" for s in steps)])
+    text = markdown_table(["model", "metric", *(f"step {s:g}" for s in steps)], body)
+    picture = f"\n\n![curve](plots/{plot_file.name})" if plot_file else ""
+    return f"## Along the checkpoints\n\n{group_title(fam.group)} {fam.mode.upper()}, mean over seeds:\n\n{text}{picture}\n"
 
 
 def section_models(models: Sequence[ModelInfo], roles: dict[str, ModelInfo]) -> str:
@@ -287,52 +334,71 @@ def section_method() -> str:
         'MCQ: each option scored as the log-probability of `" " + option` after `<bos>` + prompt (options that '
         "carry their own leading space, as in langgame, follow the prompt as written); acc takes the highest sum, "
         "acc_norm the highest sum divided by the option's length in characters (lm-eval's definition; "
-        "independent of tokenization, the primary metric); scores within 1e-4 of the best are tied and broken by a "
-        "seeded random pick. GEN: greedy decoding, first line, exact match after normalisation (primary), also "
-        "prefix and contains on word boundaries. One run per arm: accuracies with Wilson 95% intervals; two "
-        "models on the same items compared with McNemar's score test on the items only one got right (no "
-        "continuity correction) and Tango's score interval, which inverts that test (unconditional: it does not "
-        "collapse to a point when the models rarely disagree). Several seeds per arm: an arm's accuracy is the "
-        "mean over its seeds, and arms are compared with a t test over items and seeds whose variance adds the "
-        "arm-by-item, seed and churn parts (Satterthwaite degrees of freedom), with the interval that inverts it "
-        "(docs/replicates-and-power.md). Families of comparisons: Bonferroni, adjusted p = p × m with "
-        "simultaneous intervals at 1 − 0.05/m, so an interval excludes 0 exactly when its adjusted p < 0.05. "
-        "Holm's step-down would reject at least as often, but the intervals that agree with its decisions stop "
-        "at 0 for every comparison it rejects, so it is not used.\n"
+        "independent of tokenization); gold_prob is the gold option's share of a softmax over the options' per-byte "
+        "log-likelihoods, gold_margin the gold's per-byte log-likelihood minus the best distractor's; GEN: greedy "
+        "decoding, first line, exact match after normalisation, also prefix and contains on word boundaries, and "
+        "gold_bpb, the gold answer's bits per byte. The primary metric and comparison are fixed before the main run "
+        "(conf/analysis.yaml, a results folder's analysis_plan.json). An arm's score is the mean over its seeds of "
+        "each run's per-item score averaged over its last k checkpoints. Arms are compared with a t test over items "
+        "and seeds whose variance adds the arm-by-item, seed and churn parts, the seed and churn parts pooled over "
+        "every arm (Satterthwaite degrees of freedom), with the interval that inverts it "
+        "(docs/replicates-and-power.md); with one run per arm and nothing to pool, McNemar's score test with "
+        "Tango's interval (right/wrong scores) or a paired t over items (continuous ones), which cannot see the seed "
+        "variance. The primary comparison is tested alone at 0.05; the secondary and exploratory families are each "
+        "Bonferroni-adjusted (p × m, simultaneous intervals at 1 − 0.05/m), so an interval excludes 0 exactly when "
+        "its adjusted p < 0.05. Holm's step-down would reject at least as often, but the intervals that agree with "
+        "its decisions stop at 0 for every comparison it rejects, so it is not used.\n"
     )
 
 
 def build_report(
-    results_dir: Path | str, output_dir: Path | str | None = None, *, plots: bool = True
+    results_dir: Path | str,
+    output_dir: Path | str | None = None,
+    *,
+    plots: bool = True,
+    primary: str | None = None,
+    last_checkpoints: int | None = None,
 ) -> Path:
     results_dir = Path(results_dir)
     output_dir = Path(output_dir) if output_dir is not None else results_dir / "analysis"
-    results = load_results(results_dir)
+    plan = load_plan(results_dir, primary=primary, last_checkpoints=last_checkpoints)
+    every = load_results(results_dir)
+    results = final_results(every)  # the tables show each model's last checkpoint
     models = models_in_order(results)
     roles = {role: m for role, m in assign_roles(results).items() if role != "base"}
     scores = score_rows(results)
     comparisons = comparison_rows(results)
-    evidence = build_evidence(results, scores, comparisons, roles)
+    evidence = Evidence(every, plan.last_checkpoints)
     tables = write_tables(scores, comparisons, [m.name for m in models], output_dir)
+    languages = sorted({r.language for r in results}, key=lambda lang: lang != "en")
+    fams = {language: families(evidence, plan, language) for language in languages}
+    fam = fams[languages[0]]
+    detect = detectable(evidence, fam, plan, languages[0]) if fam is not None else None
     plot_files: list[Path] = []
+    curve_file = None
     plot_note = "Plots not drawn (--no-plots).\n"
     if plots:
         try:
-            from morphcpt.analysis.plots import write_plots
+            from morphcpt.analysis.plots import write_curve, write_plots
 
             plot_files = write_plots(scores, [m.name for m in models], output_dir / "plots")
+            if fam is not None:
+                curve_file = write_curve(evidence, fam, languages[0], output_dir / "plots")
             plot_note = "No plottable results.\n"
         except ImportError:
             plot_note = "Plots skipped: matplotlib is not installed (`pip install 'morphcpt[plots]'`).\n"
-    languages = sorted({r.language for r in results}, key=lambda lang: lang != "en")
     sections = [
         "# morphcpt evaluation report\n",
-        f"Results: `{results_dir}` ({len(results)} result files, {len(models)} models), analysed "
+        f"Results: `{results_dir}` ({len(every)} result files, {len(models)} models), analysed "
         f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.\n",
-        *(section_answer(evidence, roles, language) for language in languages),
+        *(
+            section_answer(evidence, plan, fams[lang], detect if lang == languages[0] else None, lang)
+            for lang in languages
+        ),
         section_notes(results),
-        section_design(evidence, languages[0]),
-        *(section_details(evidence, language) for language in languages),
+        section_design(evidence, plan, fam, detect, languages[0]),
+        section_curve(evidence, fam, languages[0], curve_file),
+        *(section_details(evidence, fams[lang], plan, lang) for lang in languages),
         section_models(models, roles),
         section_plots(plot_files, plot_note),
         section_tables(tables),
@@ -350,6 +416,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     parser.add_argument("--output-dir", type=Path, help="default: <results-dir>/analysis")
     parser.add_argument("--no-plots", dest="plots", action="store_false", help="tables and report only")
+    parser.add_argument(
+        "--primary", help="primary metric where none is recorded (a recorded one wins; the report says so)"
+    )
+    parser.add_argument(
+        "--last-checkpoints", type=int, help="average each item over a run's last k checkpoints"
+    )
     return parser
 
 
@@ -357,6 +429,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     args = build_parser().parse_args(argv)
     with reported("analyze"):
-        report = build_report(args.results_dir, args.output_dir, plots=args.plots)
+        report = build_report(
+            args.results_dir,
+            args.output_dir,
+            plots=args.plots,
+            primary=args.primary,
+            last_checkpoints=args.last_checkpoints,
+        )
     print(report)
     return 0

@@ -1,6 +1,9 @@
 """Read an evaluation results folder (`runner.py` layout) into per-model, per-task item scores.
 
 `results/<model>/<task>_<mode>[_<language>].json` -> `TaskResult`s; unfinished `.partial.jsonl` logs are ignored.
+A run evaluated at several saved checkpoints has one result set per checkpoint: a result's `checkpoint_step`
+field, or the folder `results/<model>/ckpt-<step>/`, says which (`final_results` keeps the last of each; the
+report averages each item over a run's last k, `evidence`).
 Models are given a role in the research question — base, baseline (vanilla CPT), stochastok, patok, eeve
 (vocabulary expansion, the fourth arm) — from the `scheme` their export recorded, or failing that from their
 name. A role may hold several training runs of one arm, its seeds (replicates): the `replicate` an export
@@ -13,6 +16,7 @@ recorded, or the name's `-seed<k>` suffix (k >= 1; no suffix is seed 0).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +70,9 @@ class TaskResult:
     path: Path
     missing_subsets: tuple[str, ...] = ()  # of its benchmark, not in the run: pooled scores leave them out
     not_generated: tuple[str, ...] = ()  # of its benchmark, which the generated set can never hold (stress)
+    checkpoint_step: int | None = (
+        None  # which saved checkpoint of the run was evaluated (None: the final export)
+    )
 
     def scores(self, metric: str) -> dict[str, tuple[str, float]]:
         """item id -> (fingerprint, 1.0 right / 0.0 wrong)."""
@@ -77,7 +84,7 @@ def load_results(results_dir: Path | str) -> list[TaskResult]:
     if not results_dir.is_dir():
         raise FileNotFoundError(f"results folder {results_dir} does not exist")
     found = []
-    for path in sorted(results_dir.glob("*/*.json")):
+    for path in sorted([*results_dir.glob("*/*.json"), *results_dir.glob("*/ckpt-*/*.json")]):
         data = read_json(
             path, what="an evaluation result", fix="delete it and rerun the evaluation (it redoes that task)"
         )
@@ -103,11 +110,32 @@ def load_results(results_dir: Path | str) -> list[TaskResult]:
                 path=path,
                 missing_subsets=tuple(data.get("missing_subsets", ())),
                 not_generated=tuple(data.get("not_generated", ())),
+                checkpoint_step=_checkpoint_step(data, path),
             )
         )
     if not found:
         raise FileNotFoundError(f"no evaluation results (<model>/<task>_<mode>.json) under {results_dir}")
     return found
+
+
+def _checkpoint_step(data: dict, path: Path) -> int | None:
+    if data.get("checkpoint_step") is not None:
+        return int(data["checkpoint_step"])
+    match = re.fullmatch(r"ckpt-(\d+)", path.parent.name)
+    return int(match.group(1)) if match else None
+
+
+def final_results(results: list[TaskResult]) -> list[TaskResult]:
+    """One result per model, task, mode and language: the last checkpoint evaluated (a result without a step is
+    the final export and counts as last)."""
+    last: dict[tuple, TaskResult] = {}
+    for result in results:
+        key = (result.model.name, result.task, result.mode, result.language)
+        step = math.inf if result.checkpoint_step is None else result.checkpoint_step
+        held = last.get(key)
+        if held is None or step >= (math.inf if held.checkpoint_step is None else held.checkpoint_step):
+            last[key] = result
+    return [r for r in results if last[(r.model.name, r.task, r.mode, r.language)] is r]
 
 
 def incomplete_benchmarks(results: list[TaskResult]) -> dict[tuple[str, str], list[str]]:

@@ -102,3 +102,83 @@ def null_and_planted(regime: Regime, shifts=(0.0, 0.1, 0.25, 0.5), experiments: 
     return [
         rejection_rate(replace(regime, shift=shift), experiments, seed + k) for k, shift in enumerate(shifts)
     ]
+
+
+# ------------------------------------------------------------------ option-level simulation (continuous metrics)
+
+
+@dataclass(frozen=True)
+class OptionRegime:
+    """Runs of several arms scored on the same MCQ items, simulated on the options' per-byte log-likelihoods, so
+    that acc_norm, gold_prob and gold_margin come from the same simulated runs and can be compared. Scales are
+    nats per byte. For arm a, seed s, checkpoint c, item i and option o:
+
+        ll = base_io + shift_a gold_io + armitem_aio + seed_as gold_io + churn_asio + checkpoint_asci o
+
+    `base` is a real model's per-item per-byte log-likelihoods (benchmarks/primary_power.py) or a synthetic set;
+    `seed_sd` is a run's whole-benchmark luck at the gold answer, `churn_sd` a run's own noise on each option,
+    `arm_item_sd` items one arm happens to suit, `checkpoint_sd` the noise between a run's saved checkpoints."""
+
+    seeds: int = 3
+    arms: int = 4
+    checkpoints: int = 1
+    seed_sd: float = 0.05
+    arm_item_sd: float = 0.15
+    churn_sd: float = 0.3
+    checkpoint_sd: float = 0.15
+
+    def label(self) -> str:
+        return (
+            f"{self.arms} arms x {self.seeds} seeds, {self.checkpoints} checkpoint(s); sd (nats/byte): seed "
+            f"{self.seed_sd:g}, arm x item {self.arm_item_sd:g}, churn {self.churn_sd:g}, checkpoint {self.checkpoint_sd:g}"
+        )
+
+
+def simulate_options(
+    regime: OptionRegime,
+    base: np.ndarray,
+    gold: np.ndarray,
+    shifts,
+    experiments: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Per-byte log-likelihoods, shape (experiments, arms, seeds, checkpoints, items, options). `base` and `gold`
+    are (items, options); `shifts` one planted gold shift per arm (0 everywhere: the null)."""
+    e, a, s, c = experiments, regime.arms, regime.seeds, regime.checkpoints
+    items, options = base.shape
+    g = gold.astype(float)
+    shift = np.asarray(shifts, dtype=float).reshape(1, a, 1, 1, 1, 1)
+    ll = base + shift * g
+    ll = ll + rng.normal(0, regime.arm_item_sd, (e, a, 1, 1, items, options))
+    ll = ll + rng.normal(0, regime.seed_sd, (e, a, s, 1, 1, 1)) * g
+    ll = ll + rng.normal(0, regime.churn_sd, (e, a, s, 1, items, options))
+    return ll + rng.normal(0, regime.checkpoint_sd, (e, a, s, c, items, options))
+
+
+def seed_t_pvalues(
+    scores: np.ndarray, a: int, b: int, pool: tuple[int, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(difference, p) of the report's t test over items and seeds of arm a minus arm b for every simulated
+    experiment at once; `scores` (experiments, arms, seeds, items); run and churn variances pooled over the arms in
+    `pool` (the report pools over every arm; `(a, b)` is the test before pooling). The same formulas as
+    `replicates.difference(..., pooled=...)`, vectorised (tests/test_primary.py checks they agree)."""
+    e, _, s, n = scores.shape
+    run_means = scores.mean(axis=3)  # (e, arms, seeds)
+    per_item = scores[:, a].mean(axis=1) - scores[:, b].mean(axis=1)  # (e, items)
+    item = per_item.var(axis=1, ddof=1)
+    picked = scores[:, list(pool)]
+    run_ss = ((run_means[:, list(pool)] - run_means[:, list(pool)].mean(axis=2, keepdims=True)) ** 2).sum(
+        axis=(1, 2)
+    )
+    residual = picked - picked.mean(axis=3, keepdims=True) - picked.mean(axis=2, keepdims=True)
+    residual = residual + picked.mean(axis=(2, 3), keepdims=True)
+    df = len(pool) * (s - 1)
+    run, churn = run_ss / df, (residual**2).sum(axis=(1, 2, 3)) / (df * (n - 1))
+    h = 2 / s
+    variance, t_df = replicates.variance_and_df(item, run, churn, n=n, h=h, run_df=df, item_weight=h)
+    diff = per_item.mean(axis=1)
+    from scipy import stats as scipy_stats
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.nan_to_num(2 * scipy_stats.t.sf(np.abs(diff) / np.sqrt(variance), t_df), nan=1.0)
+    return diff, p
