@@ -114,18 +114,29 @@ fi
 CONTAINER_NAME="${CONTAINER_NAME:-nemo_framework}"
 CONTAINER_SQSH="${CONTAINER_SQSH:-$PROJECT_DIR/containers/nemo.sqsh}"
 # ENROOT_DATA_PATH is often node-local: a container created on the login node does not exist on a compute node,
-# so create it here from the shared .sqsh when missing. The lock keeps array tasks on one node from racing.
-if ! grep -Fqx "$CONTAINER_NAME" <(enroot list); then
+# so create it here from the shared .sqsh when missing. Two jobs of an array landing on a fresh node would both
+# create it, and the second fails with "File already exists" (enroot's runtime.sh refuses an existing rootfs) or
+# starts one still being unpacked. Every job takes the lock before it looks, so it sees a container only once
+# made; the lock lives where every job of this user on this node sees it: in ENROOT_DATA_PATH when the
+# environment names it, else in /tmp, never in $TMPDIR (PBS Pro gives each job its own: OpenPBS start_exec.c).
+lock_dir=/tmp
+[[ -n "${ENROOT_DATA_PATH:-}" ]] && mkdir -p "$ENROOT_DATA_PATH" 2>/dev/null && [[ -w "$ENROOT_DATA_PATH" ]] \
+    && lock_dir="$ENROOT_DATA_PATH"
+(
+    flock 9
+    grep -Fqx "$CONTAINER_NAME" <(enroot list) && exit 0  # there already, or made by the job before us
     if [[ ! -f "$CONTAINER_SQSH" ]]; then
         echo "no container $CONTAINER_NAME and no image $CONTAINER_SQSH: run training/nemo/setup/setup_enroot.sh" >&2
         exit 1
     fi
-    lock="${TMPDIR:-/tmp}/enroot-create-${CONTAINER_NAME}.lock"
-    (
-        flock 9
-        grep -Fqx "$CONTAINER_NAME" <(enroot list) || enroot create --name "$CONTAINER_NAME" "$CONTAINER_SQSH"
-    ) 9>"$lock"
-fi
+    enroot create --name "$CONTAINER_NAME" "$CONTAINER_SQSH" && exit 0
+    # a job that did not take this lock (another checkout, by hand) made it meanwhile: use it
+    if grep -Fqx "$CONTAINER_NAME" <(enroot list); then
+        echo "container $CONTAINER_NAME was created meanwhile by another job; using it" >&2
+        exit 0
+    fi
+    exit 1
+) 9>"$lock_dir/.morphcpt-enroot-create-$(id -u)-${CONTAINER_NAME}.lock"
 
 exec enroot start --rw "${mounts[@]}" "${envs[@]}" "$CONTAINER_NAME" \
     bash -c 'cd "$0" && exec "$@"' "$PROJECT_DIR" "$@"
