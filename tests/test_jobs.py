@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -135,3 +137,34 @@ def test_local_array_run_preprocesses_each_chunk(rendered, sample_corpus, monkey
     # The vanilla array's first task also built the shared validation set from the held-out lines.
     validation = tmp_path / "data" / "processed" / "validation" / "validation.done.json"
     assert json.loads(validation.read_text())["documents"] == 5
+
+
+def test_every_setting_of_env_example_reads_the_same_in_python_and_in_the_jobs_shell(tmp_path):
+    """.env.example with every commented-out setting uncommented, as a user does: the shell (run_in_enroot.sh)
+    exports exactly what Python parsed; inline comments are comments in both."""
+    lines = (paths.REPO_ROOT / ".env.example").read_text().splitlines()
+    uncommented = [re.sub(r"^#\s*(?=[A-Za-z_][A-Za-z0-9_]*=)", "", line) for line in lines]
+    assert sum(a != b for a, b in zip(lines, uncommented, strict=True)) >= 10  # the HF_HOME line among them
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".env").write_text("\n".join(uncommented) + "\n")
+    (project / "src").symlink_to(paths.REPO_ROOT / "src")
+    want = jobs.read_env(project / ".env")
+    assert want["HF_HOME"] == "/scratch/me/hf-cache" and want["SEEDS"] == "1"
+    assert want["TRAIN_OVERRIDES"] == "loop.steps=2000 checkpoint.interval=500"
+    assert want["CONTAINER_IMAGE"] == "nvcr.io#nvidia/nemo:26.04"
+    del want["PROJECT_DIR"]  # the job sets it (to this checkout), and what the job set wins
+    env = {k: v for k, v in os.environ.items() if k not in want}
+    env.update(MORPHCPT_NO_ENROOT="1", PROJECT_DIR=str(project))
+    runner = paths.REPO_ROOT / "training" / "nemo" / "run_in_enroot.sh"
+    show = "import json, os, sys; json.dump(dict(os.environ), sys.stdout)"
+    done = subprocess.run(
+        ["bash", str(runner), sys.executable, "-c", show], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert {key: seen.get(key) for key in want} == want
+    # a setting the job already exported wins over .env
+    done = subprocess.run(["bash", str(runner), sys.executable, "-c", show], env={**env, "SEEDS": "3"},
+                          capture_output=True, text=True)  # fmt: skip
+    assert json.loads(done.stdout)["SEEDS"] == "3"

@@ -12,17 +12,16 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PROJECT_DIR="${PROJECT_DIR:-$(cd "$HERE/../.." && pwd)}"
 
-# Export KEY=VALUE lines of a .env file without overriding what the job already set.
+# Export the settings of a .env file that the job did not set already. morphcpt.dotenv reads it, the same reader
+# as the Python side (quotes, inline comments), with the host's python3 and its standard library only.
 load_env() {
-    local key value
-    while IFS='=' read -r key value || [[ -n "$key" ]]; do
-        key="${key#export }"
-        key="${key//[[:space:]]/}"
-        [[ "$key" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || continue
-        [[ -n "${!key:-}" ]] && continue
-        value="${value#\"}"; value="${value%\"}"; value="${value#\'}"; value="${value%\'}"
-        export "$key=$value"
-    done < "$1"
+    local python exports
+    python=$(command -v python3 || command -v python) || {
+        echo "run_in_enroot.sh: no python3 on this node to read $1" >&2
+        exit 127
+    }
+    exports=$("$python" "$PROJECT_DIR/src/morphcpt/dotenv.py" --shell "$1") || exit 2
+    eval "$exports"
 }
 [[ -f "$PROJECT_DIR/.env" ]] && load_env "$PROJECT_DIR/.env"
 
