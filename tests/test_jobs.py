@@ -168,3 +168,41 @@ def test_every_setting_of_env_example_reads_the_same_in_python_and_in_the_jobs_s
     done = subprocess.run(["bash", str(runner), sys.executable, "-c", show], env={**env, "SEEDS": "3"},
                           capture_output=True, text=True)  # fmt: skip
     assert json.loads(done.stdout)["SEEDS"] == "3"
+
+
+def test_every_array_is_one_qsub_accepts_and_one_chunk_is_a_plain_job(tmp_path):
+    for chunks in ("1", "2", "20"):
+        rendered = jobs.render_jobs(
+            paths.REPO_ROOT / "job_templates", tmp_path / chunks, {"NUM_CHUNKS": chunks}
+        )
+        for script in rendered:
+            for first, last in re.findall(r"^#PBS -J (\d+)-(\d+)", script.read_text(), flags=re.M):
+                assert int(first) < int(last), (
+                    script
+                )  # qsub refuses -J X-Y unless X < Y (OpenPBS chk_Jrange.c)
+    one = tmp_path / "1" / "preprocess_data_vanilla.pbs"
+    text = one.read_text()
+    assert "#PBS -J" not in text and "^array_index^" not in text
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PBS_")}
+    done = subprocess.run(
+        ["bash", str(one)], env={**env, "MORPHCPT_NO_ENROOT": "1"}, capture_output=True, text=True
+    )
+    assert "chunk_01.jsonl not found" in done.stderr  # the plain job is chunk 1, not "submit as an array"
+
+
+def test_rendering_refuses_a_project_dir_that_is_not_a_checkout_here(tmp_path, capsys):
+    env = tmp_path / ".env"
+    env.write_text("PROJECT_DIR=/home/me/morphcpt\n")  # .env.example's value, left as it was
+    with pytest.raises(SystemExit):
+        jobs.main(["render", "--env", str(env), "--out", str(tmp_path / "jobs")])
+    err = capsys.readouterr().err
+    assert "PROJECT_DIR=/home/me/morphcpt is not a morphcpt checkout" in err and str(paths.REPO_ROOT) in err
+    assert not (tmp_path / "jobs").exists()
+
+
+def test_the_docs_submit_rendered_jobs_not_templates():
+    pages = [paths.REPO_ROOT / "README.md", *sorted((paths.REPO_ROOT / "docs").glob("*.md"))]
+    for page in pages:
+        text = page.read_text()
+        assert not re.search(r"(qsub|sbatch)( -\S+)* job_templates/", text), page
+        assert "```bash\n```" not in text, page  # a fence opened twice

@@ -140,6 +140,15 @@ def derived_settings(settings: dict[str, str]) -> dict[str, str]:
     if out.get("RECIPES", "cpt") not in RECIPE_SETS:
         raise SettingsError(f"RECIPES must be one of {', '.join(RECIPE_SETS)}, got {out['RECIPES']!r}")
     out["BASE_MODEL"] = out["BASE_MODEL"] or RECIPE_SETS[out.get("RECIPES", "cpt")][1]
+    # One array task per chunk; PBS Pro refuses `-J 1-1` (X < Y: OpenPBS chk_Jrange.c), so one chunk
+    # is a plain job whose index is 1.
+    one_chunk = out["NUM_CHUNKS"].strip() == "1"
+    out["CHUNK_ARRAY"] = (
+        "# one chunk: a plain job, not an array (PBS Pro refuses -J 1-1)"
+        if one_chunk
+        else f"#PBS -J 1-{out['NUM_CHUNKS']}"
+    )
+    out["CHUNK_LOG_INDEX"] = "1" if one_chunk else "^array_index^"
     # Chunk files are chunk_01 … chunk_20: the job pads $PBS_ARRAY_INDEX to the same width as the splitter.
     out["CHUNK_DIGITS"] = str(max(2, len(out["NUM_CHUNKS"])))
     for name in _ARGUMENT_LISTS:
@@ -403,6 +412,25 @@ def run_local(
         nodefile.unlink(missing_ok=True)
 
 
+def check_project_dir(project: str) -> None:
+    """The jobs `cd $PROJECT_DIR` and run the code there: refuse a PROJECT_DIR that is not a folder here (the
+    example value of .env.example, a typo), and say so when it is another checkout than the one rendering."""
+    if not project:
+        return  # the default: this checkout
+    folder = Path(project)
+    fix = f"set PROJECT_DIR={paths.REPO_ROOT} in .env (or leave it out: it defaults to this checkout)"
+    if not (folder / "training" / "nemo" / "run_in_enroot.sh").is_file():
+        raise SettingsError(
+            f"PROJECT_DIR={project} is not a morphcpt checkout on this machine, and the jobs run from it: {fix}"
+        )
+    if folder.resolve() != paths.REPO_ROOT.resolve():
+        print(
+            f"note: PROJECT_DIR={project} is another checkout than this one ({paths.REPO_ROOT}): the jobs run "
+            "its code, not this one's",
+            file=sys.stderr,
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -425,6 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.scheduler:
             env["SCHEDULER"] = args.scheduler
         with reported("morphcpt jobs render"):
+            check_project_dir(env.get("PROJECT_DIR", ""))
             for path in render_jobs(args.templates, args.out, env):
                 print(path)
         return 0
