@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -83,6 +84,23 @@ def run_with_walltime(script: Path, env: dict, walltime_s: float, kill_delay_s: 
     finally:
         signal_all(marker, signal.SIGKILL)
     return {"status": status, "seconds": time.monotonic() - tic, "events": events, "output": out.read_text()}
+
+
+def test_every_hf_training_job_runs_under_the_walltime_stop(tmp_path):
+    rendered = jobs.render_jobs(
+        paths.REPO_ROOT / "job_templates", tmp_path, {"TRAIN_EXIT_MARGIN_MINUTES": "15"}
+    )
+    training = [p for p in rendered if p.name.startswith(("run_cpt_", "pretrain_scratch"))]
+    assert len(training) >= 5
+    for script in training:
+        text = script.read_text()
+        # the hf engine's torchrun (each template's first) runs inside before_walltime.sh
+        launch = text.index("bash training/nemo/torchrun_nodes.sh")
+        stop = text.rfind("bash training/nemo/before_walltime.sh", 0, launch)
+        assert stop != -1 and text[stop:launch].count("\n") <= 2, script.name
+        joined = re.sub(r"\\\n\s*", "", text)  # continuation lines as one
+        assert '--walltime "24:00:00" --margin-minutes "15" --started "$JOB_START"' in joined, script.name
+        assert text.index("JOB_START=$(date +%s)") < text.index("set -euo pipefail"), script.name
 
 
 @pytest.fixture(scope="module")
