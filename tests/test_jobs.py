@@ -206,3 +206,21 @@ def test_the_docs_submit_rendered_jobs_not_templates():
         text = page.read_text()
         assert not re.search(r"(qsub|sbatch)( -\S+)* job_templates/", text), page
         assert "```bash\n```" not in text, page  # a fence opened twice
+
+
+def test_the_configuration_page_lists_every_env_setting():
+    """docs/configuration.md says 'every setting': every one the jobs render, .env.example names or the container
+    runner passes on."""
+    page = (paths.REPO_ROOT / "docs" / "configuration.md").read_text()
+    table = page[page.index("## `.env`") : page.index("## The training plan")]
+    example = (paths.REPO_ROOT / ".env.example").read_text()
+    runner = (paths.REPO_ROOT / "training" / "nemo" / "run_in_enroot.sh").read_text()
+    passed = (
+        re.search(r"for name in (HF_TOKEN.*?); do", runner, flags=re.S).group(1).replace("\\", " ").split()
+    )
+    names = set(jobs.SETTINGS) | set(re.findall(r"^#?\s*([A-Z][A-Z0-9_]+)=", example, flags=re.M))
+    names |= {
+        n for n in passed if not n.startswith(("PBS_", "SLURM_"))
+    }  # set by the scheduler, not by a user
+    missing = sorted(n for n in names if f"`{n}`" not in table)
+    assert not missing, f"docs/configuration.md does not list {missing}"

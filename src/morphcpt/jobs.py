@@ -73,6 +73,7 @@ SETTINGS: dict[str, str] = {
     "TRAIN_WALLTIME": "24:00:00",
     "TRAIN_EXIT_MARGIN_MINUTES": "20",  # training stops and saves this long before the walltime
     "TRAIN_NODE_TIMEOUT": "60",  # several nodes: a node silent this many seconds is lost and ends the job
+    "CHECKPOINT_KEEP": "3",  # checkpoints each training run keeps, the newest (checkpoint.keep); older are deleted
     "AUTO_RESUBMIT": "0",  # 1: a training job that made progress resubmits itself until the run is finished
     "GPU_MEMORY": "40GB",  # one training GPU's memory (A100-SXM4-40GB): cluster.gpu_memory, what the planner fits
     "GPU_TYPE": "A100",  # the card: cluster.gpu_type (bf16 support, MFU peak in benchmarks)
