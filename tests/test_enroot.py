@@ -303,3 +303,53 @@ def test_two_jobs_on_a_fresh_node_create_the_container_once_and_both_run(tmp_pat
         len((tmp_path / "node" / "creates").read_text().splitlines()) == 1
     )  # one create, reused by the other
     assert "File already exists" not in "".join(out for _, out in results)
+
+
+def test_under_slurm_the_hook_gets_the_jobs_host_gpus_not_the_renumbered_ones(fake_enroot, monkeypatch):
+    # Slurm with ConstrainDevices: the job's one GPU, host GPU 3, is CUDA_VISIBLE_DEVICES=0 inside the job (gres.c
+    # renumbers from 0); SLURM_JOB_GPUS keeps the host index, which enroot's 98-nvidia.sh reads.
+    monkeypatch.setenv("PROJECT_DIR", str(paths.REPO_ROOT))
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    monkeypatch.setenv("SLURM_JOB_GPUS", "3")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    subprocess.run(["bash", str(RUNNER), "true"], check=True)
+    (call,) = fake_enroot("start")
+    assert call["env"]["NVIDIA_VISIBLE_DEVICES"] == "3" and "NVIDIA_VISIBLE_DEVICES" in _env_args(
+        call["argv"]
+    )
+
+
+def test_cpu_only_jobs_tell_the_nvidia_hook_there_is_no_gpu(fake_enroot, tmp_path, monkeypatch):
+    rendered = {p.name: p.read_text() for p in render_jobs(paths.REPO_ROOT / "job_templates", tmp_path, {})}
+    cpu = [name for name, text in rendered.items() if "ngpus=" not in text]
+    assert {"preprocess_data_vanilla.pbs", "download.pbs", "split.pbs"} <= set(cpu)
+    for name in cpu:
+        assert "export NVIDIA_VISIBLE_DEVICES=void" in rendered[name], name
+    for name, text in rendered.items():
+        if name not in cpu:
+            assert "NVIDIA_VISIBLE_DEVICES=void" not in text, name
+    monkeypatch.setenv("PROJECT_DIR", str(paths.REPO_ROOT))
+    monkeypatch.setenv("NVIDIA_VISIBLE_DEVICES", "void")  # what the CPU job exported
+    subprocess.run(["bash", str(RUNNER), "true"], check=True)
+    (call,) = fake_enroot("start")
+    assert call["env"]["NVIDIA_VISIBLE_DEVICES"] == "void" and "NVIDIA_VISIBLE_DEVICES" in _env_args(
+        call["argv"]
+    )
+
+
+def test_pyxis_keeps_the_container_between_steps_and_our_variables_over_the_images(tmp_path):
+    log = tmp_path / "scheduler.jsonl"
+    fakes = Path(__file__).with_name("fakes")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "MORPHCPT_", "NVIDIA_"))}
+    env.update(PATH=f"{fakes}{os.pathsep}{env['PATH']}", PROJECT_DIR=str(paths.REPO_ROOT),
+               CONTAINER_RUNTIME="pyxis", CONTAINER_NAME="nemo_framework", SLURM_JOB_ID="7",
+               SLURM_JOB_NODELIST="127.0.0.1", SLURM_JOB_GPUS="3", CUDA_VISIBLE_DEVICES="0",
+               FAKE_SCHEDULER_LOG=str(log))  # fmt: skip
+    subprocess.run(["bash", str(RUNNER), "true"], env=env, check=True)
+    [step] = [json.loads(line)["argv"] for line in log.read_text().splitlines()]
+    options = dict(a.split("=", 1) for a in step if a.startswith("--container-"))
+    # pyxis README: --container-name keeps the unpacked image for the job's later steps; the image's environment
+    # wins over the host's unless --container-env names the variable
+    assert options["--container-name"] == "nemo_framework"
+    assert {"PYTHONPATH", "HF_HOME", "MORPHCPT_MOUNTS"} <= set(options["--container-env"].split(","))
+    assert "NVIDIA_VISIBLE_DEVICES" not in options["--container-env"]  # pyxis maps the step's GPUs itself

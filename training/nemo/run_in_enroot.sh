@@ -83,11 +83,20 @@ done
 for name in $(compgen -e NCCL_) $(compgen -e TORCH_NCCL_) $(compgen -e UCX_) MELLANOX_VISIBLE_DEVICES; do
     [[ -n "${!name:-}" ]] && envs+=(--env "$name")
 done
-# enroot starts from a clean environment, so the GPUs PBS gave this job (CUDA_VISIBLE_DEVICES, set by the
-# cgroup) never reach the container, and its NVIDIA hook would expose every GPU of the node. Hand them over as
-# NVIDIA_VISIBLE_DEVICES, which the hook reads from the host environment; inside, they are numbered from 0.
-if [[ -n "${CUDA_VISIBLE_DEVICES:-}" && -z "${NVIDIA_VISIBLE_DEVICES:-}" ]]; then
-    export NVIDIA_VISIBLE_DEVICES="$CUDA_VISIBLE_DEVICES"
+# enroot starts from a clean environment, so the GPUs the scheduler gave this job never reach the container, and its
+# NVIDIA hook would expose every GPU of the node. Hand them over as NVIDIA_VISIBLE_DEVICES, which the hook
+# (98-nvidia.sh) reads from the host environment as host indices or UUIDs; inside, they are numbered from 0.
+#   Slurm: SLURM_STEP_GPUS / SLURM_JOB_GPUS hold the host indices. CUDA_VISIBLE_DEVICES does not: under
+#          ConstrainDevices Slurm renumbers the job's GPUs from 0 (gres.c), and 0 is the node's first GPU, not ours.
+#   PBS Pro: CUDA_VISIBLE_DEVICES, set by the cgroup hook (GPU UUIDs).
+# A CPU-only job sets NVIDIA_VISIBLE_DEVICES=void itself, so the hook does nothing on a node without GPUs. Under
+# pyxis, pyxis and enroot map the step's GPUs themselves.
+if [[ -z "${NVIDIA_VISIBLE_DEVICES:-}" && "${CONTAINER_RUNTIME:-enroot}" != pyxis ]]; then
+    if [[ -n "${SLURM_JOB_ID:-}" && -n "${SLURM_STEP_GPUS:-${SLURM_JOB_GPUS:-}}" ]]; then
+        export NVIDIA_VISIBLE_DEVICES="${SLURM_STEP_GPUS:-$SLURM_JOB_GPUS}"
+    elif [[ -n "${CUDA_VISIBLE_DEVICES:-}" && -z "${SLURM_JOB_ID:-}" ]]; then
+        export NVIDIA_VISIBLE_DEVICES="$CUDA_VISIBLE_DEVICES"
+    fi
 fi
 [[ -n "${NVIDIA_VISIBLE_DEVICES:-}" ]] && envs+=(--env NVIDIA_VISIBLE_DEVICES)
 # Slurm with pyxis (CONTAINER_RUNTIME=pyxis in .env): one srun step in the image, the same mounts; Slurm hands the
@@ -102,7 +111,12 @@ if [[ "${CONTAINER_RUNTIME:-enroot}" == pyxis ]]; then
     if [[ -n "${SLURM_CPUS_PER_TASK:-}" && "${MORPHCPT_SRUN_ARGS:-}" != *--cpus-per-task* ]]; then
         step+=(--cpus-per-task="$SLURM_CPUS_PER_TASK")
     fi
+    # The image's own environment wins over the host's unless --container-env names the variable (pyxis README):
+    # NGC images set PYTHONPATH. --container-name keeps the unpacked image for the job's later steps, instead of
+    # unpacking it again for each one.
     exec srun "${step[@]}" --container-image="${CONTAINER_SQSH:-$PROJECT_DIR/containers/nemo.sqsh}" \
+        --container-name="${CONTAINER_NAME:-nemo_framework}" \
+        --container-env="PYTHONPATH,HF_HOME,MORPHCPT_MOUNTS,MORPHCPT_IN_CONTAINER${NVIDIA_VISIBLE_DEVICES:+,NVIDIA_VISIBLE_DEVICES}" \
         --container-mounts="$mount_list" --container-workdir="$PROJECT_DIR" "$@"
 fi
 if ! command -v enroot >/dev/null 2>&1; then
