@@ -224,3 +224,29 @@ def test_the_configuration_page_lists_every_env_setting():
     }  # set by the scheduler, not by a user
     missing = sorted(n for n in names if f"`{n}`" not in table)
     assert not missing, f"docs/configuration.md does not list {missing}"
+
+
+def test_pretraining_from_scratch_reads_chunks_its_own_tokenizer_wrote_and_the_chain_can_make_them(tmp_path):
+    from morphcpt.pipeline_stages import build_stages
+
+    env = {"DATA_ROOT": "/shared/data", "OUTPUT_ROOT": "/shared/out"}
+    rendered = {
+        p.name: p.read_text() for p in jobs.render_jobs(paths.REPO_ROOT / "job_templates", tmp_path, env)
+    }
+    prep = rendered["preprocess_data_scratch.pbs"]
+    assert (
+        'export TOKENIZER="/shared/data/tokenizer"' in prep
+        and 'PROCESSED_DIR="/shared/data/processed_scratch"' in prep
+    )
+    assert 'SCHEME="vanilla"' in prep
+    scratch = rendered["pretrain_scratch.pbs"]
+    # not $DATA_ROOT/processed: Gemma's ids, which the run's tokenizer fingerprint check refuses
+    assert (
+        '"data.root=/shared/data/processed_scratch"' in scratch and '/shared/data/processed"' not in scratch
+    )
+    settings = jobs.derived_settings({**jobs.SETTINGS, **env})
+    assert not [s for s in build_stages(settings) if "scratch" in s.name]  # only when asked
+    stages = {s.name: s for s in build_stages({**settings, "SCRATCH_PRETRAIN": "1"})}
+    assert stages["preprocess_scratch"].inputs == ("split",)
+    assert stages["preprocess_scratch"].script == "preprocess_data_scratch"
+    assert stages["pretrain_scratch"].inputs == ("preprocess_scratch",)

@@ -82,6 +82,8 @@ SETTINGS: dict[str, str] = {
     "SCRATCH_MODEL": "scratch_100m",  # pretrain_scratch.pbs: scratch_tiny | scratch_100m | scratch_1b
     "SCRATCH_TOKENIZER": "",  # default: $DATA_ROOT/tokenizer (what `morphcpt train-tokenizer` wrote)
     "SCRATCH_TRAIN_TOKENS": "1B",  # token budget: 10M, 100M, 1B, 10B or a number (sets the steps)
+    "SCRATCH_PROCESSED_DIR": "",  # default: $DATA_ROOT/processed_scratch (the chunks by SCRATCH_TOKENIZER)
+    "SCRATCH_PRETRAIN": "0",  # 1: the chain also preprocesses with SCRATCH_TOKENIZER and pretrains from scratch
     "EEVE_TOKENIZER": "",  # default: $OUTPUT_ROOT/tokenizers/gemma3-1b-eeve (python -m morphcpt.tokenization.eeve)
     "EEVE_NUM_NEW": "2048",  # new pieces of the expanded tokenizer the chain's eeve_tokenizer job makes
     "EEVE_OVERRIDES": "",  # more plan overrides for the EEVE run only, e.g. "eeve.steps=[500,500,500,500,500,2000,500]"
@@ -136,6 +138,7 @@ def derived_settings(settings: dict[str, str]) -> dict[str, str]:
     out["BENCHMARK_DIR"] = out["BENCHMARK_DIR"] or f"{out['DATA_ROOT']}/benchmarks"
     out["RESULTS_DIR"] = out["RESULTS_DIR"] or f"{out['OUTPUT_ROOT']}/results"
     out["SCRATCH_TOKENIZER"] = out["SCRATCH_TOKENIZER"] or f"{out['DATA_ROOT']}/tokenizer"
+    out["SCRATCH_PROCESSED_DIR"] = out["SCRATCH_PROCESSED_DIR"] or f"{out['DATA_ROOT']}/processed_scratch"
     out["EEVE_TOKENIZER"] = out["EEVE_TOKENIZER"] or f"{out['OUTPUT_ROOT']}/tokenizers/gemma3-1b-eeve"
     out["TRAIN_PLACEMENT"] = _placement(out["TRAIN_NODES"])
     if out.get("RECIPES", "cpt") not in RECIPE_SETS:
@@ -206,6 +209,12 @@ def preprocess_variants(settings: dict[str, str]) -> list[dict[str, str]]:
         for k in range(seeds(settings) if draws(scheme) else 1):
             name = f"{scheme}_seed{k}" if k else scheme
             variants.append({"SCHEME": scheme, "REPLICATE": str(k), "DATA_VARIANT": name, **tokenizer})
+    # pretraining from scratch: the same chunks by the new language's own tokenizer, in a folder of their own (the
+    # run refuses data another tokenizer wrote); its vanilla array writes the validation set there too
+    variants.append(
+        {"SCHEME": "vanilla", "REPLICATE": "0", "DATA_VARIANT": "scratch", "SCRATCH": "1",
+         "TOKENIZER": settings["SCRATCH_TOKENIZER"], "PROCESSED_DIR": settings["SCRATCH_PROCESSED_DIR"]}
+    )  # fmt: skip
     return variants
 
 
