@@ -250,3 +250,106 @@ def test_the_container_probe_names_a_module_the_jobs_need_that_does_not_import(
     check = check_container_versions({"PROJECT_DIR": str(paths.REPO_ROOT), "HF_TOKEN": SECRET})
     assert not check.ok and "megatron-bridge 0.4.0" in check.detail
     assert "cannot import what the jobs need: pyarrow (no pyarrow in this container)" in check.detail
+
+
+# enroot as its runtime.sh behaves (NVIDIA/enroot src/runtime.sh, runtime::create): `create` refuses an existing
+# rootfs ("File already exists"), then unsquashfs -d makes the folder (failing if it exists) and unpacks the image
+# into it (seconds to minutes for NeMo);
+# `list` names every rootfs folder of ENROOT_DATA_PATH, finished or not; `start` of a half-unpacked one fails.
+STATEFUL_ENROOT = r"""#!/bin/bash
+data="${ENROOT_DATA_PATH:?}"
+mkdir -p "$data"  # enroot makes its data path itself
+case "$1" in
+    list) find "$data" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' ;;
+    create)
+        rootfs="$data/$3"
+        [[ -e "$rootfs" ]] && { echo "[ERROR] File already exists: $rootfs" >&2; exit 1; }
+        mkdir "$rootfs" 2>/dev/null || { echo "[ERROR] File already exists: $rootfs" >&2; exit 1; }
+        sleep 1; touch "$rootfs/unpacked"; echo "$TMPDIR" >> "$data/../creates" ;;
+    start)
+        while [[ "$2" == --* ]]; do shift $([[ "$2" == --rw ]] && echo 1 || echo 2); done
+        [[ -f "$data/$2/unpacked" ]] || { echo "start: $2 is not a complete rootfs" >&2; exit 1; } ;;
+esac
+"""
+
+
+def test_two_jobs_on_a_fresh_node_create_the_container_once_and_both_run(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "enroot").write_text(STATEFUL_ENROOT)
+    (bin_dir / "enroot").chmod(0o755)
+    sqsh = tmp_path / "nemo.sqsh"
+    sqsh.write_text("image")
+    node_data = tmp_path / "node" / "enroot-data"  # node-local, one per user; TMPDIR: one per job
+    env = {k: v for k, v in os.environ.items() if k not in ("MORPHCPT_NO_ENROOT", "NVIDIA_VISIBLE_DEVICES")}
+    env.update(PATH=f"{bin_dir}{os.pathsep}{env['PATH']}", PROJECT_DIR=str(paths.REPO_ROOT),
+               CONTAINER_NAME="nemo_framework", CONTAINER_SQSH=str(sqsh), ENROOT_DATA_PATH=str(node_data))  # fmt: skip
+    jobs = []
+    for job in (1, 2):  # PBS Pro: each job its own TMPDIR (OpenPBS src/resmom/start_exec.c)
+        tmpdir = tmp_path / f"pbs.{job}.server"
+        tmpdir.mkdir()
+        jobs.append(
+            subprocess.Popen(
+                ["bash", str(RUNNER), "true"],
+                env={**env, "TMPDIR": str(tmpdir)},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )  # fmt: skip
+        )
+    results = [(job.wait(timeout=60), job.stdout.read()) for job in jobs]
+    assert [status for status, _ in results] == [0, 0], results
+    assert (
+        len((tmp_path / "node" / "creates").read_text().splitlines()) == 1
+    )  # one create, reused by the other
+    assert "File already exists" not in "".join(out for _, out in results)
+
+
+def test_under_slurm_the_hook_gets_the_jobs_host_gpus_not_the_renumbered_ones(fake_enroot, monkeypatch):
+    # Slurm with ConstrainDevices: the job's one GPU, host GPU 3, is CUDA_VISIBLE_DEVICES=0 inside the job (gres.c
+    # renumbers from 0); SLURM_JOB_GPUS keeps the host index, which enroot's 98-nvidia.sh reads.
+    monkeypatch.setenv("PROJECT_DIR", str(paths.REPO_ROOT))
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    monkeypatch.setenv("SLURM_JOB_GPUS", "3")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    subprocess.run(["bash", str(RUNNER), "true"], check=True)
+    (call,) = fake_enroot("start")
+    assert call["env"]["NVIDIA_VISIBLE_DEVICES"] == "3" and "NVIDIA_VISIBLE_DEVICES" in _env_args(
+        call["argv"]
+    )
+
+
+def test_cpu_only_jobs_tell_the_nvidia_hook_there_is_no_gpu(fake_enroot, tmp_path, monkeypatch):
+    rendered = {p.name: p.read_text() for p in render_jobs(paths.REPO_ROOT / "job_templates", tmp_path, {})}
+    cpu = [name for name, text in rendered.items() if "ngpus=" not in text]
+    assert {"preprocess_data_vanilla.pbs", "download.pbs", "split.pbs"} <= set(cpu)
+    for name in cpu:
+        assert "export NVIDIA_VISIBLE_DEVICES=void" in rendered[name], name
+    for name, text in rendered.items():
+        if name not in cpu:
+            assert "NVIDIA_VISIBLE_DEVICES=void" not in text, name
+    monkeypatch.setenv("PROJECT_DIR", str(paths.REPO_ROOT))
+    monkeypatch.setenv("NVIDIA_VISIBLE_DEVICES", "void")  # what the CPU job exported
+    subprocess.run(["bash", str(RUNNER), "true"], check=True)
+    (call,) = fake_enroot("start")
+    assert call["env"]["NVIDIA_VISIBLE_DEVICES"] == "void" and "NVIDIA_VISIBLE_DEVICES" in _env_args(
+        call["argv"]
+    )
+
+
+def test_pyxis_keeps_the_container_between_steps_and_our_variables_over_the_images(tmp_path):
+    log = tmp_path / "scheduler.jsonl"
+    fakes = Path(__file__).with_name("fakes")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "MORPHCPT_", "NVIDIA_"))}
+    env.update(PATH=f"{fakes}{os.pathsep}{env['PATH']}", PROJECT_DIR=str(paths.REPO_ROOT),
+               CONTAINER_RUNTIME="pyxis", CONTAINER_NAME="nemo_framework", SLURM_JOB_ID="7",
+               SLURM_JOB_NODELIST="127.0.0.1", SLURM_JOB_GPUS="3", CUDA_VISIBLE_DEVICES="0",
+               FAKE_SCHEDULER_LOG=str(log))  # fmt: skip
+    subprocess.run(["bash", str(RUNNER), "true"], env=env, check=True)
+    [step] = [json.loads(line)["argv"] for line in log.read_text().splitlines()]
+    options = dict(a.split("=", 1) for a in step if a.startswith("--container-"))
+    # pyxis README: --container-name keeps the unpacked image for the job's later steps; the image's environment
+    # wins over the host's unless --container-env names the variable
+    assert options["--container-name"] == "nemo_framework"
+    assert {"PYTHONPATH", "HF_HOME", "MORPHCPT_MOUNTS"} <= set(options["--container-env"].split(","))
+    assert "NVIDIA_VISIBLE_DEVICES" not in options["--container-env"]  # pyxis maps the step's GPUs itself

@@ -25,6 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "=",
         "errors",
+        "dotenv",
         "paths",
         "jsonio",
         "lockfile",

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -135,3 +137,116 @@ def test_local_array_run_preprocesses_each_chunk(rendered, sample_corpus, monkey
     # The vanilla array's first task also built the shared validation set from the held-out lines.
     validation = tmp_path / "data" / "processed" / "validation" / "validation.done.json"
     assert json.loads(validation.read_text())["documents"] == 5
+
+
+def test_every_setting_of_env_example_reads_the_same_in_python_and_in_the_jobs_shell(tmp_path):
+    """.env.example with every commented-out setting uncommented, as a user does: the shell (run_in_enroot.sh)
+    exports exactly what Python parsed; inline comments are comments in both."""
+    lines = (paths.REPO_ROOT / ".env.example").read_text().splitlines()
+    uncommented = [re.sub(r"^#\s*(?=[A-Za-z_][A-Za-z0-9_]*=)", "", line) for line in lines]
+    assert sum(a != b for a, b in zip(lines, uncommented, strict=True)) >= 10  # the HF_HOME line among them
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".env").write_text("\n".join(uncommented) + "\n")
+    (project / "src").symlink_to(paths.REPO_ROOT / "src")
+    want = jobs.read_env(project / ".env")
+    assert want["HF_HOME"] == "/scratch/me/hf-cache" and want["SEEDS"] == "1"
+    assert want["TRAIN_OVERRIDES"] == "loop.steps=2000 checkpoint.interval=500"
+    assert want["CONTAINER_IMAGE"] == "nvcr.io#nvidia/nemo:26.04"
+    del want["PROJECT_DIR"]  # the job sets it (to this checkout), and what the job set wins
+    env = {k: v for k, v in os.environ.items() if k not in want}
+    env.update(MORPHCPT_NO_ENROOT="1", PROJECT_DIR=str(project))
+    runner = paths.REPO_ROOT / "training" / "nemo" / "run_in_enroot.sh"
+    show = "import json, os, sys; json.dump(dict(os.environ), sys.stdout)"
+    done = subprocess.run(
+        ["bash", str(runner), sys.executable, "-c", show], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert {key: seen.get(key) for key in want} == want
+    # a setting the job already exported wins over .env
+    done = subprocess.run(["bash", str(runner), sys.executable, "-c", show], env={**env, "SEEDS": "3"},
+                          capture_output=True, text=True)  # fmt: skip
+    assert json.loads(done.stdout)["SEEDS"] == "3"
+
+
+def test_every_array_is_one_qsub_accepts_and_one_chunk_is_a_plain_job(tmp_path):
+    for chunks in ("1", "2", "20"):
+        rendered = jobs.render_jobs(
+            paths.REPO_ROOT / "job_templates", tmp_path / chunks, {"NUM_CHUNKS": chunks}
+        )
+        for script in rendered:
+            for first, last in re.findall(r"^#PBS -J (\d+)-(\d+)", script.read_text(), flags=re.M):
+                assert int(first) < int(last), (
+                    script
+                )  # qsub refuses -J X-Y unless X < Y (OpenPBS chk_Jrange.c)
+    one = tmp_path / "1" / "preprocess_data_vanilla.pbs"
+    text = one.read_text()
+    assert "#PBS -J" not in text and "^array_index^" not in text
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PBS_")}
+    done = subprocess.run(
+        ["bash", str(one)], env={**env, "MORPHCPT_NO_ENROOT": "1"}, capture_output=True, text=True
+    )
+    assert "chunk_01.jsonl not found" in done.stderr  # the plain job is chunk 1, not "submit as an array"
+
+
+def test_rendering_refuses_a_project_dir_that_is_not_a_checkout_here(tmp_path, capsys):
+    env = tmp_path / ".env"
+    env.write_text("PROJECT_DIR=/home/me/morphcpt\n")  # .env.example's value, left as it was
+    with pytest.raises(SystemExit):
+        jobs.main(["render", "--env", str(env), "--out", str(tmp_path / "jobs")])
+    err = capsys.readouterr().err
+    assert "PROJECT_DIR=/home/me/morphcpt is not a morphcpt checkout" in err and str(paths.REPO_ROOT) in err
+    assert not (tmp_path / "jobs").exists()
+
+
+def test_the_docs_submit_rendered_jobs_not_templates():
+    pages = [paths.REPO_ROOT / "README.md", *sorted((paths.REPO_ROOT / "docs").glob("*.md"))]
+    for page in pages:
+        text = page.read_text()
+        assert not re.search(r"(qsub|sbatch)( -\S+)* job_templates/", text), page
+        assert "```bash\n```" not in text, page  # a fence opened twice
+
+
+def test_the_configuration_page_lists_every_env_setting():
+    """docs/configuration.md says 'every setting': every one the jobs render, .env.example names or the container
+    runner passes on."""
+    page = (paths.REPO_ROOT / "docs" / "configuration.md").read_text()
+    table = page[page.index("## `.env`") : page.index("## The training plan")]
+    example = (paths.REPO_ROOT / ".env.example").read_text()
+    runner = (paths.REPO_ROOT / "training" / "nemo" / "run_in_enroot.sh").read_text()
+    passed = (
+        re.search(r"for name in (HF_TOKEN.*?); do", runner, flags=re.S).group(1).replace("\\", " ").split()
+    )
+    names = set(jobs.SETTINGS) | set(re.findall(r"^#?\s*([A-Z][A-Z0-9_]+)=", example, flags=re.M))
+    names |= {
+        n for n in passed if not n.startswith(("PBS_", "SLURM_"))
+    }  # set by the scheduler, not by a user
+    missing = sorted(n for n in names if f"`{n}`" not in table)
+    assert not missing, f"docs/configuration.md does not list {missing}"
+
+
+def test_pretraining_from_scratch_reads_chunks_its_own_tokenizer_wrote_and_the_chain_can_make_them(tmp_path):
+    from morphcpt.pipeline_stages import build_stages
+
+    env = {"DATA_ROOT": "/shared/data", "OUTPUT_ROOT": "/shared/out"}
+    rendered = {
+        p.name: p.read_text() for p in jobs.render_jobs(paths.REPO_ROOT / "job_templates", tmp_path, env)
+    }
+    prep = rendered["preprocess_data_scratch.pbs"]
+    assert (
+        'export TOKENIZER="/shared/data/tokenizer"' in prep
+        and 'PROCESSED_DIR="/shared/data/processed_scratch"' in prep
+    )
+    assert 'SCHEME="vanilla"' in prep
+    scratch = rendered["pretrain_scratch.pbs"]
+    # not $DATA_ROOT/processed: Gemma's ids, which the run's tokenizer fingerprint check refuses
+    assert (
+        '"data.root=/shared/data/processed_scratch"' in scratch and '/shared/data/processed"' not in scratch
+    )
+    settings = jobs.derived_settings({**jobs.SETTINGS, **env})
+    assert not [s for s in build_stages(settings) if "scratch" in s.name]  # only when asked
+    stages = {s.name: s for s in build_stages({**settings, "SCRATCH_PRETRAIN": "1"})}
+    assert stages["preprocess_scratch"].inputs == ("split",)
+    assert stages["preprocess_scratch"].script == "preprocess_data_scratch"
+    assert stages["pretrain_scratch"].inputs == ("preprocess_scratch",)

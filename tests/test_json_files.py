@@ -24,6 +24,9 @@ def cut(path: Path, keep: float = 0.5) -> None:
     "content, says",
     [
         (b'{"a": [1, 2', "ends early"),
+        # cut inside a character: a cut within a non-ASCII path or word is a file that ends early, too
+        (b'{"path": "/home/ma\xc3', "ends early (after 19 bytes, inside a multi-byte character)"),
+        ('{"word": "路径'.encode()[:-1], "ends early"),
         (b"", "is empty"),
         (b"  \n", "is empty"),
         (b"\xff\xfe{}", "not UTF-8"),

@@ -97,10 +97,35 @@ def test_data_path_forms(processed):
 
 
 @pytest.mark.skipif(Path("/workspace").exists(), reason="this machine has a real /workspace")
-def test_the_plans_workspace_path_is_this_checkout():
+def test_the_plans_workspace_path_is_this_checkout(monkeypatch, tmp_path):
+    monkeypatch.delenv("DATA_ROOT", raising=False)
+    monkeypatch.setattr(paths, "ENV_FILE", tmp_path / "no.env")
     _, overrides, notes = translate(["--data-path", "/workspace/data/processed/vanilla/seapile"])
     assert overrides[:2] == [f"data.root={paths.REPO_ROOT / 'data' / 'processed'}", "data.scheme=vanilla"]
     assert "earlier pipeline mounted the project" in notes[0]
+
+
+def test_the_plans_step5_command_reads_as_the_cluster_layout_inside_an_ngc_image(monkeypatch, tmp_path):
+    """NGC images have a /workspace of their own, and nothing mounts the earlier pipeline's /logs: the plan's
+    paths are read as $DATA_ROOT and $OUTPUT_ROOT/runs, so the command trains as typed instead of refusing."""
+    from morphcpt.train import flags
+
+    ngc_workspace = tmp_path / "workspace"
+    ngc_workspace.mkdir()  # the image's own, without the project in it
+    monkeypatch.setattr(flags, "WORKSPACE", str(ngc_workspace))
+    monkeypatch.setattr(flags, "LOGS", str(tmp_path / "logs"))  # absent, as in the container
+    monkeypatch.setenv("DATA_ROOT", str(tmp_path / "scratch" / "data"))
+    monkeypatch.setenv("OUTPUT_ROOT", str(tmp_path / "scratch" / "outputs"))
+    argv = ["--data-path", f"{ngc_workspace}/data/processed/vanilla/seapile",
+            "--checkpoint-dir", f"{tmp_path}/logs/checkpoints/gemma3-1b-baseline",
+            "--wandb-name", "gemma3-1b-baseline", "--max-steps", "10000"]  # fmt: skip
+    _, overrides, notes = translate(argv)
+    assert f"data.root={tmp_path}/scratch/data/processed" in overrides and "data.scheme=vanilla" in overrides
+    assert f"run_dir={tmp_path}/scratch/outputs/runs/gemma3-1b-baseline" in overrides
+    assert any("earlier pipeline mounted its logs" in note for note in notes)
+    plan = load_plan([*overrides, "recipe=cpt_baseline"])
+    # run_in_enroot.sh mounts the project and OUTPUT_ROOT: the run folder reaches the host, no refusal
+    check_outputs_mounted(plan, f"{paths.REPO_ROOT}:{tmp_path}/scratch")
 
 
 @pytest.mark.parametrize(

@@ -154,7 +154,7 @@ def test_pretrain_scratch_job_renders_to_valid_bash(tmp_path):
     body = script.read_text()
     assert 'torchrun_nodes.sh --nodes "1" --gpus "8" --log-dir' in body and "-- -m morphcpt.train" in body
     assert '"recipe=pretrain_scratch" "model=scratch_1b" "model.tokenizer=/d/tokenizer"' in body
-    assert '"loop.train_tokens=1B"' in body and "timeout --signal=TERM" in body
+    assert '"loop.train_tokens=1B"' in body and "training/nemo/before_walltime.sh --walltime" in body
 
 
 @pytest.mark.slow

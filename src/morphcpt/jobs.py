@@ -73,6 +73,7 @@ SETTINGS: dict[str, str] = {
     "TRAIN_WALLTIME": "24:00:00",
     "TRAIN_EXIT_MARGIN_MINUTES": "20",  # training stops and saves this long before the walltime
     "TRAIN_NODE_TIMEOUT": "60",  # several nodes: a node silent this many seconds is lost and ends the job
+    "CHECKPOINT_KEEP": "3",  # checkpoints each training run keeps, the newest (checkpoint.keep); older are deleted
     "AUTO_RESUBMIT": "0",  # 1: a training job that made progress resubmits itself until the run is finished
     "GPU_MEMORY": "40GB",  # one training GPU's memory (A100-SXM4-40GB): cluster.gpu_memory, what the planner fits
     "GPU_TYPE": "A100",  # the card: cluster.gpu_type (bf16 support, MFU peak in benchmarks)
@@ -81,6 +82,8 @@ SETTINGS: dict[str, str] = {
     "SCRATCH_MODEL": "scratch_100m",  # pretrain_scratch.pbs: scratch_tiny | scratch_100m | scratch_1b
     "SCRATCH_TOKENIZER": "",  # default: $DATA_ROOT/tokenizer (what `morphcpt train-tokenizer` wrote)
     "SCRATCH_TRAIN_TOKENS": "1B",  # token budget: 10M, 100M, 1B, 10B or a number (sets the steps)
+    "SCRATCH_PROCESSED_DIR": "",  # default: $DATA_ROOT/processed_scratch (the chunks by SCRATCH_TOKENIZER)
+    "SCRATCH_PRETRAIN": "0",  # 1: the chain also preprocesses with SCRATCH_TOKENIZER and pretrains from scratch
     "EEVE_TOKENIZER": "",  # default: $OUTPUT_ROOT/tokenizers/gemma3-1b-eeve (python -m morphcpt.tokenization.eeve)
     "EEVE_NUM_NEW": "2048",  # new pieces of the expanded tokenizer the chain's eeve_tokenizer job makes
     "EEVE_OVERRIDES": "",  # more plan overrides for the EEVE run only, e.g. "eeve.steps=[500,500,500,500,500,2000,500]"
@@ -135,11 +138,21 @@ def derived_settings(settings: dict[str, str]) -> dict[str, str]:
     out["BENCHMARK_DIR"] = out["BENCHMARK_DIR"] or f"{out['DATA_ROOT']}/benchmarks"
     out["RESULTS_DIR"] = out["RESULTS_DIR"] or f"{out['OUTPUT_ROOT']}/results"
     out["SCRATCH_TOKENIZER"] = out["SCRATCH_TOKENIZER"] or f"{out['DATA_ROOT']}/tokenizer"
+    out["SCRATCH_PROCESSED_DIR"] = out["SCRATCH_PROCESSED_DIR"] or f"{out['DATA_ROOT']}/processed_scratch"
     out["EEVE_TOKENIZER"] = out["EEVE_TOKENIZER"] or f"{out['OUTPUT_ROOT']}/tokenizers/gemma3-1b-eeve"
     out["TRAIN_PLACEMENT"] = _placement(out["TRAIN_NODES"])
     if out.get("RECIPES", "cpt") not in RECIPE_SETS:
         raise SettingsError(f"RECIPES must be one of {', '.join(RECIPE_SETS)}, got {out['RECIPES']!r}")
     out["BASE_MODEL"] = out["BASE_MODEL"] or RECIPE_SETS[out.get("RECIPES", "cpt")][1]
+    # One array task per chunk; PBS Pro refuses `-J 1-1` (X < Y: OpenPBS chk_Jrange.c), so one chunk
+    # is a plain job whose index is 1.
+    one_chunk = out["NUM_CHUNKS"].strip() == "1"
+    out["CHUNK_ARRAY"] = (
+        "# one chunk: a plain job, not an array (PBS Pro refuses -J 1-1)"
+        if one_chunk
+        else f"#PBS -J 1-{out['NUM_CHUNKS']}"
+    )
+    out["CHUNK_LOG_INDEX"] = "1" if one_chunk else "^array_index^"
     # Chunk files are chunk_01 … chunk_20: the job pads $PBS_ARRAY_INDEX to the same width as the splitter.
     out["CHUNK_DIGITS"] = str(max(2, len(out["NUM_CHUNKS"])))
     for name in _ARGUMENT_LISTS:
@@ -196,6 +209,12 @@ def preprocess_variants(settings: dict[str, str]) -> list[dict[str, str]]:
         for k in range(seeds(settings) if draws(scheme) else 1):
             name = f"{scheme}_seed{k}" if k else scheme
             variants.append({"SCHEME": scheme, "REPLICATE": str(k), "DATA_VARIANT": name, **tokenizer})
+    # pretraining from scratch: the same chunks by the new language's own tokenizer, in a folder of their own (the
+    # run refuses data another tokenizer wrote); its vanilla array writes the validation set there too
+    variants.append(
+        {"SCHEME": "vanilla", "REPLICATE": "0", "DATA_VARIANT": "scratch", "SCRATCH": "1",
+         "TOKENIZER": settings["SCRATCH_TOKENIZER"], "PROCESSED_DIR": settings["SCRATCH_PROCESSED_DIR"]}
+    )  # fmt: skip
     return variants
 
 
@@ -403,6 +422,25 @@ def run_local(
         nodefile.unlink(missing_ok=True)
 
 
+def check_project_dir(project: str) -> None:
+    """The jobs `cd $PROJECT_DIR` and run the code there: refuse a PROJECT_DIR that is not a folder here (the
+    example value of .env.example, a typo), and say so when it is another checkout than the one rendering."""
+    if not project:
+        return  # the default: this checkout
+    folder = Path(project)
+    fix = f"set PROJECT_DIR={paths.REPO_ROOT} in .env (or leave it out: it defaults to this checkout)"
+    if not (folder / "training" / "nemo" / "run_in_enroot.sh").is_file():
+        raise SettingsError(
+            f"PROJECT_DIR={project} is not a morphcpt checkout on this machine, and the jobs run from it: {fix}"
+        )
+    if folder.resolve() != paths.REPO_ROOT.resolve():
+        print(
+            f"note: PROJECT_DIR={project} is another checkout than this one ({paths.REPO_ROOT}): the jobs run "
+            "its code, not this one's",
+            file=sys.stderr,
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -425,6 +463,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.scheduler:
             env["SCHEDULER"] = args.scheduler
         with reported("morphcpt jobs render"):
+            check_project_dir(env.get("PROJECT_DIR", ""))
             for path in render_jobs(args.templates, args.out, env):
                 print(path)
         return 0

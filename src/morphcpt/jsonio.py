@@ -66,6 +66,12 @@ def _describe(path: Path, what: str | None, fix: str | None) -> tuple[str, str]:
 def _problem(raw: bytes, error: Exception) -> str:
     if not raw.strip():
         return "is empty"
+    if isinstance(error, UnicodeDecodeError) and error.reason == "unexpected end of data":
+        # cut inside a multi-byte character (the cut fell within a non-ASCII path or word): a cut file too
+        return (
+            f"ends early (after {len(raw):,} bytes, inside a multi-byte character): it was cut off, probably "
+            "while it was being written"
+        )
     if isinstance(error, UnicodeDecodeError):
         return f"is not UTF-8 text (byte {error.start})"
     if isinstance(error, RecursionError):

@@ -8,9 +8,9 @@ The user's settings live in the checkout's `.env` (`read_env`, `env_setting`).
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
+from morphcpt import dotenv
 from morphcpt.errors import UserError
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -50,22 +50,9 @@ def model_source(name_or_path: str | Path, what: str = "model") -> str:
 
 
 def read_env(path: str | Path) -> dict[str, str]:
-    """`KEY=VALUE` lines of a `.env` file (comments, blank lines, `export ` and surrounding quotes allowed)."""
-    values: dict[str, str] = {}
-    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, sep, value = line.removeprefix("export ").partition("=")
-        key, value = key.strip(), value.strip()
-        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
-            raise ValueError(f"{path}:{number}: expected KEY=VALUE, got {line!r}")
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        else:
-            value = re.split(r"\s+#", value, maxsplit=1)[0]
-        values[key] = value
-    return values
+    """`KEY=VALUE` lines of a `.env` file (comments, inline ` # comments`, blank lines, `export ` and quotes
+    allowed): `morphcpt.dotenv`, the reader the shell uses too."""
+    return dotenv.read_env(path)
 
 
 def env_setting(name: str) -> str | None:

@@ -15,7 +15,9 @@ from pathlib import Path
 from morphcpt import completion, jobs
 from morphcpt.errors import UserError
 
-GROUPS = ["download", "split", "benchmarks", "preprocess", "cpt", "export", "evaluate", "analyze"]
+# scratch: pretraining from scratch (SCRATCH_PRETRAIN=1), beside the experiment: nothing waits for it, so its job
+# needs no gate (it resubmits itself with AUTO_RESUBMIT=1)
+GROUPS = ["download", "split", "benchmarks", "preprocess", "cpt", "export", "evaluate", "analyze", "scratch"]
 
 
 class PipelineError(UserError, RuntimeError):
@@ -93,7 +95,7 @@ def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> 
     data_stage: dict[tuple[str, int], str] = {}  # (scheme, seed) -> the stage writing that seed's ids
     for variant in jobs.preprocess_variants(settings):
         scheme, k = variant["SCHEME"], int(variant["REPLICATE"])
-        if scheme not in wanted:
+        if scheme not in wanted or variant.get("SCRATCH"):
             continue
         name = f"preprocess_{variant['DATA_VARIANT']}"
         inputs = ("split", "eeve_tokenizer") if scheme == "eeve" else ("split",)
@@ -133,4 +135,27 @@ def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> 
         Stage("evaluate", "evaluate", "run_evaluation", (*exports, "benchmarks"), evaluated),
         Stage("analyze", "analyze", "analyze", ("evaluate",), partial(_analysed, s["RESULTS_DIR"])),
     ]
+    if s.get("SCRATCH_PRETRAIN", "0") == "1":
+        stages += _scratch_stages(s)
     return stages
+
+
+def _scratch_stages(s: dict[str, str]) -> list[Stage]:
+    """SCRATCH_PRETRAIN=1: the chunks tokenized by SCRATCH_TOKENIZER into their own folder, then the run from
+    scratch on them (job_templates/pretrain_scratch.pbs)."""
+    from morphcpt.train import load_plan
+
+    check = partial(completion.preprocess, _scratch_markers(s))
+    plan = load_plan(
+        ["recipe=pretrain_scratch", f"model={s['SCRATCH_MODEL']}", f"loop.train_tokens={s['SCRATCH_TRAIN_TOKENS']}",
+         f"model.tokenizer={s['SCRATCH_TOKENIZER']}", f"output_root={s['OUTPUT_ROOT']}"]
+    )  # fmt: skip
+    trained = partial(completion.training, plan.run_dir)
+    return [
+        Stage("preprocess_scratch", "preprocess", "preprocess_data_scratch", ("split",), check),
+        Stage("pretrain_scratch", "scratch", "pretrain_scratch", ("preprocess_scratch",), trained),
+    ]
+
+
+def _scratch_markers(s: dict[str, str]) -> list[Path]:
+    return _chunk_markers({**s, "PROCESSED_DIR": s["SCRATCH_PROCESSED_DIR"]}, "vanilla")

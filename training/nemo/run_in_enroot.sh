@@ -12,17 +12,16 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PROJECT_DIR="${PROJECT_DIR:-$(cd "$HERE/../.." && pwd)}"
 
-# Export KEY=VALUE lines of a .env file without overriding what the job already set.
+# Export the settings of a .env file that the job did not set already. morphcpt.dotenv reads it, the same reader
+# as the Python side (quotes, inline comments), with the host's python3 and its standard library only.
 load_env() {
-    local key value
-    while IFS='=' read -r key value || [[ -n "$key" ]]; do
-        key="${key#export }"
-        key="${key//[[:space:]]/}"
-        [[ "$key" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || continue
-        [[ -n "${!key:-}" ]] && continue
-        value="${value#\"}"; value="${value%\"}"; value="${value#\'}"; value="${value%\'}"
-        export "$key=$value"
-    done < "$1"
+    local python exports
+    python=$(command -v python3 || command -v python) || {
+        echo "run_in_enroot.sh: no python3 on this node to read $1" >&2
+        exit 127
+    }
+    exports=$("$python" "$PROJECT_DIR/src/morphcpt/dotenv.py" --shell "$1") || exit 2
+    eval "$exports"
 }
 [[ -f "$PROJECT_DIR/.env" ]] && load_env "$PROJECT_DIR/.env"
 
@@ -84,11 +83,20 @@ done
 for name in $(compgen -e NCCL_) $(compgen -e TORCH_NCCL_) $(compgen -e UCX_) MELLANOX_VISIBLE_DEVICES; do
     [[ -n "${!name:-}" ]] && envs+=(--env "$name")
 done
-# enroot starts from a clean environment, so the GPUs PBS gave this job (CUDA_VISIBLE_DEVICES, set by the
-# cgroup) never reach the container, and its NVIDIA hook would expose every GPU of the node. Hand them over as
-# NVIDIA_VISIBLE_DEVICES, which the hook reads from the host environment; inside, they are numbered from 0.
-if [[ -n "${CUDA_VISIBLE_DEVICES:-}" && -z "${NVIDIA_VISIBLE_DEVICES:-}" ]]; then
-    export NVIDIA_VISIBLE_DEVICES="$CUDA_VISIBLE_DEVICES"
+# enroot starts from a clean environment, so the GPUs the scheduler gave this job never reach the container, and its
+# NVIDIA hook would expose every GPU of the node. Hand them over as NVIDIA_VISIBLE_DEVICES, which the hook
+# (98-nvidia.sh) reads from the host environment as host indices or UUIDs; inside, they are numbered from 0.
+#   Slurm: SLURM_STEP_GPUS / SLURM_JOB_GPUS hold the host indices. CUDA_VISIBLE_DEVICES does not: under
+#          ConstrainDevices Slurm renumbers the job's GPUs from 0 (gres.c), and 0 is the node's first GPU, not ours.
+#   PBS Pro: CUDA_VISIBLE_DEVICES, set by the cgroup hook (GPU UUIDs).
+# A CPU-only job sets NVIDIA_VISIBLE_DEVICES=void itself, so the hook does nothing on a node without GPUs. Under
+# pyxis, pyxis and enroot map the step's GPUs themselves.
+if [[ -z "${NVIDIA_VISIBLE_DEVICES:-}" && "${CONTAINER_RUNTIME:-enroot}" != pyxis ]]; then
+    if [[ -n "${SLURM_JOB_ID:-}" && -n "${SLURM_STEP_GPUS:-${SLURM_JOB_GPUS:-}}" ]]; then
+        export NVIDIA_VISIBLE_DEVICES="${SLURM_STEP_GPUS:-$SLURM_JOB_GPUS}"
+    elif [[ -n "${CUDA_VISIBLE_DEVICES:-}" && -z "${SLURM_JOB_ID:-}" ]]; then
+        export NVIDIA_VISIBLE_DEVICES="$CUDA_VISIBLE_DEVICES"
+    fi
 fi
 [[ -n "${NVIDIA_VISIBLE_DEVICES:-}" ]] && envs+=(--env NVIDIA_VISIBLE_DEVICES)
 # Slurm with pyxis (CONTAINER_RUNTIME=pyxis in .env): one srun step in the image, the same mounts; Slurm hands the
@@ -103,7 +111,12 @@ if [[ "${CONTAINER_RUNTIME:-enroot}" == pyxis ]]; then
     if [[ -n "${SLURM_CPUS_PER_TASK:-}" && "${MORPHCPT_SRUN_ARGS:-}" != *--cpus-per-task* ]]; then
         step+=(--cpus-per-task="$SLURM_CPUS_PER_TASK")
     fi
+    # The image's own environment wins over the host's unless --container-env names the variable (pyxis README):
+    # NGC images set PYTHONPATH. --container-name keeps the unpacked image for the job's later steps, instead of
+    # unpacking it again for each one.
     exec srun "${step[@]}" --container-image="${CONTAINER_SQSH:-$PROJECT_DIR/containers/nemo.sqsh}" \
+        --container-name="${CONTAINER_NAME:-nemo_framework}" \
+        --container-env="PYTHONPATH,HF_HOME,MORPHCPT_MOUNTS,MORPHCPT_IN_CONTAINER${NVIDIA_VISIBLE_DEVICES:+,NVIDIA_VISIBLE_DEVICES}" \
         --container-mounts="$mount_list" --container-workdir="$PROJECT_DIR" "$@"
 fi
 if ! command -v enroot >/dev/null 2>&1; then
@@ -114,18 +127,29 @@ fi
 CONTAINER_NAME="${CONTAINER_NAME:-nemo_framework}"
 CONTAINER_SQSH="${CONTAINER_SQSH:-$PROJECT_DIR/containers/nemo.sqsh}"
 # ENROOT_DATA_PATH is often node-local: a container created on the login node does not exist on a compute node,
-# so create it here from the shared .sqsh when missing. The lock keeps array tasks on one node from racing.
-if ! grep -Fqx "$CONTAINER_NAME" <(enroot list); then
+# so create it here from the shared .sqsh when missing. Two jobs of an array landing on a fresh node would both
+# create it, and the second fails with "File already exists" (enroot's runtime.sh refuses an existing rootfs) or
+# starts one still being unpacked. Every job takes the lock before it looks, so it sees a container only once
+# made; the lock lives where every job of this user on this node sees it: in ENROOT_DATA_PATH when the
+# environment names it, else in /tmp, never in $TMPDIR (PBS Pro gives each job its own: OpenPBS start_exec.c).
+lock_dir=/tmp
+[[ -n "${ENROOT_DATA_PATH:-}" ]] && mkdir -p "$ENROOT_DATA_PATH" 2>/dev/null && [[ -w "$ENROOT_DATA_PATH" ]] \
+    && lock_dir="$ENROOT_DATA_PATH"
+(
+    flock 9
+    grep -Fqx "$CONTAINER_NAME" <(enroot list) && exit 0  # there already, or made by the job before us
     if [[ ! -f "$CONTAINER_SQSH" ]]; then
         echo "no container $CONTAINER_NAME and no image $CONTAINER_SQSH: run training/nemo/setup/setup_enroot.sh" >&2
         exit 1
     fi
-    lock="${TMPDIR:-/tmp}/enroot-create-${CONTAINER_NAME}.lock"
-    (
-        flock 9
-        grep -Fqx "$CONTAINER_NAME" <(enroot list) || enroot create --name "$CONTAINER_NAME" "$CONTAINER_SQSH"
-    ) 9>"$lock"
-fi
+    enroot create --name "$CONTAINER_NAME" "$CONTAINER_SQSH" && exit 0
+    # a job that did not take this lock (another checkout, by hand) made it meanwhile: use it
+    if grep -Fqx "$CONTAINER_NAME" <(enroot list); then
+        echo "container $CONTAINER_NAME was created meanwhile by another job; using it" >&2
+        exit 0
+    fi
+    exit 1
+) 9>"$lock_dir/.morphcpt-enroot-create-$(id -u)-${CONTAINER_NAME}.lock"
 
 exec enroot start --rw "${mounts[@]}" "${envs[@]}" "$CONTAINER_NAME" \
     bash -c 'cd "$0" && exec "$@"' "$PROJECT_DIR" "$@"

@@ -13,8 +13,9 @@ equivalent overrides are printed once (rank 0), so the next command can use them
 `--flag value` and `--flag=value` both work. A flag and an override of the same key, an unknown flag, or a flag
 without its value is an error that says what to type instead. `--data-path` takes what the plan writes there: a
 Megatron data prefix (`<root>/<scheme>/<name>`, existing or not), a scheme folder, one or more chunk prefixes;
-`/workspace/...` (where the earlier pipeline mounted the project) is read as this checkout when no `/workspace`
-exists.
+`/workspace/...` (where the earlier pipeline mounted the project) that does not exist here is read as this checkout
+(`/workspace/data/...` as `$DATA_ROOT/...`), and `--checkpoint-dir /logs/checkpoints/<name>` as
+`$OUTPUT_ROOT/runs/<name>` when there is no `/logs`, so the plan's Step 5 command runs as typed.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ HYDRA_OPTIONS = {
     "--config-dir", "-i", "--info", "--experimental-rerun",
 }  # fmt: skip
 WORKSPACE = "/workspace"  # the earlier pipeline mounted the project there inside its container
+LOGS = "/logs"  # ... and its logs and checkpoints there
 DATASET_SUFFIX = "_text_document"
 _SAFE_VALUE = re.compile(r"[\w./:@+~-]+")
 
@@ -83,14 +85,40 @@ def _has_datasets(folder: Path) -> bool:
     return folder.is_dir() and any(folder.glob(f"*{DATASET_SUFFIX}.idx"))
 
 
+def _under(value: str, folder: str) -> str | None:
+    """What follows `folder` in `value` ("" for the folder itself), or None when `value` is not inside it."""
+    if value == folder:
+        return ""
+    return value[len(folder) :] if value.startswith(folder + "/") else None
+
+
 def _from_workspace(value: str, notes: list[str]) -> str:
-    if (value == WORKSPACE or value.startswith(WORKSPACE + "/")) and not Path(WORKSPACE).exists():
-        mapped = str(paths.REPO_ROOT) + value[len(WORKSPACE) :]
-        notes.append(
-            f"{value}: {WORKSPACE} is where the earlier pipeline mounted the project; read as {mapped}"
-        )
-        return mapped
-    return value
+    """`/workspace/...` that does not exist here: the earlier pipeline's mount of the project, its data under
+    `/workspace/data`. NGC images have a `/workspace` of their own (this project is mounted at its host path), so
+    what counts is whether the path itself exists, not the folder."""
+    rest = _under(value, WORKSPACE)
+    if rest is None or Path(value).exists():
+        return value
+    data_root = paths.env_setting("DATA_ROOT")
+    data_rest = _under(rest, "/data")
+    mapped = f"{data_root}{data_rest}" if data_root and data_rest is not None else str(paths.REPO_ROOT) + rest
+    notes.append(f"{value}: {WORKSPACE} is where the earlier pipeline mounted the project; read as {mapped}")
+    return mapped
+
+
+def _from_logs(value: str, notes: list[str]) -> str:
+    """`--checkpoint-dir /logs/checkpoints/<name>`: the earlier pipeline's log mount, which nothing mounts here:
+    the run folder `$OUTPUT_ROOT/runs/<name>`, where the jobs keep the same run (and the host sees it)."""
+    rest = _under(value, LOGS)
+    if rest is None or Path(LOGS).is_dir():
+        return value
+    name = rest.removeprefix("/checkpoints").strip("/") or "run"
+    output_root = paths.env_setting("OUTPUT_ROOT") or str(paths.OUTPUTS_DIR)
+    mapped = f"{output_root}/runs/{name}"
+    notes.append(
+        f"{value}: {LOGS} is where the earlier pipeline mounted its logs (nothing is here); read as {mapped}"
+    )
+    return mapped
 
 
 def _one_data_path(value: str, notes: list[str]) -> tuple[Path, str, str | None]:
@@ -243,6 +271,8 @@ def translate(argv: list[str]) -> tuple[list[str], list[str], list[str]]:
             made += [(flag, o) for o in data_path_overrides(values, notes, "data.num_chunks" in typed_keys)]
         else:
             value = _resume_from(values[0]) if flag == "--resume-from" else values[0]
+            if flag == "--checkpoint-dir":
+                value = _from_logs(value, notes)
             made.append((flag, f"{FLAGS[flag]}={_quote(value)}"))
     given = {_key_of(word): word for word in out if _key_of(word)}
     seen: dict[str, str] = {}

@@ -52,13 +52,35 @@ def check(plan: CPTPlan) -> dict:
         "world_size": world,
         "model": {"params": shape.params, "layers": shape.layers, "vocab": shape.vocab, "note": shape.note},
         "memory": memory,
-        "data": {"chunks": plan.data.num_chunks, "validation": str(plan.data.validation_prefix())},
+        "data": {
+            "chunks": plan.data.num_chunks,
+            "validation": str(plan.data.validation_prefix()),
+            **data_epochs(plan),
+        },
     }
     run_dir = Path(plan.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "check.json").write_text(json.dumps(report, indent=2))
     print(summary(plan, report), flush=True)
     return report
+
+
+def data_epochs(plan: CPTPlan) -> dict:
+    """How many tokens the chunks hold, how many the plan reads (steps x global batch x sequence length), and so
+    how many epochs that is: GPTDataset repeats the data past one epoch, so a plan longer than its data is legal."""
+    from morphcpt.indexed import read_index
+
+    held = sum(int(read_index(prefix)["lengths"].sum()) for prefix in plan.data.chunk_prefixes())
+    loop = plan.loop
+    planned = loop.steps * loop.global_batch_size * loop.seq_length
+    return {"tokens": held, "planned_tokens": planned, "epochs": planned / held if held else float("inf")}
+
+
+def epochs_line(data: dict) -> str:
+    return (
+        f"the plan reads {data['planned_tokens'] / 1e9:.3g}B tokens of the {data['tokens'] / 1e9:.3g}B the chunks "
+        f"hold: {data['epochs']:.2f} epochs"
+    )
 
 
 def summary(plan: CPTPlan, report: dict) -> str:
@@ -72,6 +94,9 @@ def summary(plan: CPTPlan, report: dict) -> str:
         f"  validation  micro batch {mem['validation']['micro_batch']}: {mem['validation']['estimate_gib']:.1f} GiB",
         f"  data        {report['data']['chunks']} chunks of {plan.data.scheme} and the validation set, by the "
         "plan's tokenizer",
+        f"  epochs      {epochs_line(report['data'])}",
+        f"  checkpoints every {plan.checkpoint.interval} steps; keeps the newest {plan.checkpoint.keep} "
+        "(checkpoint.keep, CHECKPOINT_KEEP in .env), deletes older ones",
     ]
     if model["note"]:
         lines.append(f"  note        {model['note']}")

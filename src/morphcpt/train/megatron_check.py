@@ -287,6 +287,13 @@ def check(plan: CPTPlan) -> dict:
     return report
 
 
+def _epochs(v: dict, d: dict) -> str:
+    """How many passes over the data the plan makes (GPTDataset repeats the data past one epoch)."""
+    planned = v["train_iters"] * v["global_batch_size"] * v["seq_length"]
+    epochs = f"{planned / d['tokens']:.2f} epochs" if d["tokens"] else "no tokens in the chunks"
+    return f"the plan reads {planned / 1e9:.3g}B tokens of the {d['tokens'] / 1e9:.3g}B the chunks hold: {epochs}"
+
+
 def summary(plan: CPTPlan, report: dict) -> str:
     v, d, ds, t = report["validated"], report["data"], report["datasets"], report["tokenizer"]
     mem = report["memory"]
@@ -310,6 +317,7 @@ def summary(plan: CPTPlan, report: dict) -> str:
         f"  tokenizer   data written by {d['tokenizer_fingerprint'][:12]}: {d['tokenizer_check']}",
         f"  data        {d['chunks']} chunks, {d['documents']:,} documents, {d['tokens']:,} tokens; "
         f"validation {d['validation_documents']:,} documents",
+        f"  epochs      {_epochs(v, d)}",
         f"  datasets    train {ds['train']['samples']:,} samples, validation {ds['validation']['samples']:,}; "
         f"read {ds['train']['read']}+{ds['validation']['read']}, highest id {max(ds['train']['highest_id'], ds['validation']['highest_id']):,}",
         f"  checkpoints {v['checkpoint']} (keeps {v['most_recent_k']}), {resume}",

@@ -58,6 +58,23 @@ def truncate_metrics(run_dir: Path, step: int) -> None:
     os.replace(tmp, path)
 
 
+# What Megatron-Bridge logs to W&B and TensorBoard for the same quantities (0.4.0: training/utils/train_utils.py
+# `training_log`, training/eval.py), so runs of both engines share one panel per metric; the hf engine's own
+# extras keep a train/ or val/ prefix (val/bpb, train/tokens_per_s).
+SHARED_NAMES = {
+    ("train", "loss"): "lm loss",
+    ("train", "lr"): "learning-rate",
+    ("train", "grad_norm"): "grad-norm",
+    ("val", "val_loss"): "lm loss validation",
+    ("val", "val_ppl"): "lm loss validation ppl",
+}
+
+
+def sink_name(prefix: str, key: str) -> str:
+    """The W&B / TensorBoard name of a metrics.jsonl field: Bridge's name where it logs the same quantity."""
+    return SHARED_NAMES.get((prefix, key)) or f"{prefix}/{key.removeprefix(prefix + '_')}"
+
+
 class Metrics:
     """Fan-out of metric rows. `enabled=False` (ranks > 0) makes every call a no-op."""
 
@@ -108,7 +125,9 @@ class Metrics:
         self._file.flush()
 
     def _emit(self, prefix: str, row: dict) -> None:
-        values = {f"{prefix}/{k}": v for k, v in row.items() if k not in ("step", "kind") and v is not None}
+        values = {
+            sink_name(prefix, k): v for k, v in row.items() if k not in ("step", "kind") and v is not None
+        }
         if self._tb is not None:
             for key, value in values.items():
                 self._tb.add_scalar(key, value, row["step"])
