@@ -241,9 +241,12 @@ def section_design(
         )
     if detect is not None:
         v = detect.variances
+        seeded = f is not None and not f.runs_only
         lines += [
             f"- Variances ({fam.metric}): arm × item {v.tau2:.4g}, seed {v.seed:.4g} (a run's mean moves by "
-            f"{fmt(fam.metric, math.sqrt(v.seed), False, 2)} {UNITS[fam.metric]} from its seed), churn {v.churn:.4g}.",
+            f"{fmt(fam.metric, math.sqrt(v.seed), False, 2)} {UNITS[fam.metric]} from its seed), churn {v.churn:.4g}."
+            if seeded
+            else f"- Variances ({fam.metric}): per-item difference {v.tau2:.4g}; seed and churn unknown (one run per arm).",
             f"- Simulated false-positive rate of this test at its own level ({ALPHA}), this design and these "
             f"variances: {100 * detect.fpr:.1f}% ({power.DRAWS:,} simulated experiments; across regimes: "
             "benchmarks/RESULTS.md).",
@@ -292,9 +295,9 @@ def section_curve(evidence, fam: Families | None, language: str, plot_file: Path
         for role in ("base", *ARMS)
         for m in metrics
     }
+    if max((sum(s != math.inf for s, _ in c) for c in curves.values()), default=0) < 2:
+        return ""  # no run was evaluated at two or more checkpoints
     steps = sorted({s for c in curves.values() for s, _ in c if s != math.inf})
-    if len(steps) < 2:
-        return ""
     body = []
     for (role, m), points in curves.items():
         if points:
