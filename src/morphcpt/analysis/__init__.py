@@ -1,5 +1,6 @@
-"""Analysis of evaluation results: score tables with Wilson CIs, paired model comparisons (McNemar, paired
-bootstrap), plots, and one Markdown report that answers the research question from the numbers.
+"""Analysis of evaluation results: score tables with Wilson CIs, paired model comparisons, plots, and one Markdown
+report that answers the research question from the numbers: one pre-registered primary comparison on the plan's
+primary metric (`plan`, `conf/analysis.yaml`), over items and seeds, with the base model and a forgetting check.
 
     python -m morphcpt.analysis --results-dir results/ [--output-dir results/analysis]
 """

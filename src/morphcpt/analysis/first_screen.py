@@ -123,7 +123,7 @@ def _methods(found: list[Finding]) -> str:
         used.setdefault(f.test, []).append(f"{short(f.role_a)} − {short(f.role_b)}")
     phrases = {
         "t over items and seeds": "a t test over items and seeds (seed variance pooled over every arm)",
-        "McNemar": "McNemar's score test over items with Tango's interval (one run each: seed variance unseen)",
+        "McNemar": "McNemar's score test over items (one run each: seed variance unseen)",
         "paired t over items": "a paired t test over items (one run each: seed variance unseen)",
     }
     if len(used) == 1:

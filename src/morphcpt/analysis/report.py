@@ -239,18 +239,34 @@ def section_design(
             )
             + "; the interval inverts it (docs/replicates-and-power.md)."
         )
+    runs = [
+        f"{short(role)} " + ", ".join(fmt(fam.metric, x, False) for x in found[0][role].mean(axis=1))
+        for role in ARMS
+        if (found := evidence.table([role], fam.group, fam.mode, language, fam.metric)) is not None
+    ]
+    if runs:
+        lines.append(f"- Run means ({fam.mode.upper()} {fam.metric}): {'; '.join(runs)}.")
     if detect is not None:
         v = detect.variances
+        seeded = f is not None and not f.runs_only
         lines += [
             f"- Variances ({fam.metric}): arm × item {v.tau2:.4g}, seed {v.seed:.4g} (a run's mean moves by "
-            f"{fmt(fam.metric, math.sqrt(v.seed), False, 2)} {UNITS[fam.metric]} from its seed), churn {v.churn:.4g}.",
+            f"{fmt(fam.metric, math.sqrt(v.seed), False, 2)} {UNITS[fam.metric]} from its seed), churn {v.churn:.4g}."
+            if seeded
+            else f"- Variances ({fam.metric}): per-item difference {v.tau2:.4g}; seed and churn not estimated "
+            "(the test is item-level).",
             f"- Simulated false-positive rate of this test at its own level ({ALPHA}), this design and these "
             f"variances: {100 * detect.fpr:.1f}% ({power.DRAWS:,} simulated experiments; across regimes: "
             "benchmarks/RESULTS.md).",
             f"- Minimum detectable difference (80% power): {detect.text()}. Plan the main run with "
             "`python -m morphcpt.analysis.power --pilot <results>`.",
         ]
-        if f is not None and f.runs_only:
+        if f is not None and f.runs_only and evidence.seeded:
+            lines.append(
+                "- Nothing varied between the runs of these arms on these items, so the test fell back to seed 0's "
+                "item-level one (a zero-width interval would read as certainty)."
+            )
+        elif f is not None and f.runs_only:
             lines.append(
                 "- **Seed variance: unknown** (one run per arm). A seed effect of a few points makes an item-level "
                 "test reject a true null far more often than 5% (benchmarks/RESULTS.md); run two or more seeds per "
@@ -292,9 +308,9 @@ def section_curve(evidence, fam: Families | None, language: str, plot_file: Path
         for role in ("base", *ARMS)
         for m in metrics
     }
+    if max((sum(s != math.inf for s, _ in c) for c in curves.values()), default=0) < 2:
+        return ""  # no run was evaluated at two or more checkpoints
     steps = sorted({s for c in curves.values() for s, _ in c if s != math.inf})
-    if len(steps) < 2:
-        return ""
     body = []
     for (role, m), points in curves.items():
         if points:
