@@ -198,9 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     runs = train_arms(args.output_dir, processed, base, args.steps, args.interval)
     ways = evaluate(args.output_dir, runs, benchmarks(args.output_dir), args.k)
     rows = figures(ways, runs)
-    print(
-        "| way | metric | items | item noise var | seed sd | signal | SNR |\n|---|---|---|---|---|---|---|"
-    )
+    print("| way | metric | items | item noise var | seed sd | signal | SNR |\n|---|---|---|---|---|---|---|")
     for r in rows:
         print(
             f"| {r['way']} | {r['metric']} | {r['n_items']} | {r['item_noise_var']:.4g} | {r['seed_sd']:.4g} "

@@ -223,7 +223,7 @@ class SkilledModel:
         scores = []
         for context, continuation in requests:
             item = self.items[context]
-            wrong = next(o for o in item.options if o != item.answer)
+            wrong = next((o for o in item.options if o != item.answer), "mali")  # a GEN item: its gold_bpb
             chosen = item.answer if self.right(item) else wrong
             scores.append(-1.0 if continuation[1:] == chosen else -9.0 - len(continuation))
         return scores
