@@ -22,8 +22,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-# The evaluation's own constant (evaluate/continuous.py on the evaluation branch) has the same names and directions.
-CONTINUOUS_METRICS = {"gold_prob": "higher", "gold_margin": "higher", "gold_bpb": "lower"}
+from morphcpt.evaluate import continuous
+from morphcpt.evaluate.continuous import CONTINUOUS_METRICS  # the evaluation writes them; one list of names
+
 BINARY_METRICS = {"mcq": ("acc", "acc_norm"), "gen": ("exact", "prefix", "contains")}
 FALLBACK = {"mcq": "acc_norm", "gen": "exact"}  # acc_norm does not depend on how options are tokenized
 UNITS = {
@@ -103,16 +104,9 @@ def from_logprobs(logprobs: Sequence[float], options: Sequence[str], answer: str
     `logprobs`), per UTF-8 byte of each option as written, as the evaluation defines them. For measuring the
     variance of these scores on result files that predate them (benchmarks/primary_power.py), not for the report,
     which uses only what the evaluation recorded."""
-    per_byte = [
-        -math.inf if math.isnan(s) else s / max(1, len(o.encode("utf-8")))
-        for s, o in zip(logprobs, options, strict=True)
-    ]
+    per_byte = continuous.byte_normalised(logprobs, options)
     gold = [i for i, o in enumerate(options) if o == answer]
-    top = max(per_byte)
-    weights = [math.exp(s - top) for s in per_byte]
-    distractors = [s for i, s in enumerate(per_byte) if i not in gold]
-    margin = max(per_byte[i] for i in gold) - max(distractors) if distractors else None
     return {
-        "gold_prob": sum(weights[i] for i in gold) / sum(weights),
-        "gold_margin": margin if margin is not None and math.isfinite(margin) else None,
+        "gold_prob": continuous.gold_probability(per_byte, gold),
+        "gold_margin": continuous.gold_margin(per_byte, gold),
     }

@@ -121,6 +121,9 @@ def load_results(results_dir: Path | str) -> list[TaskResult]:
 def _checkpoint_step(data: dict, path: Path) -> int | None:
     if data.get("checkpoint_step") is not None:
         return int(data["checkpoint_step"])
+    checkpoint_set = data.get("checkpoint_set")  # run_evaluation --last-checkpoints k records {run_name, step, steps}
+    if isinstance(checkpoint_set, dict) and checkpoint_set.get("step") is not None:
+        return int(checkpoint_set["step"])
     match = re.fullmatch(r"ckpt-(\d+)", path.parent.name)
     return int(match.group(1)) if match else None
 
