@@ -11,6 +11,7 @@ of morphcpt.train.megatron_cpu), runs it, saves the Megatron checkpoint and expo
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -26,7 +27,9 @@ def _check(report: dict, max_logit_diff: float) -> None:
     assert imported["top1_agreement"] == 1.0 and imported["min_position_cosine"] > 0.9999, imported
     weights = report["export_weights"]
     assert weights["only_in_original"] == [] and weights["only_in_export"] == [], weights
-    assert weights["tensors_compared"] > 0 and weights["max_abs_diff"] == 0.0, weights  # a lossless round trip
+    assert weights["tensors_compared"] > 0 and weights["max_abs_diff"] == 0.0, (
+        weights
+    )  # a lossless round trip
     exported = report["export_parity"]
     assert exported["max_abs_diff"] == 0.0 and exported["top1_agreement"] == 1.0, exported
 
@@ -79,12 +82,14 @@ def test_the_window_is_what_makes_the_logits_agree(tiny_gemma3, tmp_path, monkey
     assert report["import_parity"]["max_abs_diff"] > 1e-3
 
 
-@pytest.mark.skipif(not REAL_MODEL, reason="MORPHCPT_REAL_MODEL (a real Gemma 3 Hugging Face folder) is not set")
+@pytest.mark.skipif(
+    not REAL_MODEL, reason="MORPHCPT_REAL_MODEL (a real Gemma 3 Hugging Face folder) is not set"
+)
 def test_a_real_gemma3_round_trips_through_megatron(tmp_path):
     from morphcpt.train.megatron_roundtrip import roundtrip
 
     if not Path(REAL_MODEL, "config.json").exists():
         pytest.fail(f"MORPHCPT_REAL_MODEL={REAL_MODEL} holds no config.json")
     report = roundtrip(REAL_MODEL, tmp_path)
-    print(report)
+    print("REPORT " + json.dumps(report))
     _check(report, max_logit_diff=1e-3)

@@ -65,7 +65,9 @@ class Gemma3NormColumnLinear(ColumnParallelLinear):
         self.layer_norm_weight = torch.nn.Parameter(torch.zeros(input_size, dtype=config.params_dtype))
 
     def forward(self, input_: torch.Tensor, weight=None, runtime_gather_output=None):
-        return super().forward(_rms_norm(input_, self.layer_norm_weight, self.eps), weight, runtime_gather_output)
+        return super().forward(
+            _rms_norm(input_, self.layer_norm_weight, self.eps), weight, runtime_gather_output
+        )
 
 
 class Gemma3RowLinearPostNorm(RowParallelLinear):
@@ -144,7 +146,9 @@ def gemma3_cpu_block_spec(config) -> TransformerBlockSubmodules:
             self_attn_bda=get_bias_dropout_add,
             mlp=ModuleSpec(
                 module=MLP,
-                submodules=MLPSubmodules(linear_fc1=Gemma3NormColumnLinear, linear_fc2=Gemma3RowLinearPostNorm),
+                submodules=MLPSubmodules(
+                    linear_fc1=Gemma3NormColumnLinear, linear_fc2=Gemma3RowLinearPostNorm
+                ),
             ),
             mlp_bda=get_bias_dropout_add,
         ),

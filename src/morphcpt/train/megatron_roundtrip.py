@@ -20,11 +20,28 @@ import argparse
 import json
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
 
 from morphcpt.train.parity import compare_logits, prompt_ids
+
+
+class _Clock:
+    """Wall and CPU seconds of each named step (on a shared machine the two differ: CPU time is the work)."""
+
+    def __init__(self):
+        self.seconds: dict[str, dict[str, float]] = {}
+
+    @contextmanager
+    def step(self, name: str):
+        wall, cpu = time.perf_counter(), time.process_time()
+        yield
+        self.seconds[name] = {
+            "wall": round(time.perf_counter() - wall, 1),
+            "cpu": round(time.process_time() - cpu, 1),
+        }
 
 
 def megatron_logits(model: torch.nn.Module, ids: torch.Tensor, vocab_size: int) -> torch.Tensor:
@@ -53,7 +70,7 @@ def weight_differences(original: str | Path, exported: str | Path) -> dict:
         found = {}
         for path in sorted(Path(folder).glob("*.safetensors")):
             with safe_open(path, framework="pt") as handle:
-                found.update({name: (path, name) for name in handle.keys()})
+                found.update({name: (path, name) for name in handle.keys()})  # noqa: SIM118 (not iterable)
         return found
 
     def load(where: tuple[Path, str]) -> torch.Tensor:
@@ -78,30 +95,33 @@ def weight_differences(original: str | Path, exported: str | Path) -> dict:
     }
 
 
-def import_to_megatron(bridge, ids: torch.Tensor, vocab_size: int, megatron_dir: Path) -> tuple[torch.Tensor, dict]:
+def import_to_megatron(
+    bridge, ids: torch.Tensor, vocab_size: int, megatron_dir: Path, clock: _Clock
+) -> torch.Tensor:
     """AutoBridge's import (`to_megatron_provider` + the HF weights, as `AutoBridge.import_ckpt` does) with the CPU
     spec; one forward pass; the model saved as a Megatron checkpoint (`save_megatron_model`, as import_ckpt
-    saves). Returns the logits and the seconds each step took."""
+    saves it). Returns the logits."""
     from megatron.bridge.training.model_load_save import save_megatron_model, temporary_distributed_context
 
-    from morphcpt.train.megatron_cpu import checkpoint_io_without_cuda, rotary_on_cpu, use_cpu_spec, without_te_hooks
+    from morphcpt.train.megatron_cpu import (
+        checkpoint_io_without_cuda,
+        rotary_on_cpu,
+        use_cpu_spec,
+        without_te_hooks,
+    )
 
-    seconds = {}
     with temporary_distributed_context(backend="gloo"), without_te_hooks():
-        start = time.perf_counter()
-        provider = bridge.to_megatron_provider(load_weights=True)
-        use_cpu_spec(provider)
-        provider.finalize()
-        model = provider.provide_distributed_model(wrap_with_ddp=False, use_cpu_initialization=True)
-        seconds["import"] = time.perf_counter() - start
-        start = time.perf_counter()
-        logits = megatron_logits(rotary_on_cpu(model[0]).eval(), ids, vocab_size)
-        seconds["megatron_forward"] = time.perf_counter() - start
-        start = time.perf_counter()
-        with checkpoint_io_without_cuda():  # as import_ckpt saves; the model is freed while it is written
+        with clock.step("import"):
+            provider = bridge.to_megatron_provider(load_weights=True)
+            use_cpu_spec(provider)
+            provider.finalize()
+            model = provider.provide_distributed_model(wrap_with_ddp=False, use_cpu_initialization=True)
+        with clock.step("megatron_forward"):
+            logits = megatron_logits(rotary_on_cpu(model[0]).eval(), ids, vocab_size)
+        # as import_ckpt saves: the model is freed while it is written
+        with clock.step("save_megatron_checkpoint"), checkpoint_io_without_cuda():
             save_megatron_model(model, megatron_dir, hf_tokenizer_path=None, low_memory_save=True)
-        seconds["save_megatron_checkpoint"] = time.perf_counter() - start
-    return logits, seconds
+    return logits
 
 
 def roundtrip(hf_dir: str | Path, work_dir: str | Path) -> dict:
@@ -117,34 +137,32 @@ def roundtrip(hf_dir: str | Path, work_dir: str | Path) -> dict:
     work_dir.mkdir(parents=True, exist_ok=True)
     megatron_dir, export_dir = work_dir / "megatron", work_dir / "hf_export"
     ids, mask = prompt_ids(AutoTokenizer.from_pretrained(hf_dir))
-    seconds = {}
-    start = time.perf_counter()
-    reference = hf_logits(hf_dir, ids, mask)
-    seconds["hf_load_and_forward"] = time.perf_counter() - start
-    start = time.perf_counter()
-    bridge = AutoBridge.from_hf_pretrained(str(hf_dir), torch_dtype=torch.float32)
-    seconds["bridge_from_hf_pretrained"] = time.perf_counter() - start
-    megatron, import_seconds = import_to_megatron(bridge, ids, reference.shape[-1], megatron_dir)
-    seconds.update(import_seconds)
-    start = time.perf_counter()
-    with without_te_hooks():  # export_ckpt opens its own gloo group and builds the model from the checkpoint
+    clock = _Clock()
+    with clock.step("hf_load_and_forward"):
+        reference = hf_logits(hf_dir, ids, mask)
+    with clock.step("bridge_from_hf_pretrained"):
+        bridge = AutoBridge.from_hf_pretrained(str(hf_dir), torch_dtype=torch.float32)
+    megatron = import_to_megatron(bridge, ids, reference.shape[-1], megatron_dir, clock)
+    # export_ckpt opens its own gloo group and builds the model from the checkpoint's saved config
+    with clock.step("export_ckpt"), without_te_hooks():
         bridge.export_ckpt(megatron_path=str(megatron_dir), hf_path=str(export_dir), show_progress=False)
-    seconds["export_ckpt"] = time.perf_counter() - start
-    start = time.perf_counter()
-    exported = hf_logits(export_dir, ids, mask)
-    seconds["export_load_and_forward"] = time.perf_counter() - start
+    with clock.step("export_load_and_forward"):
+        exported = hf_logits(export_dir, ids, mask)
     return {
         "model": str(hf_dir),
         "prompts": int(ids.shape[0]),
         "positions": int(mask.sum()),
         "versions": {
-            name: metadata.version(name) for name in ("megatron-bridge", "megatron-core", "torch", "transformers")
+            name: metadata.version(name)
+            for name in ("megatron-bridge", "megatron-core", "torch", "transformers")
         },
         "import_parity": compare_logits(megatron, reference, tolerance="bf16", mask=mask).as_dict(),
         "export_weights": weight_differences(hf_dir, export_dir),
         "export_parity": compare_logits(exported, reference, tolerance="bf16", mask=mask).as_dict(),
-        "megatron_vs_export_parity": compare_logits(megatron, exported, tolerance="bf16", mask=mask).as_dict(),
-        "seconds": {name: round(value, 1) for name, value in seconds.items()},
+        "megatron_vs_export_parity": compare_logits(
+            megatron, exported, tolerance="bf16", mask=mask
+        ).as_dict(),
+        "seconds": clock.seconds,
     }
 
 
