@@ -286,7 +286,16 @@ def rotary_on_cpu(model: torch.nn.Module) -> torch.nn.Module:
 
 
 def use_cpu_spec(provider) -> None:
-    """Make a Gemma 3 provider from AutoBridge build the TE-free model above, in fp32, on the CPU."""
+    """Make a Gemma 3 provider from AutoBridge build the TE-free model above, in fp32, on the CPU.
+
+    A checkpoint saved from it names `gemma3_cpu_block_spec` in its run config; from Megatron-Bridge 0.6 loading
+    it (`export_ckpt`) instantiates only allow-listed modules, so this module is registered there."""
+    try:
+        from megatron.bridge.utils.instantiate_utils import register_allowed_target_prefix
+    except ImportError:  # 0.4 has no allowlist
+        pass
+    else:
+        register_allowed_target_prefix(__name__)
     provider.transformer_layer_spec = gemma3_cpu_block_spec
     for name, value in CPU_SETTINGS.items():
         setattr(provider, name, value)
