@@ -243,7 +243,7 @@ def checkpoint_io_without_cuda() -> Iterator[None]:
     - megatron-core's torch_dist writer, `FileSystemWriterAsync.preload_tensors`
       (megatron/core/dist_checkpointing/strategies/filesystem_async.py:248): `torch.cuda.synchronize()` after
       copying tensors to host memory. With no CUDA device there is nothing to wait for: a no-op.
-    - `save_state_dict_async_finalize` (megatron/core/dist_checkpointing/strategies/state_dict_saver.py:251), after
+    - `save_state_dict_async_finalize` (megatron/core/dist_checkpointing/strategies/state_dict_saver.py:252), after
       the metadata is written, puts the failure flag it broadcasts on `torch.cuda.current_device()`: here the CPU,
       which the gloo group broadcasts.
 
