@@ -5,7 +5,8 @@ fingerprint the data once, and record the job in the run folder.
     python training/nemo/run_cpt.py recipe=cpt_patok cluster.stage=prepare
 
 `train` (megatron.py) refuses to start until `verified.json` stands beside the import. `megatron_hf_parity` is
-also the export's check of a converted checkpoint (export.py).
+also the export's check of a converted checkpoint (export.py). The same import, forward and export run on a CPU
+with a TE-free spec in `megatron_roundtrip.py` (a check, not a stage of the job).
 """
 
 from __future__ import annotations
@@ -126,19 +127,19 @@ def megatron_hf_parity(hf_reference: str, megatron_dir: Path, hf_dir: str, token
     from megatron.bridge import AutoBridge
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from morphcpt.train.megatron_roundtrip import megatron_logits
     from morphcpt.train.parity import compare_logits, prompt_ids
 
     _init_single_process()
     ids, mask = (t.cuda() for t in prompt_ids(AutoTokenizer.from_pretrained(tokenizer_dir)))
-    positions = torch.arange(ids.shape[1], device=ids.device).expand_as(ids)
     bridge = AutoBridge.from_hf_pretrained(hf_reference, torch_dtype=torch.bfloat16)
     megatron_model = bridge.load_megatron_model(str(megatron_dir), wrap_with_ddp=False)[0].cuda().eval()
     hf_model = AutoModelForCausalLM.from_pretrained(hf_dir, dtype=torch.bfloat16).cuda().eval()
     with torch.no_grad():
-        megatron_logits = megatron_model(input_ids=ids, position_ids=positions, attention_mask=None)
         hf_logits = hf_model(input_ids=ids, attention_mask=mask).logits
-    vocab = hf_logits.shape[-1]  # Megatron may pad the vocabulary to a multiple of its divisor
-    return compare_logits(megatron_logits[..., :vocab], hf_logits, tolerance="bf16", mask=mask)
+    # the same forward as the CPU round trip's
+    megatron = megatron_logits(megatron_model, ids, hf_logits.shape[-1])
+    return compare_logits(megatron, hf_logits, tolerance="bf16", mask=mask)
 
 
 def verify_import(plan: CPTPlan) -> dict:
