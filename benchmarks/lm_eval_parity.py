@@ -87,6 +87,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = args.model or save_tiny(Path(tmp) / "model")
+        refuse_gguf_config(model_dir)
         ours_lm = HFCausalLM.load(model_dir, device="cpu", batch_size=args.batch_size, dtype=torch.float32)
         theirs_lm = HFLM(
             pretrained=str(model_dir),
@@ -203,6 +204,19 @@ def totals(figures: dict) -> None:
         f"total: {items} items; ours {items / ours:.3f} items/s, lm-eval {items / theirs:.3f} items/s "
         f"(x{theirs / ours:.2f}); max |delta loglik| {gap:.2e}; {bad} disagreements"
     )
+
+
+def refuse_gguf_config(model_dir: Path) -> None:
+    """A folder saved from a GGUF-loaded model can keep `quantization_config: {quant_method: gguf}` in its config:
+    transformers loads it, but lm_eval's `hf` model passes that config back and transformers then refuses it
+    ("Loading a GGUF checkpoint needs the file named"). Say so before loading anything."""
+    config = json.loads((Path(model_dir) / "config.json").read_text())
+    if (config.get("quantization_config") or {}).get("quant_method") == "gguf":
+        raise SystemExit(
+            f"{model_dir}/config.json keeps a GGUF quantization_config although its weights are plain: lm_eval's "
+            "hf model cannot load it. Write the config without `quantization_config` (a folder of links to the "
+            "weights and tokenizer beside an edited config.json will do)."
+        )
 
 
 def save_tiny(out: Path) -> Path:

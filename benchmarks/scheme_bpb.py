@@ -24,7 +24,7 @@ from pathlib import Path
 from morphcpt import paths
 from morphcpt.corpus.split import split_jsonl
 from morphcpt.evaluate.scheme_bpb import SCHEME_NAMES, measure
-from morphcpt.tokenization.eeve import expand
+from morphcpt.tokenization.eeve import EXPANSION_FILE, Expansion, expand
 
 HOLDOUT_LINES = 160  # demo.DemoConfig.holdout_lines and the local chain's HOLDOUT_LINES
 NUM_CHUNKS = 4  # demo.DemoConfig.num_chunks
@@ -35,6 +35,11 @@ def main() -> None:
     parser.add_argument("--model", type=Path, help="HF model folder (default: a tiny random Gemma 3)")
     parser.add_argument("--schemes", nargs="+", default=list(SCHEME_NAMES), choices=SCHEME_NAMES)
     parser.add_argument("--num-new", type=int, default=2048, help="new pieces of the EEVE tokenizer")
+    parser.add_argument(
+        "--eeve-tokenizer",
+        type=Path,
+        help="keep the learned EEVE tokenizer here, and reuse it when it is there",
+    )
     parser.add_argument("--expand-prop", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--limit", type=int, help="first N validation documents only")
@@ -54,11 +59,14 @@ def main() -> None:
         eeve_dir = None
         if "eeve" in args.schemes:
             started = time.perf_counter()
-            eeve_dir = tmp / "eeve-tokenizer"
-            chunks = sorted((tmp / "chunks").glob("chunk_*.jsonl"))
-            expansion = expand(chunks, model, eeve_dir, num_new=args.num_new)
+            eeve_dir = args.eeve_tokenizer or tmp / "eeve-tokenizer"
+            if (eeve_dir / EXPANSION_FILE).is_file() and Expansion.load(eeve_dir).num_new == args.num_new:
+                expansion = Expansion.load(eeve_dir)
+            else:
+                chunks = sorted((tmp / "chunks").glob("chunk_*.jsonl"))
+                expansion = expand(chunks, model, eeve_dir, num_new=args.num_new)
             print(
-                f"eeve tokenizer: {expansion.num_new} new pieces learned on {expansion.documents} documents in "
+                f"eeve tokenizer {eeve_dir}: {expansion.num_new} new pieces from {expansion.documents} documents, "
                 f"{time.perf_counter() - started:.0f} s (e.g. {', '.join(expansion.pieces[:8])})"
             )
         started = time.perf_counter()
