@@ -69,27 +69,30 @@ def main() -> None:
                 f"eeve tokenizer {eeve_dir}: {expansion.num_new} new pieces from {expansion.documents} documents, "
                 f"{time.perf_counter() - started:.0f} s (e.g. {', '.join(expansion.pieces[:8])})"
             )
-        started = time.perf_counter()
-        table = measure(
-            model,
-            texts,
-            args.schemes,
-            eeve_tokenizer=eeve_dir,
-            seed=args.seed,
-            expand_prop=args.expand_prop,
-            batch_size=args.batch_size,
-            work_dir=tmp,
-        )
-    print(f"model {model}; {len(texts)} validation documents; {time.perf_counter() - started:.0f} s")
-    print("| scheme | tokens | tokens/byte | nats/token | bits/byte |")
-    print("|---|---:|---:|---:|---:|")
-    for scheme, row in table.items():
-        print(
-            f"| {scheme} | {row['tokens']:,} | {row['tokens'] / row['bytes']:.3f} | {row['nats_per_token']:.3f} "
-            f"| {row['bits_per_byte']:.4f} |"
-        )
-    if args.json:
-        args.json.write_text(json.dumps(table, indent=1) + "\n")
+        print(f"model {model}; {len(texts)} validation documents")
+        print("| scheme | tokens | tokens/byte | nats/token | bits/byte |")
+        print("|---|---:|---:|---:|---:|", flush=True)
+        table = {}
+        for scheme in args.schemes:  # one at a time, each row shown (and kept) as soon as it is measured
+            started = time.perf_counter()
+            row = measure(
+                model,
+                texts,
+                [scheme],
+                eeve_tokenizer=eeve_dir,
+                seed=args.seed,
+                expand_prop=args.expand_prop,
+                batch_size=args.batch_size,
+                work_dir=tmp,
+            )[scheme]
+            table[scheme] = {**row, "seconds": time.perf_counter() - started}
+            print(
+                f"| {scheme} | {row['tokens']:,} | {row['tokens'] / row['bytes']:.3f} | "
+                f"{row['nats_per_token']:.3f} | {row['bits_per_byte']:.4f} |",
+                flush=True,
+            )
+            if args.json:
+                args.json.write_text(json.dumps(table, indent=1) + "\n")
 
 
 if __name__ == "__main__":
