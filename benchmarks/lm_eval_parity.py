@@ -1,48 +1,66 @@
 #!/usr/bin/env python
-"""Parity with lm-evaluation-harness: our evaluator and `lm_eval` on the same exported tasks and model, per item.
+"""Parity and speed against lm-evaluation-harness: our evaluator and `lm_eval` on the same exported tasks, model,
+batch size and threads, compared item by item and timed in one run. Not a test.
 
     pip install lm_eval                # 0.4.x; not a project dependency
     python benchmarks/lm_eval_parity.py [--model DIR] [--benchmark-dir tests/data/official] \
-        [--benchmarks pacute cute langgame multi_digit_addition] [--max-new-tokens 8]
+        [--benchmarks pacute hierarchical cute langgame multi_digit_addition] [--modes mcq gen] \
+        [--per-family 200] [--batch-size 8] [--threads 2] [--max-new-tokens 8] [--json out.json]
 
-Exports the tasks with `evaluate.lm_eval.export_lm_eval`, runs lm_eval's `hf` model (add_bos_token=True, float32)
-on them with per-sample logs, scores the same items with `evaluate.mcq` / `evaluate.gen` and prints, per task,
-how many items agree on acc, acc_norm (right/wrong) and on exact/prefix/contains, how many we score right (an
-agreement on items both get wrong says little), whether both decoded the same answer line, and the largest difference between the two log-likelihoods of
-an option. The default model is a tiny random Gemma 3 built here. Not a test.
+Per benchmark ("family"), `--per-family` items are taken from its tasks in turn (the first items of each task, as
+`--limit` takes them), exported with `evaluate.lm_eval.export_lm_eval`, then scored by us (`evaluate.mcq` /
+`evaluate.gen` through `evaluate.hf.HFCausalLM`, float32) and by lm_eval's `hf` model (add_bos_token=True,
+float32, per-sample logs), one family after the other, ours first. Both models are loaded once, before any timing.
+`evaluate.parity` compares each item: MCQ log-likelihoods within 1e-4 and acc / acc_norm equal (items we flag as
+tied counted apart), GEN the same answer line and exact/prefix/contains. Timing: seconds in our scorer, and in
+lm_eval both the whole `simple_evaluate` (which also reads the task files) and the time inside its model calls
+(`loglikelihood` / `generate_until`). The batch size is rows per forward pass in both: an item's options share one
+row here, one option is one row there. The default model is a tiny random Gemma 3 built here.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
+import time
 from pathlib import Path
 
+import torch
+
 from morphcpt import paths
-from morphcpt.evaluate.answers import first_line
-from morphcpt.evaluate.gen import GEN_METRICS, score_gen
+from morphcpt.evaluate.gen import score_gen
 from morphcpt.evaluate.hf import HFCausalLM
 from morphcpt.evaluate.items import load_benchmark
 from morphcpt.evaluate.lm_eval import export_lm_eval, task_name
 from morphcpt.evaluate.mcq import score_mcq
-from morphcpt.train.models import save_tiny_gemma3
+from morphcpt.evaluate.parity import compare_gen, compare_mcq
 
 
-def run_lm_eval(model_dir: Path, task_dir: Path, names: list[str], max_new_tokens: int) -> dict:
-    import lm_eval
-    from lm_eval.tasks import TaskManager
+def take(tasks: dict[str, list], count: int | None) -> dict[str, list]:
+    """The first items of each task, taken in turn until `count` in all (every item when None)."""
+    if count is None:
+        return tasks
+    quota = dict.fromkeys(tasks, 0)
+    while sum(quota.values()) < count and any(quota[t] < len(tasks[t]) for t in tasks):
+        for task in tasks:
+            if quota[task] < len(tasks[task]) and sum(quota.values()) < count:
+                quota[task] += 1
+    return {task: items[: quota[task]] for task, items in tasks.items() if quota[task]}
 
-    out = lm_eval.simple_evaluate(
-        model="hf",
-        model_args=f"pretrained={model_dir},add_bos_token=True,dtype=float32",
-        tasks=names,
-        task_manager=TaskManager(include_path=str(task_dir)),
-        device="cpu",
-        batch_size=4,
-        log_samples=True,
-        gen_kwargs=f"max_gen_toks={max_new_tokens}",
-    )
-    return {name: {s["doc"]["id"]: s for s in out["samples"][name]} for name in names}
+
+class Timed:
+    """Wraps a method of lm_eval's model and adds up the seconds spent in it."""
+
+    def __init__(self, function):
+        self.function, self.seconds = function, 0.0
+
+    def __call__(self, *args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return self.function(*args, **kwargs)
+        finally:
+            self.seconds += time.perf_counter() - started
 
 
 def main() -> None:
@@ -54,50 +72,159 @@ def main() -> None:
         nargs="+",
         default=["pacute", "hierarchical", "cute", "langgame", "multi_digit_addition"],
     )
+    parser.add_argument("--modes", nargs="+", default=["mcq", "gen"], choices=["mcq", "gen"])
+    parser.add_argument("--per-family", type=int, help="items per benchmark and mode (default: all)")
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--max-new-tokens", type=int, default=8)
+    parser.add_argument("--json", type=Path, help="also write every figure here")
     args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+
+    import lm_eval
+    from lm_eval.models.huggingface import HFLM
+    from lm_eval.tasks import TaskManager
+
     with tempfile.TemporaryDirectory() as tmp:
-        model_dir = args.model or save_tiny_gemma3(
-            paths.DATA_DIR / "tokenizer",
-            Path(tmp) / "model",
-            num_layers=2,
-            num_heads=2,
-            intermediate_size=128,
+        model_dir = args.model or save_tiny(Path(tmp) / "model")
+        refuse_gguf_config(model_dir)
+        ours_lm = HFCausalLM.load(model_dir, device="cpu", batch_size=args.batch_size, dtype=torch.float32)
+        theirs_lm = HFLM(
+            pretrained=str(model_dir),
+            add_bos_token=True,
+            dtype="float32",
+            batch_size=args.batch_size,
+            device="cpu",
         )
-        tasks = {}
-        for name in args.benchmarks:
-            for mode in ("mcq", "gen"):
+        timers = {name: Timed(getattr(theirs_lm, name)) for name in ("loglikelihood", "generate_until")}
+        for name, timer in timers.items():
+            setattr(theirs_lm, name, timer)
+        figures = {
+            "model": str(model_dir),
+            "batch_size": args.batch_size,
+            "threads": args.threads,
+            "families": [],
+        }
+        print(f"{'task':<40} {'items':>5}  agreement")
+        for benchmark in args.benchmarks:
+            for mode in args.modes:
                 try:
-                    loaded = load_benchmark(name, mode, args.benchmark_dir)
+                    loaded = take(load_benchmark(benchmark, mode, args.benchmark_dir), args.per_family)
                 except FileNotFoundError:  # cute has no MCQ file
                     continue
-                tasks.update({(task, mode): items for task, items in loaded.items()})
-        export_lm_eval(tasks, Path(tmp) / "tasks")
-        names = {key: task_name(*key) for key in tasks}
-        theirs = run_lm_eval(model_dir, Path(tmp) / "tasks", sorted(names.values()), args.max_new_tokens)
-        lm = HFCausalLM.load(model_dir, device="cpu", batch_size=4)
-        print(f"{'task':<40} {'items':>5}  agreement")
-        for key, items in sorted(tasks.items()):
-            samples = theirs[names[key]]
-            if key[1] == "mcq":
-                ours = score_mcq(lm, items)
-                acc = sum(p.acc == bool(samples[p.id]["acc"]) for p in ours)
-                norm = sum(p.acc_norm == bool(samples[p.id]["acc_norm"]) for p in ours)
-                gap = max(
-                    abs(mine - float(resp[0]))
-                    for p in ours
-                    for mine, resp in zip(p.logprobs, samples[p.id]["filtered_resps"], strict=True)
+                figures["families"].append(
+                    family(
+                        benchmark,
+                        mode,
+                        loaded,
+                        ours_lm,
+                        theirs_lm,
+                        timers,
+                        Path(tmp),
+                        args,
+                        lm_eval,
+                        TaskManager,
+                    )
                 )
-                right = sum(p.acc_norm for p in ours)
-                shown = f"acc {acc}/{len(ours)}, acc_norm {norm}/{len(ours)} (right {right}), max |delta loglik| {gap:.2e}"
-            else:
-                ours = score_gen(lm, items, max_new_tokens=args.max_new_tokens)
-                same = {m: sum(getattr(p, m) == bool(samples[p.id][m]) for p in ours) for m in GEN_METRICS}
-                right = sum(p.contains for p in ours)
-                lines = sum(p.prediction == first_line(samples[p.id]["resps"][0][0])[0] for p in ours)
-                shown = ", ".join(f"{m} {n}/{len(ours)}" for m, n in same.items())
-                shown += f" (contains right {right}), same answer line {lines}/{len(ours)}"
-            print(f"{names[key]:<40} {len(items):>5}  {shown}")
+                if args.json:  # after every family, so a long run that is stopped keeps what it measured
+                    args.json.write_text(json.dumps(figures, indent=1) + "\n")
+        totals(figures)
+        if args.json:
+            args.json.write_text(json.dumps(figures, indent=1) + "\n")
+
+
+def family(benchmark, mode, loaded, ours_lm, theirs_lm, timers, tmp, args, lm_eval, task_manager) -> dict:
+    """One benchmark in one mode: ours timed, lm_eval timed, every task compared; its figures."""
+    task_dir = tmp / f"tasks_{benchmark}_{mode}"
+    keyed = {(task, mode): items for task, items in loaded.items()}
+    export_lm_eval(keyed, task_dir)
+    names = {task: task_name(task, mode) for task in loaded}
+    started = time.perf_counter()
+    if mode == "mcq":
+        ours = {task: score_mcq(ours_lm, items) for task, items in loaded.items()}
+    else:
+        ours = {
+            task: score_gen(ours_lm, items, max_new_tokens=args.max_new_tokens)
+            for task, items in loaded.items()
+        }
+    ours_seconds = time.perf_counter() - started
+    inside = {name: timer.seconds for name, timer in timers.items()}
+    started = time.perf_counter()
+    out = lm_eval.simple_evaluate(
+        model=theirs_lm,
+        tasks=sorted(names.values()),
+        task_manager=task_manager(include_path=str(task_dir)),
+        log_samples=True,
+        gen_kwargs=f"max_gen_toks={args.max_new_tokens}",
+    )
+    theirs_seconds = time.perf_counter() - started
+    theirs_model = sum(timer.seconds - inside[name] for name, timer in timers.items())
+    tasks = {}
+    for task, predictions in sorted(ours.items()):
+        samples = {s["doc"]["id"]: s for s in out["samples"][names[task]]}
+        report = (compare_mcq if mode == "mcq" else compare_gen)(predictions, samples)
+        print(f"{names[task]:<40} {report.items:>5}  {report.summary()}")
+        for item_id, what in report.disagreements[:3]:
+            print(f"    {item_id}: {what}")
+        tasks[task] = {**vars(report), "disagreements": report.disagreements[:20], "ok": report.ok}
+    items = sum(len(v) for v in loaded.values())
+    row = {
+        "benchmark": benchmark,
+        "mode": mode,
+        "items": items,
+        "ours_seconds": ours_seconds,
+        "lm_eval_seconds": theirs_seconds,
+        "lm_eval_model_seconds": theirs_model,
+        "tasks": tasks,
+    }
+    print(
+        f"  {benchmark} {mode}: {items} items; ours {items / ours_seconds:.3f} items/s, lm-eval "
+        f"{items / theirs_seconds:.3f} items/s ({items / theirs_model:.3f} inside its model calls); "
+        f"{'all agree' if all(t['ok'] for t in tasks.values()) else 'DISAGREEMENTS'}",
+        flush=True,
+    )
+    return row
+
+
+def totals(figures: dict) -> None:
+    rows = figures["families"]
+    if not rows:
+        return
+    items = sum(r["items"] for r in rows)
+    ours = sum(r["ours_seconds"] for r in rows)
+    theirs = sum(r["lm_eval_seconds"] for r in rows)
+    gap = max((t["max_loglik_diff"] for r in rows for t in r["tasks"].values()), default=0.0)
+    bad = sum(len(t["disagreements"]) for r in rows for t in r["tasks"].values())
+    figures["total"] = {
+        "items": items,
+        "ours_items_per_s": items / ours,
+        "lm_eval_items_per_s": items / theirs,
+    }
+    print(
+        f"total: {items} items; ours {items / ours:.3f} items/s, lm-eval {items / theirs:.3f} items/s "
+        f"(x{theirs / ours:.2f}); max |delta loglik| {gap:.2e}; {bad} disagreements"
+    )
+
+
+def refuse_gguf_config(model_dir: Path) -> None:
+    """A folder saved from a GGUF-loaded model can keep `quantization_config: {quant_method: gguf}` in its config:
+    transformers loads it, but lm_eval's `hf` model passes that config back and transformers then refuses it
+    ("Loading a GGUF checkpoint needs the file named"). Say so before loading anything."""
+    config = json.loads((Path(model_dir) / "config.json").read_text())
+    if (config.get("quantization_config") or {}).get("quant_method") == "gguf":
+        raise SystemExit(
+            f"{model_dir}/config.json keeps a GGUF quantization_config although its weights are plain: lm_eval's "
+            "hf model cannot load it. Write the config without `quantization_config` (a folder of links to the "
+            "weights and tokenizer beside an edited config.json will do)."
+        )
+
+
+def save_tiny(out: Path) -> Path:
+    from morphcpt.train.models import save_tiny_gemma3
+
+    return save_tiny_gemma3(
+        paths.DATA_DIR / "tokenizer", out, num_layers=2, num_heads=2, intermediate_size=128
+    )
 
 
 if __name__ == "__main__":

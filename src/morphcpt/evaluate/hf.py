@@ -126,6 +126,26 @@ class HFCausalLM:
                 scores[unshared[index]] = value
         return scores
 
+    def sequence_logprobs(self, sequences: Sequence[Sequence[int]]) -> list[float]:
+        """Summed log-probability of every id after the first of each sequence, the ids scored as given (no
+        re-encoding, no `<bos>` added: start a sequence with `self.prefix` to condition on it)."""
+        rows = []
+        for n, ids in enumerate(sequences):
+            if len(ids) < 2:
+                raise ValueError(
+                    f"sequence {n} has {len(ids)} ids; scoring needs one before the first scored id"
+                )
+            if self.max_length and len(ids) > self.max_length:
+                raise ValueError(f"sequence {n} has {len(ids)} ids, past the model's {self.max_length}")
+            rows.append((list(ids), 1))
+        scores = [0.0] * len(rows)
+        order = sorted(range(len(rows)), key=lambda i: -len(rows[i][0]))
+        for offset in range(0, len(order), self.batch_size):
+            batch = order[offset : offset + self.batch_size]
+            for index, value in zip(batch, self._score_batch([rows[i] for i in batch]), strict=True):
+                scores[index] = value
+        return scores
+
     @torch.inference_mode()
     def _score_shared(
         self,
