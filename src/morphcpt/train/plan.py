@@ -24,7 +24,7 @@ from omegaconf import OmegaConf
 
 from morphcpt import paths
 from morphcpt.errors import UserError
-from morphcpt.train.gpus import parse_bytes
+from morphcpt.train.gpus import card_bytes
 
 ENGINES = ("megatron", "hf")
 STAGES = ("check", "prepare", "train")
@@ -362,7 +362,7 @@ def validate(plan: CPTPlan) -> CPTPlan:
             raise PlanError(
                 f"global batch {loop.global_batch_size} is not a multiple of micro batch {loop.micro_batch_size}"
             )
-    parse_bytes(plan.cluster.gpu_memory, "cluster.gpu_memory")
+    card_bytes(plan.cluster.gpu_memory, "cluster.gpu_memory")
     if plan.optim.name not in ("adamw", "adafactor"):
         raise PlanError(f"optim.name must be one of adamw, adafactor; got {plan.optim.name!r}")
     if plan.optim.name != "adamw" and (plan.engine == "megatron" or plan.data.scheme == "eeve"):
