@@ -92,7 +92,9 @@ def test_a_sentencepiece_model_imports_lossless_and_segments_as_the_model_does(
 
 
 def test_a_tokenizer_that_loses_text_is_refused_naming_the_characters(user_models, tmp_path):
-    with pytest.raises(TokenizerImportError, match=r"does not give back .* check texts .* no byte fallback") as e:
+    with pytest.raises(
+        TokenizerImportError, match=r"does not give back .* check texts .* no byte fallback"
+    ) as e:
         import_tokenizer(user_models["no_fallback"], tmp_path / "tok")
     assert not (tmp_path / "tok").exists()
     # characters it cannot spell come back as its unk: lost text, not a badly chosen unk token
