@@ -48,6 +48,7 @@ LAYOUT_KEYS = (
     "param_dtype",  # checkpoints hold fp32 weights and optimiser state either way
     "fused_optimizer",
     "loss_chunk_tokens",
+    "max_skipped_steps",  # a guard on the run, not what is trained
 )
 
 
@@ -156,6 +157,10 @@ class LoopPlan:
     )
     # Tokens per chunk of the chunked cross entropy (no full-vocabulary logits); null: 1 GiB of fp32 logits a chunk.
     loss_chunk_tokens: int | None = None
+    # fp16-mixed: this many optimiser steps skipped in a row (gradients overflowed at every loss scale tried) stop
+    # the run, naming the overflow. From the loss scale's start (2**16), 25 halvings reach 2**-9: no scale helps,
+    # so the overflow is in the forward pass (fp16's 65,504 ceiling) and only bf16 or fp32 trains.
+    max_skipped_steps: int = 25
 
     def apply_token_budget(self) -> None:
         if self.train_tokens is not None:
@@ -363,6 +368,8 @@ def validate(plan: CPTPlan) -> CPTPlan:
                 f"global batch {loop.global_batch_size} is not a multiple of micro batch {loop.micro_batch_size}"
             )
     card_bytes(plan.cluster.gpu_memory, "cluster.gpu_memory")
+    if not isinstance(loop.max_skipped_steps, int) or loop.max_skipped_steps < 1:
+        raise PlanError(f"loop.max_skipped_steps must be a whole number >= 1, got {loop.max_skipped_steps!r}")
     if plan.optim.name not in ("adamw", "adafactor"):
         raise PlanError(f"optim.name must be one of adamw, adafactor; got {plan.optim.name!r}")
     if plan.optim.name != "adamw" and (plan.engine == "megatron" or plan.data.scheme == "eeve"):

@@ -38,6 +38,7 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
+from morphcpt.errors import UserError
 from morphcpt.train.plan import LoopPlan, OptimPlan, PeftPlan, PlanError
 
 
@@ -96,6 +97,10 @@ def check_bf16(loop: LoopPlan, gpu_type: str, device: torch.device | None = None
             f"loop.precision=bf16-mixed but {name} has no bf16: set loop.precision=fp16-mixed (fp16 autocast with "
             "loss scaling; the hf engine)"
         )
+
+
+class Fp16Overflow(UserError, RuntimeError):
+    """fp16-mixed overflowed at every loss scale for `loop.max_skipped_steps` steps in a row: nothing trains."""
 
 
 def grad_scaler(loop: LoopPlan, device: torch.device, fsdp: bool):
