@@ -424,3 +424,15 @@ def test_two_slurm_nodes_with_fsdp_train_as_one(data_root, tiny_gemma3, tmp_path
     assert_same_losses(numbers(run_dir), want, "slurm, fsdp (hsdp)")
     latest = json.loads((run_dir / "progress.json").read_text())
     assert latest["complete"] and latest["iteration"] == steps
+
+
+def test_a_node_whose_training_hangs_while_alive_ends_the_job(tmp_path, make_job):
+    """The heartbeat comes from the training loop: node 1's torchrun stays alive (its launcher too) but stops
+    stepping after 3 beats, as a stuck collective does; node 0 keeps training."""
+    job = make_job("pbs", settings(tmp_path, TRAIN_NODE_TIMEOUT="6"), stub_torchrun=True)
+    tic = time.monotonic()
+    status, output = job.run("run_cpt_baseline", timeout=120,
+                             MORPHCPT_TEST_TORCHRUN="127.0.0.1=train,127.0.0.2=hang:3")  # fmt: skip
+    assert status != 0 and time.monotonic() - tic < 90, output
+    assert "node 1 of 2 (127.0.0.2) fell silent: no heartbeat for" in output
+    assert [r["signalled"] for r in job.torchruns()] == [True, True]  # both stopped, neither had exited

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
-from morphcpt.train import precision, sharding
+from morphcpt.train import heartbeat, precision, sharding
 from morphcpt.train.data import TrainData, collate
 from morphcpt.train.plan import CPTPlan
 
@@ -87,6 +87,7 @@ def optimizer_step(run: Run, data: TrainData, plan: CPTPlan, step: int):
     local_tokens = sum(b["loss_mask"].sum().item() for b in batches)
     step_nats = 0.0
     for m, batch in enumerate(batches):
+        heartbeat.beat()  # from the loop itself: a rank that hangs stops it (multi-node jobs watch it)
         with sharding.no_sync(run.wrapped, sync=m == accumulation - 1):
             weighted, nats, _ = token_losses(run, batch, local_tokens)
             (weighted if run.scaler is None else run.scaler.scale(weighted)).backward()
@@ -146,6 +147,7 @@ def evaluate(run: Run, data: TrainData, plan: CPTPlan) -> dict:
     # first rank run the first batch again and discard it, so all ranks make the same number of calls.
     rounds = -(-len(starts) // ranks.world) if sharding.is_fsdp(run.wrapped) else len(mine)
     for i in range(rounds):
+        heartbeat.beat()
         start = mine[i] if i < len(mine) else starts[0]
         batch = collate(data.validation, range(start, min(start + mbs, len(data.validation))))
         _, losses, mask = token_losses(run, batch)
