@@ -179,6 +179,14 @@ declare -p NNODES GPUS ENDPOINT RDZV_ID HOSTS ARGS BEAT_SECONDS JOIN_TIMEOUT >"$
     } >"$STATE/node.env"
 )
 
+# The other nodes start through pbsdsh (PBS Pro) or srun (Slurm): without it every other node would read as lost
+starter=pbsdsh
+[[ "$SCHEDULER" == pbs ]] || starter=srun
+if ! command -v "$starter" >/dev/null 2>&1; then
+    die "$starter not found on PATH on $(hostname): it starts training on the other $((NNODES - 1)) node(s) ($SCHEDULER;" \
+        "it ships with the scheduler, e.g. /opt/pbs/bin or /usr/bin). Add its folder to PATH in the job, or set" \
+        "TRAIN_NODES=1 in .env and render the jobs again (setup_jobs.sh)"
+fi
 say "$NNODES nodes (${HOSTS[*]}), $GPUS processes each; rendezvous $ENDPOINT (id $RDZV_ID); $SCHEDULER"
 say "node logs: $STATE/node<k>.log"
 # Every node's output in this job's log too, line by line, prefixed with its node
