@@ -60,5 +60,10 @@ def test_a_few_skipped_steps_at_the_start_train_on(data_root, tmp_path):
 
 
 def test_the_limit_is_a_whole_number():
+    import torch
+
+    from morphcpt.train.precision import grad_scaler
+
+    plan = load_plan(["recipe=demo_base", "loop.precision=fp16-mixed", "loop.max_skipped_steps=0"])
     with pytest.raises(PlanError, match="max_skipped_steps"):
-        load_plan(["recipe=demo_base", "loop.max_skipped_steps=0"])
+        grad_scaler(plan.loop, torch.device("cpu"), fsdp=False)
