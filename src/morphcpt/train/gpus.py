@@ -54,10 +54,10 @@ class SizeError(UserError, ValueError):
 
 
 def parse_bytes(text: str, setting: str = "gpu_memory") -> int:
-    """'80GB', '24GiB', '512MB' -> bytes (GB and GiB both taken as 2**30, as GPU memory is quoted). The unit is
-    required: a bare `40` is refused, not read as 40 bytes."""
+    """'80GB', '24GiB', '80G', '512MB' -> bytes (GB and GiB both taken as 2**30, as GPU memory is quoted). The
+    unit is required: a bare `40` is refused, not read as 40 bytes."""
     raw = str(text).strip()
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT])i?B", raw, re.IGNORECASE)
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT])(?:i?B)?", raw, re.IGNORECASE)
     if not match:
         hint = (
             f" (no unit: write {raw}GB for {raw} GB of GPU memory)"
