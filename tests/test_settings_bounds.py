@@ -52,6 +52,10 @@ def test_a_bare_number_is_refused_naming_the_unit_and_a_card_under_the_reserve_i
         ("GPU_MEMORY", "", "must look like"),
         ("GPU_MEMORY", "1.2.3GB", "must look like"),
         ("GPU_MEMORY", "1GB", "not above"),
+        ("TRAIN_NGPUS", "08", "leading zero"),
+        ("NUM_CHUNKS", "0", "out of range"),
+        ("AUTO_RESUBMIT", "2", "out of range"),
+        ("EVAL_NCPUS", "x", "not a whole number"),
     ],
 )
 def test_rendering_refuses_a_bad_number_setting_before_anything_is_written(tmp_path, name, value, said):

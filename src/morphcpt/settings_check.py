@@ -18,6 +18,15 @@ MAX_SEEDS = 20  # runs per arm; the power command (analysis/power.py) searches d
 MAX_TRAIN_NODES = 1024
 # seconds: longer than one heartbeat interval (5 s, training/nemo/torchrun_nodes.sh), at most a day
 MIN_NODE_TIMEOUT, MAX_NODE_TIMEOUT = 6, 86_400
+# The other whole-number settings the job scripts use as they are (a directive, an array range, a shell test)
+WHOLE = (
+    ("TRAIN_NGPUS", 1, 64, "GPUs per node"),
+    ("NUM_CHUNKS", 1, 9999, "chunks"),
+    ("TRAIN_EXIT_MARGIN_MINUTES", 0, 1440, "minutes"),
+    ("AUTO_RESUBMIT", 0, 1, ""),
+    ("EEVE_NUM_NEW", 1, 1_000_000, "new pieces"),
+    *((f"{job}_NCPUS", 1, 1024, "CPU cores") for job in ("PREPROCESS", "TRAIN", "EXPORT", "CPU", "EVAL")),
+)
 
 
 class SettingsError(UserError, ValueError):
@@ -40,7 +49,8 @@ def whole(
             else "out of range"
         )
         raise SettingsError(
-            f"{name} must be a whole number of {unit} from {low} to {high}, written plainly; got {raw!r} ({why}; "
+            f"{name} must be a whole number{f' of {unit}' if unit else ''} from {low} to {high}, written plainly; got "
+            f"{raw!r} ({why}; "
             "in .env or on the command line)"
         )
     return int(text)
@@ -53,6 +63,9 @@ def check_settings(settings: dict[str, str]) -> None:
     whole(settings, "SEEDS", 1, MAX_SEEDS, "runs per arm", default="1")
     whole(settings, "TRAIN_NODES", 1, MAX_TRAIN_NODES, "nodes", default="1")
     whole(settings, "TRAIN_NODE_TIMEOUT", MIN_NODE_TIMEOUT, MAX_NODE_TIMEOUT, "seconds", default="60")
+    for name, low, high, unit in WHOLE:
+        if settings.get(name) not in (None, ""):
+            whole(settings, name, low, high, unit)
     if "GPU_MEMORY" in settings:
         try:
             card_bytes(settings["GPU_MEMORY"], "GPU_MEMORY")
