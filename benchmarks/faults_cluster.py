@@ -63,7 +63,9 @@ def register(fault, env: dict) -> None:
 
     # ---- import-tokenizer ---------------------------------------------------------------------------------------
 
-    @fault("K1. import-tokenizer --out-dir a folder holding other files", "refused, the files kept, no .tmp left")
+    @fault(
+        "K1. import-tokenizer --out-dir a folder holding other files", "refused, the files kept, no .tmp left"
+    )
     def import_into_other(work: Path):
         source, out = model_folder(work), work / "mine"
         out.mkdir()
@@ -72,14 +74,18 @@ def register(fault, env: dict) -> None:
         left = [p.name for p in work.iterdir() if "import" in p.name or p.name.endswith(".tmp")]
         return f"{observed}; notes.txt {'kept' if (out / 'notes.txt').exists() else 'GONE'}", ok and not left
 
-    @fault("K2. import-tokenizer --out-dir the model folder it imports", "refused, config.json and weights kept")
+    @fault(
+        "K2. import-tokenizer --out-dir the model folder it imports", "refused, config.json and weights kept"
+    )
     def import_into_source(work: Path):
         source = model_folder(work)
         observed, ok = one_line(*imported(work, source, str(source)), "source")
         kept = (source / "config.json").exists() and (source / "model.safetensors").exists()
         return f"{observed}; model {'kept' if kept else 'GONE'}", ok and kept
 
-    @fault("K3. import-tokenizer --out-dir .. and . (parent, current folder)", "refused both, nothing deleted")
+    @fault(
+        "K3. import-tokenizer --out-dir .. and . (parent, current folder)", "refused both, nothing deleted"
+    )
     def import_into_parent(work: Path):
         source = model_folder(work)
         (work / "run").mkdir()
@@ -92,10 +98,14 @@ def register(fault, env: dict) -> None:
         source = model_folder(work)
         (work / "a_file").write_text("x")
         (work / "locked").mkdir(mode=0o500)
-        outs = [str(work / "a_file"), str(work / "a_file" / "sub")] + ([] if os.geteuid() == 0 else [str(work / "locked" / "t")])
+        outs = [str(work / "a_file"), str(work / "a_file" / "sub")] + (
+            [] if os.geteuid() == 0 else [str(work / "locked" / "t")]
+        )
         results = [one_line(*imported(work, source, out)) for out in outs]
         os.chmod(work / "locked", 0o700)
-        return "; ".join(r[0] for r in results), all(r[1] for r in results) and (work / "a_file").read_text() == "x"
+        return "; ".join(r[0] for r in results), all(r[1] for r in results) and (
+            work / "a_file"
+        ).read_text() == "x"
 
     @fault("K5. import-tokenizer of an empty .model", "refused in one line: an empty SentencePiece model")
     def import_empty_model(work: Path):
@@ -105,7 +115,9 @@ def register(fault, env: dict) -> None:
     # ---- sizes and numbers in .env ---------------------------------------------------------------------------------
 
     def dry_run(work: Path, line: str, *more: str):
-        (work / ".env").write_text(f"DATA_ROOT={work}/data\nOUTPUT_ROOT={work}/out\nLOG_DIR={work}/logs\n{line}\n")
+        (work / ".env").write_text(
+            f"DATA_ROOT={work}/data\nOUTPUT_ROOT={work}/out\nLOG_DIR={work}/logs\n{line}\n"
+        )
         return cli(str(SCRIPTS / "submit_pipeline.py"), "--env", ".env", "--dry-run", *more, cwd=work)
 
     for number, (line, needle) in enumerate(
@@ -128,9 +140,14 @@ def register(fault, env: dict) -> None:
             started = time.perf_counter()
             code, out = dry_run(work, line)
             observed, ok = one_line(code, out, needle)
-            return f"{observed} in {time.perf_counter() - started:.0f} s", ok and time.perf_counter() - started < 120
+            return (
+                f"{observed} in {time.perf_counter() - started:.0f} s",
+                ok and time.perf_counter() - started < 120,
+            )
 
-        fault(f"K{number}. {line} in .env, chain --dry-run", "refused before any job, naming the setting")(setting)
+        fault(f"K{number}. {line} in .env, chain --dry-run", "refused before any job, naming the setting")(
+            setting
+        )
 
     @fault("K16. memory command gpus=abc, gpus=0, gpus=-1", "refused, one line each")
     def memory_gpus(work: Path):
@@ -140,10 +157,16 @@ def register(fault, env: dict) -> None:
 
     @fault("K17. memory command on an unknown card and on a T4 with bf16", "both said above the table")
     def memory_cards(work: Path):
-        _, unknown = cli("-m", "morphcpt.train.memory", "recipe=cpt_baseline", "engine=hf", "cluster.gpu_type=Z9")
+        _, unknown = cli(
+            "-m", "morphcpt.train.memory", "recipe=cpt_baseline", "engine=hf", "cluster.gpu_type=Z9"
+        )
         _, t4 = cli("-m", "morphcpt.train.memory", "recipe=cpt_baseline", "engine=hf", "cluster.gpu_type=T4",
                     "cluster.gpu_memory=16GB")  # fmt: skip
-        ok = "Z9 is not a card the planner knows" in unknown and "T4 has no bf16" in t4 and "cannot run on T4" in t4
+        ok = (
+            "Z9 is not a card the planner knows" in unknown
+            and "T4 has no bf16" in t4
+            and "cannot run on T4" in t4
+        )
         return ("unknown card named, T4 bf16 named" if ok else "not said"), ok
 
     @fault("K18. train with micro_batch_size=auto that fits nothing", "refused in one line, no traceback")
@@ -154,18 +177,26 @@ def register(fault, env: dict) -> None:
 
     # ---- the chain ---------------------------------------------------------------------------------------------------
 
-    @fault("K19. pilot chain (--recipes pilot) for 1, 2 and 3 seeds, --dry-run", "plans every arm once, no KeyError")
+    @fault(
+        "K19. pilot chain (--recipes pilot) for 1, 2 and 3 seeds, --dry-run",
+        "plans every arm once, no KeyError",
+    )
     def pilot_chain(work: Path):
         seen = []
         for seeds in ("1", "2", "3"):
             code, out = dry_run(work, "", "--recipes", "pilot", "--seeds", seeds)
             names = [x.split()[0] for x in out.splitlines() if " would submit " in x]
-            seen.append(f"{seeds}: exit {code}, {len(names)} jobs, {sum(n.startswith('cpt_eeve') for n in names)} EEVE")
+            seen.append(
+                f"{seeds}: exit {code}, {len(names)} jobs, {sum(n.startswith('cpt_eeve') for n in names)} EEVE"
+            )
             if code or "Traceback" in out or len(names) != len(set(names)):
                 return "; ".join(seen) + f" «{out.strip().splitlines()[-1][:80]}»", False
         return "; ".join(seen), True
 
-    @fault("K20. seeds added (--seeds 2) while the first submission is queued", "evaluate and analyze wait on them")
+    @fault(
+        "K20. seeds added (--seeds 2) while the first submission is queued",
+        "evaluate and analyze wait on them",
+    )
     def seeds_while_queued(work: Path):
         bin_dir = work / "bin"
         bin_dir.mkdir()
@@ -179,10 +210,21 @@ def register(fault, env: dict) -> None:
         code, out = cli(*base, "--seeds", "2", cwd=work, extra={**fake, "FAKE_QUEUED": "1"})
         last = [x for x in (work / "log").read_text().splitlines() if x.startswith("qsub")][-2:]
         waits = [re.search(r"afterok:(\S+)", x).group(1).split(":") for x in last]
-        ids = {x.split()[-1].rsplit("/", 1)[-1]: n for n, x in enumerate((work / "log").read_text().splitlines(), 1)}
+        ids = {
+            x.split()[-1].rsplit("/", 1)[-1]: n
+            for n, x in enumerate((work / "log").read_text().splitlines(), 1)
+        }
         export_seed1 = f"{ids.get('export_baseline_seed1.pbs')}.pbs01"
-        ok = code == 0 and "run_evaluation.pbs" in last[0] and export_seed1 in waits[0] and "analyze" in last[1]
-        return f"exit {code}; evaluate resubmitted after {' '.join(waits[0])}; analyze after {' '.join(waits[1])}", ok
+        ok = (
+            code == 0
+            and "run_evaluation.pbs" in last[0]
+            and export_seed1 in waits[0]
+            and "analyze" in last[1]
+        )
+        return (
+            f"exit {code}; evaluate resubmitted after {' '.join(waits[0])}; analyze after {' '.join(waits[1])}",
+            ok,
+        )
 
     # ---- results and evaluation --------------------------------------------------------------------------------------
 
@@ -191,7 +233,9 @@ def register(fault, env: dict) -> None:
         for folder, model in runs.items():
             (root / folder).mkdir(parents=True)
             n = model.pop("items", items)
-            predictions = [{"id": f"i{k}", "fingerprint": f"f{k}", "acc": k % 2, "acc_norm": k % 2} for k in range(n)]
+            predictions = [
+                {"id": f"i{k}", "fingerprint": f"f{k}", "acc": k % 2, "acc_norm": k % 2} for k in range(n)
+            ]
             data = {"format": "morphcpt-eval/1", "model": model, "task": "hierarchical-level2",
                     "benchmark": "hierarchical", "mode": "mcq", "language": "en", "predictions": predictions}  # fmt: skip
             (root / folder / "hierarchical-level2_mcq.json").write_text(json.dumps(data))
@@ -231,13 +275,19 @@ def register(fault, env: dict) -> None:
         return cli(str(SCRIPTS / "run_evaluation.py"), "--models", "org/model", "--benchmark-dir", str(work / "bench"),
                    "--output-dir", str(work / "res"), *args)  # fmt: skip
 
-    @fault("K24. run_evaluation --benchmarks cute --eval-mode mcq", "one line: the release has no cute MCQ file")
+    @fault(
+        "K24. run_evaluation --benchmarks cute --eval-mode mcq", "one line: the release has no cute MCQ file"
+    )
     def cute_mcq(work: Path):
-        return one_line(*evaluation(work, None, "--benchmarks", "cute", "--eval-mode", "mcq"), "cute has no MCQ file")
+        return one_line(
+            *evaluation(work, None, "--benchmarks", "cute", "--eval-mode", "mcq"), "cute has no MCQ file"
+        )
 
     @fault("K25. run_evaluation on an empty and on a cut official file", "one line each, naming the file")
     def damaged_official(work: Path):
-        first = one_line(*evaluation(work / "a", "", "--benchmarks", "pacute-affixation", "--eval-mode", "mcq"), "empty")
+        first = one_line(
+            *evaluation(work / "a", "", "--benchmarks", "pacute-affixation", "--eval-mode", "mcq"), "empty"
+        )
         line = (paths.REPO_ROOT / "tests/data/official/affixation_mcq.jsonl").read_text().splitlines()[0]
         second = one_line(*evaluation(work / "b", line[:90], "--benchmarks", "pacute-affixation", "--eval-mode", "mcq"),
                           "affixation_mcq.jsonl:1")  # fmt: skip
@@ -250,7 +300,9 @@ def register(fault, env: dict) -> None:
         nodefile = work / "nodefile"
         nodefile.write_text("127.0.0.1\n127.0.0.2\n")
         clean = {k: v for k, v in env.items() if not k.startswith(("PBS_", "SLURM_"))}
-        clean["PATH"] = os.pathsep.join(p for p in clean["PATH"].split(os.pathsep) if not (Path(p) / "pbsdsh").exists())
+        clean["PATH"] = os.pathsep.join(
+            p for p in clean["PATH"].split(os.pathsep) if not (Path(p) / "pbsdsh").exists()
+        )
         done = subprocess.run(
             ["bash", str(paths.REPO_ROOT / "training/nemo/torchrun_nodes.sh"), "--nodes", "2", "--gpus", "1",
              "--log-dir", str(work / "logs"), "--", "x.py"],

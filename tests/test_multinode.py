@@ -442,9 +442,22 @@ def test_a_missing_pbsdsh_is_named_not_read_as_a_lost_node(tmp_path):
     nodefile = tmp_path / "nodefile"
     nodefile.write_text("".join(f"{h}\n" for h in HOSTS))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PBS_", "SLURM_"))}
-    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not (Path(p) / "pbsdsh").exists())
+    env["PATH"] = os.pathsep.join(
+        p for p in env["PATH"].split(os.pathsep) if not (Path(p) / "pbsdsh").exists()
+    )
     env.update(PBS_JOBID="7.fake", PBS_NODEFILE=str(nodefile), PBS_ENVIRONMENT="PBS_BATCH")
-    command = ["bash", str(LAUNCHER), "--nodes", "2", "--gpus", "1", "--log-dir", str(tmp_path / "l"), "--", "x.py"]
+    command = [
+        "bash",
+        str(LAUNCHER),
+        "--nodes",
+        "2",
+        "--gpus",
+        "1",
+        "--log-dir",
+        str(tmp_path / "l"),
+        "--",
+        "x.py",
+    ]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "pbsdsh not found on PATH" in done.stderr and "lost" not in done.stdout + done.stderr

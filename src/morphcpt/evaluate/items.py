@@ -256,7 +256,9 @@ def load_subset(root: Path, benchmark: str, subset: str, mode: str, language: st
                 "--eval-mode gen or both for cute, or leave cute out of --benchmarks"
             )
         tried = ", ".join(str(p) for p, _ in _candidates(root, benchmark, subset, mode))
-        raise BenchmarkMissing(f"no {mode.upper()} file for {task_of(benchmark, subset)}; looked for: {tried}")
+        raise BenchmarkMissing(
+            f"no {mode.upper()} file for {task_of(benchmark, subset)}; looked for: {tried}"
+        )
     path, combined = found
     if combined:
         return [item for item in load_file(path, benchmark, mode, language=language) if item.subset == subset]
