@@ -26,7 +26,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import faults_newer  # beside this script
+import faults_cluster  # beside this script
+import faults_newer
 
 from morphcpt import indexed, paths
 from morphcpt.corpus.split import split_jsonl
@@ -445,6 +446,8 @@ def _error(call: Callable, message: str, kind: type[BaseException] = Exception) 
 
 # the issue #30 campaign (EEVE, the chain, corpus preparation, tokenizer training, generation)
 faults_newer.register(fault, ENV, sample_lines)
+# the issue #39 item 11 campaign (import-tokenizer, sizes and numbers in .env, seeds, evaluation inputs)
+faults_cluster.register(fault, ENV)
 
 
 # ------------------------------------------------------------------------------------------------- runner

@@ -11,12 +11,14 @@ import logging
 import sys
 
 from morphcpt.analysis.report import build_parser, build_report
+from morphcpt.errors import reported
 
 
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     args = build_parser().parse_args()
-    print(build_report(args.results_dir, args.output_dir, plots=args.plots))
+    with reported("analyze_inference_results.py"):
+        print(build_report(args.results_dir, args.output_dir, plots=args.plots))
     return 0
 
 

@@ -15,6 +15,7 @@ import pytest
 from morphcpt.evaluate import models as resolver
 from morphcpt.evaluate.models import ModelResolutionError, locate, resolve_models
 from morphcpt.evaluate.runner import EvalConfig, main, run_evaluation
+from morphcpt.indexed import file_digest
 from morphcpt.train import load_plan
 from morphcpt.train.hf import train
 from morphcpt.train.plan import plan_to_yaml
@@ -181,3 +182,26 @@ def test_folders_that_are_no_model_get_one_sentence(tmp_path, monkeypatch):
     with pytest.raises(ModelResolutionError, match="no complete Megatron checkpoint yet"):
         locate(str(empty))
     assert locate("google/gemma-3-1b-pt").path == "google/gemma-3-1b-pt"
+
+
+def test_a_named_checkpoint_from_another_run_is_refused(run, tmp_path):
+    copy = tmp_path / "runs" / "tiny"
+    shutil.copytree(run.run_dir, copy)
+    own = copy / "checkpoints" / "step_00000004"
+    renamed = copy / "checkpoints" / "step_00000020"  # another step's folder name over step 4's contents
+    shutil.copytree(own, renamed)
+    with pytest.raises(ModelResolutionError, match="folder says step 20 but its meta.json records step 4"):
+        locate(str(renamed))
+    foreign = copy / "checkpoints" / "step_00000006"  # copied in from a run of another plan
+    shutil.copytree(own, foreign)
+    meta = json.loads((foreign / "meta.json").read_text())
+    (foreign / "meta.json").write_text(json.dumps({**meta, "step": 6, "config_hash": "0123456789abcdef"}))
+    manifest = json.loads((foreign / "files.json").read_text())  # its own run wrote a manifest that matches
+    manifest["meta.json"] = file_digest(foreign / "meta.json")
+    (foreign / "files.json").write_text(json.dumps(manifest))
+    for named in (foreign, copy / "checkpoints" / "step_00000004"):
+        if named == foreign:
+            with pytest.raises(ModelResolutionError, match="written by another plan"):
+                resolve_models([str(named)], exporter=lambda *a, **k: pytest.fail("exported"))
+        else:
+            assert locate(str(named)).step == 4  # its own checkpoint still resolves

@@ -43,7 +43,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("train.eeve", "=train", "train.__main__"),
     ("evaluate",),
     ("analysis",),
-    ("jobs", "setup_check"),  # job scripts and the pre-flight check of a cluster set-up
+    ("settings_check", "jobs", "setup_check"),  # job scripts and the pre-flight check of a cluster set-up
     ("local_chain", "pipeline_stages", "pipeline"),
     ("demo", "cli"),  # everything end to end; the console script's dispatch
 ]

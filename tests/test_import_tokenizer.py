@@ -92,9 +92,14 @@ def test_a_sentencepiece_model_imports_lossless_and_segments_as_the_model_does(
 
 
 def test_a_tokenizer_that_loses_text_is_refused_naming_the_characters(user_models, tmp_path):
-    with pytest.raises(TokenizerImportError, match=r"does not give back .* check texts .* no byte fallback"):
+    with pytest.raises(
+        TokenizerImportError, match=r"does not give back .* check texts .* no byte fallback"
+    ) as e:
         import_tokenizer(user_models["no_fallback"], tmp_path / "tok")
     assert not (tmp_path / "tok").exists()
+    # characters it cannot spell come back as its unk: lost text, not a badly chosen unk token
+    assert "characters that come back as something else" in str(e.value)
+    assert "name one that no text encodes to" not in str(e.value)
 
 
 def test_a_model_file_or_a_folder_without_a_pad_token_says_to_import_it(user_models, tmp_path):

@@ -424,3 +424,40 @@ def test_two_slurm_nodes_with_fsdp_train_as_one(data_root, tiny_gemma3, tmp_path
     assert_same_losses(numbers(run_dir), want, "slurm, fsdp (hsdp)")
     latest = json.loads((run_dir / "progress.json").read_text())
     assert latest["complete"] and latest["iteration"] == steps
+
+
+def test_a_node_whose_training_hangs_while_alive_ends_the_job(tmp_path, make_job):
+    """The heartbeat comes from the training loop: node 1's torchrun stays alive (its launcher too) but stops
+    stepping after 3 beats, as a stuck collective does; node 0 keeps training."""
+    job = make_job("pbs", settings(tmp_path, TRAIN_NODE_TIMEOUT="6"), stub_torchrun=True)
+    tic = time.monotonic()
+    status, output = job.run("run_cpt_baseline", timeout=120,
+                             MORPHCPT_TEST_TORCHRUN="127.0.0.1=train,127.0.0.2=hang:3")  # fmt: skip
+    assert status != 0 and time.monotonic() - tic < 90, output
+    assert "node 1 of 2 (127.0.0.2) fell silent: no heartbeat for" in output
+    assert [r["signalled"] for r in job.torchruns()] == [True, True]  # both stopped, neither had exited
+
+
+def test_a_missing_pbsdsh_is_named_not_read_as_a_lost_node(tmp_path):
+    nodefile = tmp_path / "nodefile"
+    nodefile.write_text("".join(f"{h}\n" for h in HOSTS))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PBS_", "SLURM_"))}
+    env["PATH"] = os.pathsep.join(
+        p for p in env["PATH"].split(os.pathsep) if not (Path(p) / "pbsdsh").exists()
+    )
+    env.update(PBS_JOBID="7.fake", PBS_NODEFILE=str(nodefile), PBS_ENVIRONMENT="PBS_BATCH")
+    command = [
+        "bash",
+        str(LAUNCHER),
+        "--nodes",
+        "2",
+        "--gpus",
+        "1",
+        "--log-dir",
+        str(tmp_path / "l"),
+        "--",
+        "x.py",
+    ]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "pbsdsh not found on PATH" in done.stderr and "lost" not in done.stdout + done.stderr

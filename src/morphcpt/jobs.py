@@ -36,8 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from morphcpt import paths, scheduler
-from morphcpt.errors import UserError, reported
+from morphcpt.errors import reported
 from morphcpt.paths import read_env
+from morphcpt.settings_check import MAX_SEEDS, SettingsError, check_settings, whole
 
 # Every setting a template may use, with the default used when `.env` does not set it. Paths default to the
 # checkout, so `jobs/` renders and runs on a workstation without any `.env`.
@@ -116,10 +117,6 @@ _SECRET = re.compile(r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|KEY)$")  # HF_TOKEN, WAND
 _PLACEHOLDER = re.compile(r"\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)\})")
 
 
-class SettingsError(UserError, ValueError):
-    """A setting of `.env` (or its command-line stand-in) that cannot be used, with what to write instead."""
-
-
 # recipe set -> (its EEVE recipe, the model its runs start from)
 RECIPE_SETS = {"cpt": ("eeve", "google/gemma-3-1b-pt"), "pilot": ("pilot_eeve", "google/gemma-3-270m")}
 
@@ -127,6 +124,7 @@ RECIPE_SETS = {"cpt": ("eeve", "google/gemma-3-1b-pt"), "pilot": ("pilot_eeve", 
 def derived_settings(settings: dict[str, str]) -> dict[str, str]:
     """Fill the path defaults that depend on other settings, and values computed from settings."""
     out = dict(settings)
+    check_settings(out)
     project = out["PROJECT_DIR"]
     out["DATA_ROOT"] = out["DATA_ROOT"] or f"{project}/data"
     out["LOG_DIR"] = out["LOG_DIR"] or f"{project}/logs"
@@ -186,15 +184,7 @@ class JobSpec:
 
 def seeds(settings: dict[str, str]) -> int:
     """SEEDS (training runs per arm) as a number, or a SettingsError saying what to write."""
-    try:
-        count = int(settings.get("SEEDS") or "1")
-    except ValueError:
-        count = 0
-    if count < 1:
-        raise SettingsError(
-            f"SEEDS must be a whole number of runs per arm, 1 or more; got {settings.get('SEEDS')!r}"
-        )
-    return count
+    return whole(settings, "SEEDS", 1, MAX_SEEDS, "runs per arm", default="1")
 
 
 def preprocess_variants(settings: dict[str, str]) -> list[dict[str, str]]:

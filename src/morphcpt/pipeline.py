@@ -196,6 +196,7 @@ class Chain:
         done = completion.stage_states(everything)
         chosen = {stage.name for stage in stages}
         waits: dict[str, str] = {}
+        now: set[str] = set()  # stages submitted by this call
         for stage in everything:
             finished, line = done[stage.name]
             if finished:
@@ -204,8 +205,28 @@ class Chain:
             recorded = self.state.get(stage.name)
             state = self.job_state(recorded)
             if state and (stage.group != "cpt" or self.job_state(self._latest_training_job(stage))):
-                waits[stage.name] = recorded
-                echo(f"{stage.name:<22} already in the queue: {recorded} ({state})")
+                # A queued job waits only on what it was submitted after: stages this call adds (seeds added
+                # while the first submission waits) get it submitted again, after itself and them.
+                added = [name for name in stage.inputs if name in now]
+                if not added or stage.group == "cpt":
+                    waits[stage.name] = recorded
+                    echo(f"{stage.name:<22} already in the queue: {recorded} ({state})")
+                    continue
+                if stage.name not in chosen:
+                    waits[stage.name] = recorded
+                    echo(
+                        f"{stage.name:<22} already in the queue: {recorded} ({state}), but it does not wait for "
+                        f"{', '.join(added)} (outside --from/--to): rerun without --from/--to to include them"
+                    )
+                    continue
+                after = [recorded] + [waits[name] for name in stage.inputs if name in waits]
+                waits[stage.name] = self._submit_stage(stage, after, dry_run, gate=None)
+                now.add(stage.name)
+                echo(
+                    f"{stage.name:<22} queued {recorded} waits only on the runs submitted before; "
+                    f"{'would submit' if dry_run else 'submitted'} {waits[stage.name]} after it and "
+                    f"{', '.join(added)}"
+                )
                 continue
             if stage.name not in chosen:
                 if any(stage.name in other.inputs for other in stages):
@@ -215,6 +236,7 @@ class Chain:
                 continue
             after = [waits[name] for name in stage.inputs if name in waits]
             waits[stage.name] = self._submit_stage(stage, after, dry_run, gate=recorded if state else None)
+            now.add(stage.name)
             shown = f" after {' '.join(after)}" if after else ""
             echo(f"{stage.name:<22} {'would submit' if dry_run else 'submitted'} {waits[stage.name]}{shown}")
         return waits
@@ -321,7 +343,13 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
         parser.error("--sample runs the chain here: add --local")
     env = jobs.read_env(args.env) if Path(args.env).exists() and not args.sample else {}
     if args.sample:
+        mine = jobs.read_env(args.env) if Path(args.env).exists() else {}
         env = local_chain.sample_settings(args.output_dir)
+        if (
+            mine.get("SEEDS") and args.seeds is None
+        ):  # the sample keeps its own paths, but not silently one seed
+            env["SEEDS"] = mine["SEEDS"]
+            print(f"--sample: SEEDS={mine['SEEDS']} from {args.env} (--seeds N overrides it)")
     if args.scheduler:
         env["SCHEDULER"] = args.scheduler
     if args.recipes:

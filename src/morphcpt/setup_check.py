@@ -98,14 +98,14 @@ def check_gpu_plan(env: dict[str, str]) -> list[Check]:
     import torch
 
     from morphcpt.jobs import SETTINGS
-    from morphcpt.train.gpus import gib, parse_bytes
+    from morphcpt.train.gpus import card_bytes, gib
 
     memory, kind = (
         env.get("GPU_MEMORY") or SETTINGS["GPU_MEMORY"],
         env.get("GPU_TYPE") or SETTINGS["GPU_TYPE"],
     )
     try:
-        planned = parse_bytes(memory, "GPU_MEMORY")
+        planned = card_bytes(memory, "GPU_MEMORY")
     except ValueError as error:
         return [Check("GPU memory plan", False, str(error), "set GPU_MEMORY=40GB (or 80GB) in .env")]
     checks = []

@@ -75,7 +75,7 @@ envs=(--env "PYTHONPATH=$PROJECT_DIR/src" --env "HF_HOME=${HF_HOME:-$PROJECT_DIR
       --env MORPHCPT_MOUNTS)
 # By name only, so secrets never appear on a command line (enroot copies the value from this environment).
 for name in HF_TOKEN WANDB_API_KEY WANDB_PROJECT WANDB_ENTITY WANDB_MODE HF_HUB_OFFLINE TRANSFORMERS_OFFLINE \
-    PBS_JOBID PBS_ARRAY_INDEX SLURM_JOB_ID MORPHCPT_NATIVE CC; do
+    PBS_JOBID PBS_ARRAY_INDEX SLURM_JOB_ID MORPHCPT_NATIVE CC MORPHCPT_HEARTBEAT; do
     [[ -n "${!name:-}" ]] && envs+=(--env "$name")
 done
 # Multi-node training: the interconnect's settings (NCCL_SOCKET_IFNAME, NCCL_IB_HCA, ...; MELLANOX_VISIBLE_DEVICES

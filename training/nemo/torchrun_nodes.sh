@@ -18,7 +18,8 @@
 #   node k  torchrun --nnodes N --nproc-per-node G --rdzv-backend c10d --rdzv-endpoint HOST0:PORT --rdzv-id JOB
 #           --max-restarts 0, inside the container. Its output: <log-dir>/job_<id>_nodes/node<k>.log, shown here
 #           too, each line prefixed [node k].
-#   watch   a node that exits non-zero, ends without a status (killed, lost), or whose heartbeat stops for
+#   watch   a node that exits non-zero, ends without a status (killed, lost), or whose heartbeat (from the
+#           training loop, morphcpt.train.heartbeat, once it has started) stops for
 #           --node-timeout seconds fails the job: this says which and why, shows the end of its log, stops the
 #           others (SIGTERM; SIGKILL after 10 s) and exits non-zero, and PBS or Slurm ends what is left.
 set -uo pipefail
@@ -52,11 +53,20 @@ node_main() {
     echo "[$(date -Is)] node $rank of $NNODES on ${HOSTS[rank]} ($(hostname)): torchrun, $GPUS processes"
     cd "$PROJECT_DIR" || exit 2
     local parent=$$
-    # the heartbeat stops with this launcher: the head reads a node whose file stops changing as lost
+    # The heartbeat comes from the training loop (morphcpt.train.heartbeat writes $MORPHCPT_HEARTBEAT): this loop
+    # passes its count on, so a torchrun that hangs while alive falls silent and the head reads the node as lost.
+    # Until training's first beat (loading the model) and for programs that do not beat, the launcher beats; the
+    # heartbeat stops with this launcher either way.
+    export MORPHCPT_HEARTBEAT="$state/node$rank.train"
+    rm -f "$MORPHCPT_HEARTBEAT"
     (
         beat=0
         while kill -0 "$parent" 2>/dev/null; do
-            echo $((beat += 1)) >"$state/node$rank.alive"
+            if [[ -s "$MORPHCPT_HEARTBEAT" ]]; then
+                echo "training $(cat "$MORPHCPT_HEARTBEAT" 2>/dev/null)" >"$state/node$rank.alive"
+            else
+                echo $((beat += 1)) >"$state/node$rank.alive"
+            fi
             sleep "$BEAT_SECONDS"
         done
     ) &
@@ -169,6 +179,14 @@ declare -p NNODES GPUS ENDPOINT RDZV_ID HOSTS ARGS BEAT_SECONDS JOIN_TIMEOUT >"$
     } >"$STATE/node.env"
 )
 
+# The other nodes start through pbsdsh (PBS Pro) or srun (Slurm): without it every other node would read as lost
+starter=pbsdsh
+[[ "$SCHEDULER" == pbs ]] || starter=srun
+if ! command -v "$starter" >/dev/null 2>&1; then
+    die "$starter not found on PATH on $(hostname): it starts training on the other $((NNODES - 1)) node(s) ($SCHEDULER;" \
+        "it ships with the scheduler, e.g. /opt/pbs/bin or /usr/bin). Add its folder to PATH in the job, or set" \
+        "TRAIN_NODES=1 in .env and render the jobs again (setup_jobs.sh)"
+fi
 say "$NNODES nodes (${HOSTS[*]}), $GPUS processes each; rendezvous $ENDPOINT (id $RDZV_ID); $SCHEDULER"
 say "node logs: $STATE/node<k>.log"
 # Every node's output in this job's log too, line by line, prefixed with its node

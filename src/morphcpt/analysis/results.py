@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from morphcpt.errors import UserError
 from morphcpt.evaluate.gen import GEN_METRICS
 from morphcpt.evaluate.mcq import MCQ_METRICS
 from morphcpt.evaluate.runner import RESULT_FORMAT
@@ -41,6 +42,15 @@ _SCHEME_ROLE = {
 
 
 _SEED_SUFFIX = re.compile(r"-seed(\d+)$")
+_RESULT_KEYS = ("model", "task", "benchmark", "mode", "predictions")
+
+
+class ResultsError(UserError, ValueError):
+    """A results folder the analysis cannot read as one experiment; the message names the files and the fix."""
+
+
+class ResultsMissing(UserError, FileNotFoundError):
+    """No results where the analysis was pointed."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +60,10 @@ class ModelInfo:
     step: int | None
     path: str | None
     replicate: int = 0  # which seed of its arm (0 when the run has none recorded)
+    run: str | None = (
+        None  # the training run it came from (its export's run_name and config hash), if recorded
+    )
+    folder: str | None = None  # the results folder holding its files
 
     @property
     def label(self) -> str:
@@ -82,7 +96,9 @@ class TaskResult:
 def load_results(results_dir: Path | str) -> list[TaskResult]:
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
-        raise FileNotFoundError(f"results folder {results_dir} does not exist")
+        raise ResultsMissing(
+            f"results folder {results_dir} does not exist; give --results-dir the folder run_evaluation wrote"
+        )
     found = []
     for path in sorted([*results_dir.glob("*/*.json"), *results_dir.glob("*/ckpt-*/*.json")]):
         data = read_json(
@@ -90,8 +106,16 @@ def load_results(results_dir: Path | str) -> list[TaskResult]:
         )
         if data.get("format") != RESULT_FORMAT:
             continue  # another tool's JSON in the same folder
+        lacking = [k for k in _RESULT_KEYS if k not in data]
+        if lacking or not isinstance(data["model"], dict) or not isinstance(data["predictions"], list):
+            raise ResultsError(
+                f"{path}: an evaluation result without {', '.join(lacking) or 'a model and a list of predictions'}"
+                "; delete it and rerun the evaluation (it redoes that task)"
+            )
         model = data["model"]
-        recorded = (model.get("metadata") or {}).get("replicate")
+        meta = model.get("metadata") or {}
+        recorded = meta.get("replicate")
+        run = "/".join(str(meta[k]) for k in ("run_name", "config_hash") if meta.get(k)) or None
         suffix = _SEED_SUFFIX.search(model["name"])
         found.append(
             TaskResult(
@@ -101,6 +125,8 @@ def load_results(results_dir: Path | str) -> list[TaskResult]:
                     step=model.get("step"),
                     path=model.get("path"),
                     replicate=int(recorded if recorded is not None else suffix.group(1) if suffix else 0),
+                    run=run,
+                    folder=str(path.parent),
                 ),
                 task=data["task"],
                 benchmark=data["benchmark"],
@@ -114,7 +140,8 @@ def load_results(results_dir: Path | str) -> list[TaskResult]:
             )
         )
     if not found:
-        raise FileNotFoundError(f"no evaluation results (<model>/<task>_<mode>.json) under {results_dir}")
+        raise ResultsMissing(f"no evaluation results (<model>/<task>_<mode>.json) under {results_dir}")
+    check_runs(found)
     return found
 
 
@@ -139,6 +166,42 @@ def final_results(results: list[TaskResult]) -> list[TaskResult]:
         if held is None or step >= (math.inf if held.checkpoint_step is None else held.checkpoint_step):
             last[key] = result
     return [r for r in results if last[(r.model.name, r.task, r.mode, r.language)] is r]
+
+def check_runs(results: list[TaskResult]) -> None:
+    """Refuse a folder that is not one experiment: two result folders that are the same seed of the same arm
+    (another run, or the same step twice: one would silently win), and the runs of the arms scored on different
+    items of a task (the comparisons would shrink to the shared items while the report says "the same items")."""
+    by_seed: dict[tuple[str, int], dict[str, ModelInfo]] = {}
+    for model in {r.model.folder: r.model for r in results}.values():
+        role = role_of(model)
+        if role is None:
+            continue
+        for other in by_seed.setdefault((role, model.replicate), {}).values():
+            # one run's checkpoints at several steps are fine (the highest speaks for the seed); another run, or
+            # the same step twice, is not
+            if model.run != other.run or model.step == other.step:
+                raise ResultsError(
+                    f"two result folders are seed {model.replicate} of {role}: {other.folder} "
+                    f"({other.label}) and {model.folder} ({model.label}); the analysis would keep one silently. "
+                    "Move one out of the results folder (or give each run its own seed, data.replicate=k)"
+                )
+        by_seed[(role, model.replicate)][model.folder] = model
+    chosen = {m.folder for runs in replicate_sets(results).values() for m in runs}
+    items: dict[tuple[str, str, str], dict[frozenset, TaskResult]] = {}
+    for result in results:
+        if result.model.folder in chosen and role_of(result.model) not in (None, "base"):
+            key = (result.task, result.mode, result.language)
+            ids = frozenset(str(p.get("id")) for p in result.predictions)
+            items.setdefault(key, {}).setdefault(ids, result)
+    for (task, mode, language), sets in items.items():
+        if len(sets) > 1:
+            (a_ids, a), (b_ids, b) = sorted(sets.items(), key=lambda kv: -len(kv[0]))[:2]
+            raise ResultsError(
+                f"{task} {mode.upper()} ({language}) was scored on different items: {len(a_ids)} by "
+                f"{a.model.name} ({a.path}) and {len(b_ids)} by {b.model.name} ({b.path}), {len(a_ids & b_ids)} "
+                "shared; runs compared must answer the same items. Rerun the evaluation of the shorter runs "
+                "with the same --limit and benchmarks as the others (delete their results of that task first)"
+            )
 
 
 def incomplete_benchmarks(results: list[TaskResult]) -> dict[tuple[str, str], list[str]]:

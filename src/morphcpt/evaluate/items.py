@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from morphcpt import paths
+from morphcpt.errors import UserError
 from morphcpt.evaluate.rows import LANGUAGES, BenchmarkFormatError, parse_row, row_mode
 
 __all__ = ["LANGUAGES", "BenchmarkFormatError", "Item", "load_benchmark", "load_file"]
@@ -232,6 +233,14 @@ def benchmark_name(name: str) -> str:
     return name
 
 
+class BenchmarkMissing(UserError, FileNotFoundError):
+    """No file of a benchmark (or subset) in the mode asked for; the message names where it looked."""
+
+
+class BenchmarkEmpty(UserError, ValueError):
+    """A benchmark file without items: its result would hold n=0 and look done."""
+
+
 def _candidates(root: Path, benchmark: str, subset: str, mode: str) -> list[tuple[Path, bool]]:
     """Files that may hold the subset, in order of preference; True where the file holds several levels."""
     if benchmark == "hierarchical":
@@ -254,9 +263,14 @@ def find_subset(root: Path, benchmark: str, subset: str, mode: str) -> tuple[Pat
 def load_subset(root: Path, benchmark: str, subset: str, mode: str, language: str = "en") -> list[Item]:
     found = find_subset(root, benchmark, subset, mode)
     if found is None:
-        tried = "\n  ".join(str(p) for p, _ in _candidates(root, benchmark, subset, mode))
-        raise FileNotFoundError(
-            f"no {mode.upper()} file for {task_of(benchmark, subset)}; looked for:\n  {tried}"
+        if benchmark == "cute" and mode == "mcq":  # as in the release: cute_gen.jsonl only
+            raise BenchmarkMissing(
+                "cute has no MCQ file (the release scores cute generatively only: cute_gen.jsonl): use "
+                "--eval-mode gen or both for cute, or leave cute out of --benchmarks"
+            )
+        tried = ", ".join(str(p) for p, _ in _candidates(root, benchmark, subset, mode))
+        raise BenchmarkMissing(
+            f"no {mode.upper()} file for {task_of(benchmark, subset)}; looked for: {tried}"
         )
     path, combined = found
     if combined:
@@ -303,7 +317,7 @@ def load_benchmark(
     tasks = {task: items for task, items in tasks.items() if items}
     if not tasks:
         hint = " (--eval-mode selects the modes to run)" if mode == "gen" else ""
-        raise FileNotFoundError(f"no {mode.upper()} files for benchmark {benchmark!r} under {root}{hint}")
+        raise BenchmarkMissing(f"no {mode.upper()} files for benchmark {benchmark!r} under {root}{hint}")
     skipped = not_generated(root)
     missing = [s for s in subsets if task_of(benchmark, s) not in tasks and f"{benchmark}/{s}" not in skipped]
     if missing:

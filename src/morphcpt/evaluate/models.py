@@ -202,6 +202,32 @@ def _hf_checkpoint(run_dir: Path, named: Path | None, given: str) -> tuple[Path,
     return found, int(checkpoints.read_meta(found)["step"])
 
 
+def _check_belongs(plan: CPTPlan, checkpoint: Path, step: int, given: str) -> None:
+    """A named checkpoint must be this run's own: its folder's step, its recorded step and the plan's config hash
+    agree (a checkpoint copied in from another run would otherwise be exported, or another step scored, under this
+    run's name)."""
+    from morphcpt.train import checkpoints
+
+    meta = checkpoints.read_meta(checkpoint)
+    folder_step = int(_CHECKPOINT_NAME.fullmatch(checkpoint.name).group(2))
+    problems = []
+    if folder_step != step:
+        problems.append(f"its folder says step {folder_step} but its meta.json records step {step}")
+    recorded = meta.get("config_hash")
+    if recorded is not None and recorded != plan.config_hash():
+        problems.append(
+            f"it was written by another plan (config hash {recorded}; this run's {RUN_CONFIG} has "
+            f"{plan.config_hash()})"
+        )
+    if meta.get("run_name") not in (None, plan.run_name):
+        problems.append(f"it was written by run {meta['run_name']}, not {plan.run_name}")
+    if problems:
+        raise ModelResolutionError(
+            f"{given}: not a checkpoint of the run {plan.run_dir}: {'; '.join(problems)}. Give the checkpoint "
+            "inside the run folder that wrote it (or that run folder itself)"
+        )
+
+
 def _megatron_checkpoint(run_dir: Path, named: Path | None, given: str) -> tuple[Path, int]:
     """The tracker names the newest checkpoint Megatron finished writing; a newer folder may be half-written."""
     root = run_dir / CHECKPOINTS
@@ -280,6 +306,8 @@ def locate(entry: str) -> ResolvedModel | RunCheckpoint:
         )
     finder = _hf_checkpoint if plan.engine == "hf" else _megatron_checkpoint
     checkpoint, step = finder(run_dir, named, text)
+    if named is not None and plan.engine == "hf":
+        _check_belongs(plan, checkpoint, step, text)
     return RunCheckpoint(given=text, run_dir=run_dir, plan=plan, checkpoint=checkpoint, step=step)
 
 

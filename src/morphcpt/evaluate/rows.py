@@ -29,11 +29,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from morphcpt.errors import UserError
+
 LANGUAGES = ("en", "tl")
 PER_LANGUAGE = ("answer", "options")  # fields a flat row may give once or once per language
 
 
-class BenchmarkFormatError(ValueError):
+class BenchmarkFormatError(UserError, ValueError):
     """A benchmark file or row that cannot be read unambiguously."""
 
 

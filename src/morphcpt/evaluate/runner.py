@@ -151,7 +151,7 @@ def load_tasks(cfg: EvalConfig) -> dict[tuple[str, str], list[Item]]:
                 continue
             for task, items in loaded.items():
                 if not items:
-                    raise ValueError(
+                    raise catalogue.BenchmarkEmpty(
                         f"{task} ({mode}) has no items under {cfg.benchmark_dir}: its file is empty; "
                         "regenerate the benchmarks or leave that task out"
                     )

@@ -32,17 +32,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import shutil
 import sys
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from morphcpt.errors import UserError, reported
+from morphcpt.errors import reported
+from morphcpt.tokenization.import_folder import (
+    IMPORT_FILE,
+    TokenizerImportError,
+    replace_with,
+    writable_out_dir,
+)
 
-IMPORT_FILE = "tokenizer_import.json"
 NAMED = ("eos", "bos", "unk", "pad")
 GUESSES = {
     "eos": ("<eos>", "</s>", "<|endoftext|>", "<|end_of_text|>", "<|im_end|>", "[EOS]", "<|eot_id|>"),
@@ -51,10 +54,6 @@ GUESSES = {
     "pad": ("<pad>", "[PAD]", "<|pad|>", "<|finetune_right_pad_id|>"),
 }
 DEFAULT_CHECK_DOCUMENTS = 2000
-
-
-class TokenizerImportError(UserError, ValueError):
-    """The tokenizer cannot be imported as asked; the message says why and what would work."""
 
 
 @dataclass
@@ -96,6 +95,16 @@ def _sentencepiece(proto: bytes, source: str):
             f"{source}: not a SentencePiece model ({type(error).__name__}: {error}); give a .model file, a "
             "tokenizer.json or a Hugging Face tokenizer folder"
         ) from None
+    if model.get_piece_size() == 0 or not spec.pieces:
+        raise TokenizerImportError(
+            f"{source}: an empty SentencePiece model (no pieces; {len(proto)} bytes); give the .model file "
+            "SentencePiece wrote, a tokenizer.json or a Hugging Face tokenizer folder"
+        )
+    if model.unk_id() < 0:
+        raise TokenizerImportError(
+            f"{source}: a SentencePiece model without an unknown piece (unk_id is {model.unk_id()}); give the .model "
+            "file SentencePiece trained, a tokenizer.json or a Hugging Face tokenizer folder"
+        )
     kind = sentencepiece_model_pb2.TrainerSpec.ModelType.Name(spec.trainer_spec.model_type)
     changes = []
     normalizer = spec.normalizer_spec
@@ -312,10 +321,13 @@ def verify(folder: Path, report: ImportReport, texts: Iterable[tuple[str, str]])
         own = hf.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
         if back != text or own != text or counted != len(text.encode("utf-8")):
             failures += 1
+            # A tokenizer without byte fallback maps an unknown character to its unk token: that is lost text,
+            # not a badly chosen unk, so the unk advice is only for tokenizers that cannot make unknowns.
+            lossy_unk = inside and inside[0] == "unk" and not (report.byte_fallback or report.byte_level)
             why = (
                 f"its text encodes to the {inside[0]} token {inside[1]!r}, which decoding drops (name one that no "
                 "text encodes to)"
-                if inside
+                if inside and not lossy_unk
                 else _lost(text, back if back != text else own)
             )
             first = first or (where, why)
@@ -347,6 +359,7 @@ def import_tokenizer(
     from morphcpt.tokenization.vocabulary import _is_byte_level
 
     path = Path(path).expanduser()
+    out = writable_out_dir(out_dir, path)
     backend, source_named, model_kind, changes, kind = _read(path)
     backend_json = json.loads(backend.to_str())
     changes = [*changes, *keep_text(backend_json)]
@@ -371,19 +384,15 @@ def import_tokenizer(
         named=named,
         changes=changes,
     )
-    out = Path(out_dir)
-    staging = out.with_name(out.name + ".tmp")
-    shutil.rmtree(staging, ignore_errors=True)
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=backend,
         clean_up_tokenization_spaces=False,
         **{f"{name}_token": named[name]["token"] for name in NAMED},
     )
-    tokenizer.save_pretrained(staging)
-    verify(staging, report, check_texts(check_sources, check_documents))
-    (staging / IMPORT_FILE).write_text(json.dumps(asdict(report), indent=2, ensure_ascii=False) + "\n")
-    shutil.rmtree(out, ignore_errors=True)
-    os.replace(staging, out)
+    with replace_with(out) as staging:
+        tokenizer.save_pretrained(staging)
+        verify(staging, report, check_texts(check_sources, check_documents))
+        (staging / IMPORT_FILE).write_text(json.dumps(asdict(report), indent=2, ensure_ascii=False) + "\n")
     return report
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from morphcpt.errors import UserError
+
 RESERVE_BYTES = 2 * 2**30  # CUDA context, NCCL buffers, allocator fragmentation, what the driver keeps
 MARGIN = 0.10  # free share of the usable memory `auto` and the shipped defaults keep
 
@@ -47,12 +49,38 @@ def gpu_type(name: str) -> GpuType | None:
     return next((facts for key, facts in GPU_TYPES.items() if key in upper), None)
 
 
+class SizeError(UserError, ValueError):
+    """A memory size that cannot be read strictly (no unit, not a number, not above the reserve)."""
+
+
 def parse_bytes(text: str, setting: str = "gpu_memory") -> int:
-    """'80GB', '24GiB', '512MB' -> bytes (GB and GiB both taken as 2**30, as GPU memory is quoted)."""
-    match = re.fullmatch(r"\s*([\d.]+)\s*([KMGT]?)i?B?\s*", str(text), re.IGNORECASE)
-    if not match or float(match.group(1)) <= 0:
-        raise ValueError(f"{setting} must look like 40GB or 80GiB, got {text!r}")
-    return int(float(match.group(1)) * 1024 ** "BKMGT".index(match.group(2).upper() or "B"))
+    """'80GB', '24GiB', '80G', '512MB' -> bytes (GB and GiB both taken as 2**30, as GPU memory is quoted). The
+    unit is required: a bare `40` is refused, not read as 40 bytes."""
+    raw = str(text).strip()
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT])(?:i?B)?", raw, re.IGNORECASE)
+    if not match:
+        hint = (
+            f" (no unit: write {raw}GB for {raw} GB of GPU memory)"
+            if re.fullmatch(r"\d+(?:\.\d+)?", raw)
+            else ""
+        )
+        raise SizeError(f"{setting} must look like 40GB or 80GiB (a number and its unit); got {text!r}{hint}")
+    value = float(match.group(1))
+    if value <= 0:
+        raise SizeError(f"{setting} must be above zero, like 40GB or 80GiB; got {text!r}")
+    return int(value * 1024 ** "BKMGT".index(match.group(2).upper()))
+
+
+def card_bytes(text: str, setting: str = "gpu_memory") -> int:
+    """A card's memory (`parse_bytes`), refused when it does not exceed the reserve: nothing could be planned on
+    it, and usable memory below zero would make every plan "fit"."""
+    total = parse_bytes(text, setting)
+    if total <= RESERVE_BYTES:
+        raise SizeError(
+            f"{setting}={text} is not above the {gib(RESERVE_BYTES)} every GPU keeps back (CUDA context, NCCL "
+            "buffers): give the card's memory with its unit, like 16GB, 40GB or 80GB"
+        )
+    return total
 
 
 def gib(n: float) -> str:
@@ -69,7 +97,11 @@ class Card:
 
     @classmethod
     def of(cls, plan) -> Card:
-        return cls(plan.cluster.gpu_type, plan.cluster.gpu_memory, parse_bytes(plan.cluster.gpu_memory))
+        return cls(
+            plan.cluster.gpu_type,
+            plan.cluster.gpu_memory,
+            card_bytes(plan.cluster.gpu_memory, "cluster.gpu_memory"),
+        )
 
     @property
     def usable(self) -> int:

@@ -24,9 +24,19 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from morphcpt.errors import UserError, reported
 from morphcpt.train import memory_hf, memory_megatron, precision
 from morphcpt.train import sharding as sharding_mod
-from morphcpt.train.gpus import MARGIN, Card, Estimate, fitting_micro_batch, gib, parse_bytes
+from morphcpt.train.gpus import (
+    GPU_TYPES,
+    MARGIN,
+    Card,
+    Estimate,
+    fitting_micro_batch,
+    gib,
+    gpu_type,
+    parse_bytes,
+)
 from morphcpt.train.plan import CPTPlan, PlanError
 
 # Re-exported: the hf estimate's names, as this module offered them before the megatron estimate existed.
@@ -40,7 +50,7 @@ measured_bytes = memory_hf.measured_bytes
 __all__ = ["DoesNotFit", "Row", "check_fits", "parse_bytes", "resolve_micro_batch", "rows"]
 
 
-class DoesNotFit(ValueError):
+class DoesNotFit(UserError, ValueError):
     """The plan's estimate exceeds its card; the message lists what fits instead."""
 
 
@@ -350,7 +360,36 @@ def table(plan: CPTPlan, engine: str, answers: list[Row]) -> list[str]:
     return lines
 
 
+def card_notes(plan: CPTPlan) -> list[str]:
+    """What the table cannot say by itself about the plan's card: an unknown card, and bf16 on one without it."""
+    facts = gpu_type(plan.cluster.gpu_type)
+    if facts is None:
+        known = ", ".join(GPU_TYPES)
+        return [
+            f"# note: cluster.gpu_type={plan.cluster.gpu_type} is not a card the planner knows ({known}): memory is "
+            "planned from cluster.gpu_memory alone; whether it computes in bf16 is not checked"
+        ]
+    if not facts.bf16 and plan.loop.precision == "bf16-mixed":
+        return [
+            f"# {plan.cluster.gpu_type} has no bf16: every layout below stops at start under loop.precision="
+            "bf16-mixed; add loop.precision=fp16-mixed (hf engine) to plan one that runs"
+        ]
+    return []
+
+
+def world_size(text: str) -> int:
+    """`gpus=N`: ranks, a whole number >= 1, or a `PlanError` naming it."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise PlanError(f"gpus= must be a whole number of GPUs, 1 or more; got {text!r}")
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> int:
+    with reported("python -m morphcpt.train.memory"):
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     from morphcpt.train.plan import load_plan
 
     args = list(sys.argv[1:] if argv is None else argv)
@@ -359,13 +398,14 @@ def main(argv: list[str] | None = None) -> int:
     overrides = []
     for arg in args:
         if arg.startswith("gpus="):
-            world = int(arg.split("=", 1)[1])
+            world = world_size(arg.split("=", 1)[1])
         elif arg.startswith("gpu_memory="):
             overrides.append(legacy["gpu_memory="] + arg.split("=", 1)[1])
         else:
             overrides.append(arg)
     plan = load_plan(overrides)
     card = Card.of(plan)
+    notes = card_notes(plan)
     engines = (
         ["hf"]
         if plan.data.scheme == "eeve"
@@ -380,6 +420,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if shape.note:
         print(f"# note: {shape.note}")
+    for note in notes:
+        print(note)
     for engine in engines:
         if engine == "megatron":
             mshape = memory_megatron.MegatronShape.from_plan(
@@ -400,7 +442,11 @@ def main(argv: list[str] | None = None) -> int:
             micro, peak = hf_validation_bytes(plan, answers[0], shape)
             print(f"(validation at micro batch {micro}: {gib(peak)})")
         print("\n".join(table(plan, engine, answers)))
-        if not answers[0].fits:
+        if notes and "no bf16" in notes[0]:
+            print(
+                f"the plan's layout cannot run on {plan.cluster.gpu_type}: it has no bf16 (see the note above)"
+            )
+        elif not answers[0].fits:
             print(
                 f"the plan's layout does not fit; {answers[0].largest and 'a smaller micro batch does' or 'see the changes above'}"
             )

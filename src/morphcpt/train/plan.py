@@ -24,7 +24,7 @@ from omegaconf import OmegaConf
 
 from morphcpt import paths
 from morphcpt.errors import UserError
-from morphcpt.train.gpus import parse_bytes
+from morphcpt.train.gpus import card_bytes
 
 ENGINES = ("megatron", "hf")
 STAGES = ("check", "prepare", "train")
@@ -34,9 +34,8 @@ PEFT_METHODS = ("none", "lora")
 COMPILE_MODES = ("auto", "layers", "model", "none")
 PARAM_DTYPES = ("auto", "bf16", "fp32")
 # Loop keys that change how a step is laid out over ranks and memory, or how fast it runs, never what it computes:
-# left out of the config hash, so a run may resume under another sharding (e.g. after moving to more GPUs).
-# The micro batch is one of them: samples are addressed by index, so a step reads the same global batch at any
-# micro batch size ("auto" may pick another one on another card).
+# left out of the config hash, so a run may resume under another sharding (more GPUs) or micro batch (samples are
+# addressed by index, so a step reads the same global batch at any micro batch; "auto" may pick another one).
 LAYOUT_KEYS = (
     "max_steps_per_run",
     "micro_batch_size",
@@ -48,6 +47,7 @@ LAYOUT_KEYS = (
     "param_dtype",  # checkpoints hold fp32 weights and optimiser state either way
     "fused_optimizer",
     "loss_chunk_tokens",
+    "max_skipped_steps",  # a guard on the run, not what is trained
 )
 
 
@@ -128,7 +128,7 @@ class LoopPlan:
     # margin and divides the global batch (`python -m morphcpt.train.memory` shows the choice).
     micro_batch_size: int | str = 2
     # "bf16-mixed"; "fp16-mixed" (hf engine, cards without bf16: V100, T4) is fp16 autocast with a dynamic loss
-    # scale; "fp32". CPU always runs fp32.
+    # scale, stopped after `max_skipped_steps` skipped steps in a row (precision.Fp16Overflow); "fp32". CPU: fp32.
     precision: str = "bf16-mixed"
     seed: int = 1234
     # hf engine: stop after this many optimiser steps in one invocation (a checkpoint is written); null: no limit.
@@ -151,11 +151,11 @@ class LoopPlan:
     # Parameters in "bf16" with fp32 master weights in the optimiser, or "fp32" (bf16 autocast on a GPU); "auto":
     # bf16 on a GPU under bf16-mixed with ddp and no LoRA, else fp32 (morphcpt.train.precision says what each gives).
     param_dtype: str = "auto"
-    fused_optimizer: bool = (
-        True  # AdamW as one fused kernel on CUDA (torch's foreach implementation elsewhere)
-    )
+    # AdamW as one fused kernel on CUDA (torch's foreach implementation elsewhere)
+    fused_optimizer: bool = True
     # Tokens per chunk of the chunked cross entropy (no full-vocabulary logits); null: 1 GiB of fp32 logits a chunk.
     loss_chunk_tokens: int | None = None
+    max_skipped_steps: int = 25
 
     def apply_token_budget(self) -> None:
         if self.train_tokens is not None:
@@ -362,7 +362,7 @@ def validate(plan: CPTPlan) -> CPTPlan:
             raise PlanError(
                 f"global batch {loop.global_batch_size} is not a multiple of micro batch {loop.micro_batch_size}"
             )
-    parse_bytes(plan.cluster.gpu_memory, "cluster.gpu_memory")
+    card_bytes(plan.cluster.gpu_memory, "cluster.gpu_memory")
     if plan.optim.name not in ("adamw", "adafactor"):
         raise PlanError(f"optim.name must be one of adamw, adafactor; got {plan.optim.name!r}")
     if plan.optim.name != "adamw" and (plan.engine == "megatron" or plan.data.scheme == "eeve"):

@@ -38,6 +38,7 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
+from morphcpt.errors import UserError
 from morphcpt.train.plan import LoopPlan, OptimPlan, PeftPlan, PlanError
 
 
@@ -98,11 +99,20 @@ def check_bf16(loop: LoopPlan, gpu_type: str, device: torch.device | None = None
         )
 
 
+class Fp16Overflow(UserError, RuntimeError):
+    """fp16-mixed overflowed at every loss scale for `loop.max_skipped_steps` steps in a row: nothing trains.
+
+    The default, 25: from the loss scale's start (2**16) 25 halvings reach 2**-9, where no scale helps, so the
+    overflow is in the forward pass (values past fp16's 65,504) and only bf16 or fp32 trains."""
+
+
 def grad_scaler(loop: LoopPlan, device: torch.device, fsdp: bool):
     """The dynamic loss scale of fp16-mixed (None otherwise): torch.amp's, or under FSDP2 the sharded one, which
     reduces the overflow check over the ranks so all of them skip the same steps."""
     if loop.precision != "fp16-mixed":
         return None
+    if not isinstance(loop.max_skipped_steps, int) or loop.max_skipped_steps < 1:
+        raise PlanError(f"loop.max_skipped_steps must be a whole number >= 1, got {loop.max_skipped_steps!r}")
     if fsdp:
         from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
 

@@ -11,11 +11,14 @@ from morphcpt.train.plan import load_plan, replicate_name
 
 
 def cluster_runs(seeds: int = 1, prefix: str = "cpt") -> list[dict[str, str]]:
-    """The cluster recipes (`conf/recipe/<prefix>_*.yaml`) as job-script variables, one per seed: VARIANT
-    (`patok`, then `patok_seed1`, ...), RECIPE, RUN_NAME, SCHEME, REPLICATE."""
+    """The cluster recipes (`conf/recipe/<prefix>_*.yaml`, less EEVE's: `pilot_eeve` runs as `jobs.eeve_runs`) as
+    job-script variables, one per seed: VARIANT (`patok`, then `patok_seed1`, ...), RECIPE, RUN_NAME, SCHEME,
+    REPLICATE."""
     runs = []
     for path in sorted((paths.CONF_DIR / "recipe").glob(f"{prefix}_*.yaml")):
         plan = load_plan([f"recipe={path.stem}"])
+        if plan.data.scheme == "eeve":
+            continue  # EEVE's seven-stage runs are their own jobs (jobs.eeve_runs), never one plain CPT run
         variant = path.stem.removeprefix(f"{prefix}_")
         for k in range(seeds):
             runs.append(

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
-from morphcpt.train import sharding
+from morphcpt.train import heartbeat, precision, sharding
 from morphcpt.train.data import TrainData, collate
 from morphcpt.train.plan import CPTPlan
 
@@ -45,6 +45,7 @@ class Run:
     autocast: bool  # autocast around forward passes (fp32 parameters, or a LoRA run's bf16 base, on a GPU)
     amp_dtype: torch.dtype = torch.bfloat16  # autocast's dtype: fp16 under fp16-mixed
     scaler: object | None = None  # fp16-mixed's loss scale (torch.amp.GradScaler), else None
+    skipped: int = 0  # fp16-mixed: optimiser steps skipped in a row (their gradients overflowed)
 
 
 def all_reduce(values: list[float], device: torch.device, op=None) -> list[float]:
@@ -86,6 +87,7 @@ def optimizer_step(run: Run, data: TrainData, plan: CPTPlan, step: int):
     local_tokens = sum(b["loss_mask"].sum().item() for b in batches)
     step_nats = 0.0
     for m, batch in enumerate(batches):
+        heartbeat.beat()  # from the loop itself: a rank that hangs stops it (multi-node jobs watch it)
         with sharding.no_sync(run.wrapped, sync=m == accumulation - 1):
             weighted, nats, _ = token_losses(run, batch, local_tokens)
             (weighted if run.scaler is None else run.scaler.scale(weighted)).backward()
@@ -100,8 +102,19 @@ def optimizer_step(run: Run, data: TrainData, plan: CPTPlan, step: int):
         norm = sharding.clip_grad_norm(run.model, plan.optim.clip_grad)
     lr = run.optimizer.param_groups[0]["lr"]
     if run.scaler is not None:
+        scale = run.scaler.get_scale()
         run.scaler.step(run.optimizer)
         run.scaler.update()
+        # the scale drops exactly when the step was skipped (inf or NaN gradients on some rank)
+        run.skipped = run.skipped + 1 if run.scaler.get_scale() < scale else 0
+        if run.skipped >= loop.max_skipped_steps:
+            raise precision.Fp16Overflow(
+                f"loop.precision=fp16-mixed: {run.skipped} optimiser steps in a row were skipped (steps "
+                f"{step - run.skipped + 1}-{step}), their gradients overflowed at every loss scale down to "
+                f"{run.scaler.get_scale():g}: the model's values exceed fp16's range (65,504) in the forward pass, "
+                "so no loss scale helps. Train in bf16 (loop.precision=bf16-mixed, on a card with bf16) or fp32 "
+                "(loop.precision=fp32); loop.max_skipped_steps sets this limit"
+            )
     else:
         run.optimizer.step()
     run.optimizer.zero_grad(set_to_none=True)
@@ -134,6 +147,7 @@ def evaluate(run: Run, data: TrainData, plan: CPTPlan) -> dict:
     # first rank run the first batch again and discard it, so all ranks make the same number of calls.
     rounds = -(-len(starts) // ranks.world) if sharding.is_fsdp(run.wrapped) else len(mine)
     for i in range(rounds):
+        heartbeat.beat()
         start = mine[i] if i < len(mine) else starts[0]
         batch = collate(data.validation, range(start, min(start + mbs, len(data.validation))))
         _, losses, mask = token_losses(run, batch)
