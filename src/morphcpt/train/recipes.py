@@ -12,10 +12,13 @@ from morphcpt.train.plan import load_plan, replicate_name
 
 def cluster_runs(seeds: int = 1, prefix: str = "cpt") -> list[dict[str, str]]:
     """The cluster recipes (`conf/recipe/<prefix>_*.yaml`) as job-script variables, one per seed: VARIANT
-    (`patok`, then `patok_seed1`, ...), RECIPE, RUN_NAME, SCHEME, REPLICATE."""
+    (`patok`, then `patok_seed1`, ...), RECIPE, RUN_NAME, SCHEME, REPLICATE. The EEVE arm is not one of them:
+    it has its own job (`jobs.eeve_runs`), and `pilot_eeve` would otherwise count it twice."""
     runs = []
     for path in sorted((paths.CONF_DIR / "recipe").glob(f"{prefix}_*.yaml")):
         plan = load_plan([f"recipe={path.stem}"])
+        if plan.data.scheme == "eeve":
+            continue
         variant = path.stem.removeprefix(f"{prefix}_")
         for k in range(seeds):
             runs.append(
