@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, ...]] = [
         "completion",
         "scheduler",
     ),  # "=": morphcpt itself
-    ("corpus", "morphology"),  # the raw material: documents, and the analyser of their words
+    ("corpus", "morphology", "realmodel"),  # raw material: documents, the word analyser, a real model
     ("tokenization",),  # schemes over a vocabulary, built on the analyser
     ("preprocess", "audit", "bench"),  # indexed data from a corpus; benchmarks from the analyser
     ("train",),  # the plan and the two engines

@@ -342,3 +342,52 @@ def test_the_local_runner_runs_slurm_scripts_too(tmp_path, capsys):
     with pytest.raises(SystemExit):
         pipeline.main(["--sample"])  # --sample without --local is refused
     assert "add --local" in capsys.readouterr().err
+
+
+def test_base_model_wires_its_folder_as_model_and_tokenizer_of_every_stage(tmp_path, capsys):
+    base = tmp_path / "base"
+    with pytest.raises(SystemExit):
+        pipeline.main(["--local", "--base-model", str(base)])  # without --sample
+    assert "add --local --sample" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        pipeline.main(["--local", "--sample", "--base-model", str(base)])  # no model there
+    assert "not a Hugging Face model folder" in capsys.readouterr().err
+    settings = jobs.derived_settings(
+        {**jobs.SETTINGS, **local_chain.base_model_settings(tmp_path / "out", base)}
+    )
+    assert settings["BASE_MODEL"] == settings["TOKENIZER"] == str(base.resolve())
+    stages = {stage.name: stage for stage in pipeline.build_stages(settings, ["patok", "eeve"])}
+    plan = pipeline.training_plan_overrides(settings, stages["cpt_patok"])
+    assert f"model.pretrained={base.resolve()}" in plan and f"model.tokenizer={base.resolve()}" in plan
+    assert "recipe=pilot_patok" in plan and "model=tiny" not in " ".join(plan)
+    jobs_dir = tmp_path / "jobs"
+    jobs.render_jobs(paths.REPO_ROOT / "job_templates", jobs_dir, settings)
+    assert f'--base "{base.resolve()}"' in (jobs_dir / "eeve_tokenizer.pbs").read_text()
+    assert f'TOKENIZER="{base.resolve()}"' in (jobs_dir / "preprocess_data_patok.pbs").read_text()
+
+
+@pytest.mark.slow
+def test_the_chain_runs_from_a_base_model_folder_to_the_report(tmp_path, capsys):
+    """`--local --sample --base-model DIR` on the tiny model saved as an HF folder standing in for a real one:
+    every run starts from its weights (the first loss is the base's, not a fresh model's) and is evaluated."""
+    from morphcpt.train.models import save_tiny_gemma3
+
+    base = save_tiny_gemma3(paths.SAMPLE_TOKENIZER_DIR, tmp_path / "base", seed=3)
+    out, schemes = tmp_path / "chain", ["vanilla", "eeve"]
+    args = ["--local", "--sample", "--base-model", str(base), "--output-dir", str(out), "--schemes", *schemes]
+    assert pipeline.main(args) == 0
+    assert not (out / "base-model").exists()  # no tiny random base was made
+    run = out / "runs" / "gemma3-270m-baseline"
+    config = (run / "config.yaml").read_text()
+    assert f"pretrained: {base}" in config and f"tokenizer: {base}" in config
+    meta = json.loads((out / "exports" / "gemma3-270m-eeve" / "morphcpt_metadata.json").read_text())
+    assert str(base) in json.dumps(meta)
+    report = (out / "results" / "analysis" / "report.md").read_text()
+    assert "| gemma3-270m-baseline |" in report and "| gemma3-270m-eeve |" in report
+
+
+def test_the_pilot_chain_has_one_eeve_run_with_its_own_job():
+    """`pilot_eeve` is the EEVE job's recipe, never also a plain CPT run (which had an export stage nobody wrote)."""
+    settings = jobs.derived_settings({**jobs.SETTINGS, "RECIPES": "pilot"})
+    names = [stage.name for stage in pipeline.build_stages(settings, ["vanilla", "eeve"])]
+    assert names.count("cpt_eeve") == 1 and "export_eeve" not in names and "export_baseline" in names

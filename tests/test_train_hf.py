@@ -181,6 +181,23 @@ def test_partial_or_resized_weights_are_refused(vocab, tmp_path):
         load_pretrained(tmp_path / "partial")
 
 
+def test_a_dequantized_folder_still_marked_gguf_loads_and_saves(vocab, tmp_path):
+    """A folder of weights dequantized from a GGUF file whose config.json kept `quantization_config: gguf` (as a
+    hand conversion of the real Gemma 3 270M did): the hf engine trains from it, and its checkpoints must still
+    save and export (transformers refuses to save a model it believes GGUF-quantized)."""
+    build_model(tiny_config(vocab.size), seed=1).save_pretrained(tmp_path / "base")
+    config = json.loads((tmp_path / "base" / "config.json").read_text())
+    config["quantization_config"] = {"dequantize": False, "gguf_file": "m.gguf", "quant_method": "gguf"}
+    (tmp_path / "base" / "config.json").write_text(json.dumps(config))
+    model = load_pretrained(tmp_path / "base", vocab_size=vocab.size)
+    model.save_pretrained(tmp_path / "saved")  # refused before: "The model is quantized with gguf"
+    assert "quantization_config" not in json.loads((tmp_path / "saved" / "config.json").read_text())
+    assert torch.equal(
+        load_file(tmp_path / "saved" / "model.safetensors")["model.embed_tokens.weight"],
+        load_file(tmp_path / "base" / "model.safetensors")["model.embed_tokens.weight"],
+    )
+
+
 def test_schedule_and_weight_decay_groups(vocab):
     optim = OptimPlan(lr=1.0, min_lr=0.1, warmup_steps=4)
     lrs = [lr_multiplier(s, optim, 20) for s in range(20)]

@@ -2,6 +2,7 @@
 
     python scripts/submit_pipeline.py --local --sample       # the whole chain on the shipped sample, tiny model, CPU
     python scripts/submit_pipeline.py --local [--from ...]   # .env's settings, on this machine (a workstation, a node)
+    python scripts/submit_pipeline.py --local --sample --base-model DIR   # the sample chain from a real HF model
 
 The scripts are exactly the ones `morphcpt.pipeline` submits (rendered from `job_templates/`), run by
 `morphcpt.jobs.run_local` with the scheduler's variables set; the stages are `morphcpt.pipeline.build_stages`'s.
@@ -55,6 +56,30 @@ def sample_settings(output_dir: Path) -> dict[str, str]:
         ),
         "EVAL_ARGS": "--device cpu --batch-size 32",
         "AUTO_RESUBMIT": "0",
+    }
+
+
+def base_model_settings(output_dir: Path, base_model: Path) -> dict[str, str]:
+    """The sample chain (`sample_settings`) continued from a pretrained HF folder instead of the tiny random base:
+    its tokenizer preprocesses the sample and grows EEVE's vocabulary, every arm starts from its weights (the pilot
+    recipes, the model's own vocabulary), at a budget a CPU finishes: 2 steps of 2 x 128 tokens a run, EEVE's
+    stages 1 and 6 of 1 step each, a few items a benchmark task. For a real model (docs/real-model.md)."""
+    base = str(Path(base_model).resolve())
+    real_run = (
+        "model.vocab_size=null loop.steps=2 loop.train_tokens=null loop.seq_length=128 loop.global_batch_size=2 "
+        "loop.micro_batch_size=2 loop.precision=fp32 optim.lr=1e-5 optim.min_lr=1e-6 optim.warmup_steps=1 "
+        "validation.interval=2 validation.max_batches=2 validation.micro_batch_size=2 checkpoint.interval=2 "
+        "checkpoint.keep=1 logging.interval=1 logging.wandb=false"
+    )
+    return {
+        **sample_settings(output_dir),
+        "TOKENIZER": base,
+        "BASE_MODEL": base,
+        "RECIPES": "pilot",
+        "TRAIN_OVERRIDES": real_run,
+        "EEVE_OVERRIDES": "eeve.stages=[1,6] eeve.steps=[1,1,1,1,1,1,1] eeve.warmup_steps=[0,0,0,0,0,0,0] "
+        "validation.interval=1000 checkpoint.interval=1000",
+        "EVAL_ARGS": "--device cpu --batch-size 8 --limit 4 --max-new-tokens 16",
     }
 
 

@@ -3,6 +3,7 @@
     python scripts/submit_pipeline.py [--from STAGE] [--to STAGE] [--schemes vanilla patok] [--seeds 3] [--dry-run]
     python scripts/submit_pipeline.py --status          (also: morphcpt submit ...)
     python scripts/submit_pipeline.py --local [--sample] [--seeds 2]  (the same scripts, run here in order)
+    python scripts/submit_pipeline.py --local --sample --base-model DIR  (the sample chain from a real model)
 
 Seeds: `--seeds N` (or SEEDS in .env) runs every arm N times, seed k = 0..N-1 (docs/replicates-and-power.md):
 stochastok and patok get a preprocessing array per seed (`preprocess_patok_seed1`, ids in <scheme>/seed<k>/),
@@ -332,6 +333,13 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
         action="store_true",
         help="with --local: the shipped sample, a tiny model on CPU, everything under --output-dir",
     )
+    parser.add_argument(
+        "--base-model",
+        type=Path,
+        metavar="DIR",
+        help="with --local --sample: continue from this pretrained HF folder (its tokenizer too), e.g. the real "
+        "Gemma 3 270M of scripts/fetch_real_model.py, at a CPU's budget (docs/real-model.md)",
+    )
     parser.add_argument("--output-dir", type=Path, default=paths.OUTPUTS_DIR / "chain", help="for --sample")
     parser.add_argument("--env", default=".env", help="settings file (skipped when missing)")
     parser.add_argument(
@@ -341,10 +349,16 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
     args = parser.parse_args(argv)
     if args.sample and not args.local:
         parser.error("--sample runs the chain here: add --local")
+    if args.base_model and not args.sample:
+        parser.error("--base-model runs the sample chain from that model: add --local --sample")
+    if args.base_model and not (args.base_model / "config.json").is_file():
+        parser.error(f"--base-model {args.base_model}: not a Hugging Face model folder (no config.json)")
     env = jobs.read_env(args.env) if Path(args.env).exists() and not args.sample else {}
     if args.sample:
         mine = jobs.read_env(args.env) if Path(args.env).exists() else {}
         env = local_chain.sample_settings(args.output_dir)
+        if args.base_model:
+            env = local_chain.base_model_settings(args.output_dir, args.base_model)
         if (
             mine.get("SEEDS") and args.seeds is None
         ):  # the sample keeps its own paths, but not silently one seed
@@ -380,7 +394,7 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
         with lockfile.claim(chain_lock(settings), what):
             jobs.render_jobs(paths.REPO_ROOT / "job_templates", jobs_dir, env)
             if args.local:
-                if args.sample:
+                if args.sample and not args.base_model:
                     local_chain.make_sample_base(Path(settings["BASE_MODEL"]))
                 check_training_memory(settings, stages)
                 local_chain.run(

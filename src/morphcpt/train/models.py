@@ -137,13 +137,22 @@ def save_tiny_gemma3(tokenizer_dir: str | Path, out_dir: str | Path, *, seed: in
 
 
 def load_strict(name_or_path: str | Path) -> PreTrainedModel:
-    """Any causal LM `AutoModelForCausalLM` loads (Gemma 3 by default), in fp32, refusing a partial load."""
-    from transformers import AutoModelForCausalLM
+    """Any causal LM `AutoModelForCausalLM` loads (Gemma 3 by default), in fp32, refusing a partial load.
+
+    A folder of weights dequantized from a GGUF file may still say `quantization_config: gguf` in its config.json;
+    its weights are plain tensors (this never loads a GGUF file), so the mark is dropped: kept, it would make
+    every later `save_pretrained` (a checkpoint's export) refuse the model as GGUF-quantized."""
+    from transformers import AutoConfig, AutoModelForCausalLM
 
     source = paths.model_source(name_or_path)
     try:
+        config = AutoConfig.from_pretrained(source)
+        mark = getattr(config, "quantization_config", None)
+        method = mark.get("quant_method") if isinstance(mark, dict) else getattr(mark, "quant_method", None)
+        if str(getattr(method, "value", method)) == "gguf":
+            del config.quantization_config
         model, info = AutoModelForCausalLM.from_pretrained(
-            source, dtype=torch.float32, output_loading_info=True
+            source, config=config, dtype=torch.float32, output_loading_info=True
         )
     except Exception as error:  # a truncated safetensors file, a broken config: say which folder
         if Path(source).is_dir():
