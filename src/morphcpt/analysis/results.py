@@ -148,7 +148,9 @@ def load_results(results_dir: Path | str) -> list[TaskResult]:
 def _checkpoint_step(data: dict, path: Path) -> int | None:
     if data.get("checkpoint_step") is not None:
         return int(data["checkpoint_step"])
-    checkpoint_set = data.get("checkpoint_set")  # run_evaluation --last-checkpoints k records {run_name, step, steps}
+    checkpoint_set = data.get(
+        "checkpoint_set"
+    )  # run_evaluation --last-checkpoints k records {run_name, step, steps}
     if isinstance(checkpoint_set, dict) and checkpoint_set.get("step") is not None:
         return int(checkpoint_set["step"])
     match = re.fullmatch(r"ckpt-(\d+)", path.parent.name)
@@ -166,6 +168,7 @@ def final_results(results: list[TaskResult]) -> list[TaskResult]:
         if held is None or step >= (math.inf if held.checkpoint_step is None else held.checkpoint_step):
             last[key] = result
     return [r for r in results if last[(r.model.name, r.task, r.mode, r.language)] is r]
+
 
 def check_runs(results: list[TaskResult]) -> None:
     """Refuse a folder that is not one experiment: two result folders that are the same seed of the same arm
