@@ -356,18 +356,19 @@ def test_the_report_answers_the_research_question_from_the_numbers(analysed):
     prose, table = answer.split("\n| model |", 1)
     assert len(re.findall(r"[.!?](?:\s|$)", prose.replace("e.g.", ""))) <= 3  # at most three sentences
     assert "**Answer: yes**" in prose and "hierarchical Level 2 (morpheme decomposition)" in prose
-    # result files without continuous scores: the answer falls back to acc_norm and says so
-    assert "MCQ acc_norm (the planned primary gold_prob is not in these results: fallback)" in prose
+    # the evaluation records gold_prob per item: the answer is on the pre-registered primary (tests/test_primary.py
+    # covers result files from before it, which fall back to acc_norm and say so)
+    assert "MCQ gold_prob (pre-registered primary)" in prose
     assert "tested alone at 0.05" in prose and "interval that inverts" in prose  # the method, named
     # one run per arm: the runs differ, not (shown) the arms
     assert "this Patok run beats both this vanilla CPT run and StochasTok" in prose
-    assert "McNemar's score test over items" in prose and "t test over items and seeds" not in prose
+    assert "paired t test over items (one run each" in prose and "t test over items and seeds" not in prose
     rows = {line.split("|")[1].strip() for line in table.splitlines()[1:] if "|" in line}
     assert {"baseline (vanilla CPT)", "StochasTok CPT", "Patok CPT"} <= rows
     details = report.split("## Details", 1)[1]
     assert "this Patok CPT run is significantly better than this baseline run" in details
     assert "No significant difference between this StochasTok CPT run and this baseline run" in details
-    assert "McNemar p < 0.001" in details and "hierarchical-level2 GEN" in details
+    assert "paired t over items (df 399) p < 0.001" in details and "hierarchical-level2 GEN" in details
     # exploratory: Level 2 GEN and PACUTE affixation (both modes); "hierarchical" overlaps Level 2: left out
     assert "Exploratory (9 comparisons" in details and "left out because their items overlap" in details
 

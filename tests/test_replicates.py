@@ -109,7 +109,10 @@ def seeded_results(tmp_path_factory):
 
 
 def test_the_report_of_seeded_arms_compares_over_items_and_seeds_and_shows_the_design(seeded_results):
-    report = build_report(seeded_results / "results", seeded_results / "analysis", plots=False).read_text()
+    # the design on right/wrong scores (the evaluation also records gold_prob, the packaged primary)
+    report = build_report(
+        seeded_results / "results", seeded_results / "analysis", plots=False, primary="acc_norm"
+    ).read_text()
     answer = report.split("## Design")[0]
     assert "Seeds per arm: baseline 2, Patok CPT 2" in answer and "t test over items and seeds" in answer
     assert "(2 seeds)" in answer  # the arm's accuracy is a mean over its seeds
@@ -122,7 +125,20 @@ def test_the_report_of_seeded_arms_compares_over_items_and_seeds_and_shows_the_d
 
 def test_the_power_command_answers_from_a_pilot(seeded_results, capsys):
     assert (
-        power.main(["--pilot", str(seeded_results / "results"), "--seeds", "1", "2", "--items", "100"]) == 0
+        power.main(
+            [
+                "--pilot",
+                str(seeded_results / "results"),
+                "--seeds",
+                "1",
+                "2",
+                "--items",
+                "100",
+                "--metric",
+                "acc_norm",
+            ]
+        )
+        == 0
     )
     out = capsys.readouterr().out
     assert "pilot: hierarchical-level2 MCQ" in out and "| 2 | 100 |" in out
@@ -148,7 +164,9 @@ def test_runs_that_never_vary_get_item_level_intervals_not_points(tmp_path):
         for k in (0, 1)
     }
     evaluate(tmp_path, tmp_path / "results", models)
-    report = build_report(tmp_path / "results", tmp_path / "analysis", plots=False).read_text()
+    report = build_report(
+        tmp_path / "results", tmp_path / "analysis", plots=False, primary="acc_norm"
+    ).read_text()
     answer = report.split("## Design")[0]
     # seeded, yet nothing varies: the method named is the item-level one actually used
     assert "Seeds per arm: baseline 2, Patok CPT 2" in answer and "McNemar's score test over items" in answer
