@@ -80,12 +80,8 @@ def compare_mcq(
         for metric, tied in (("acc", p.tied), ("acc_norm", p.tied_norm)):
             if tied:
                 report.tied[metric] += 1
-            elif getattr(p, metric) == bool(sample[metric]):
-                report.agree[metric] += 1
             else:
-                report.disagreements.append(
-                    (p.id, f"{metric}: ours {getattr(p, metric)}, lm-eval {sample[metric]}")
-                )
+                _compare_metric(report, p, sample, metric)
     return report
 
 
@@ -103,10 +99,14 @@ def compare_gen(ours: Sequence[GenPrediction], samples: Mapping[str, dict]) -> P
         else:
             report.disagreements.append((p.id, f"answer line: ours {p.prediction!r}, lm-eval {line!r}"))
         for metric in GEN_METRICS:
-            if getattr(p, metric) == bool(sample[metric]):
-                report.agree[metric] += 1
-            else:
-                report.disagreements.append(
-                    (p.id, f"{metric}: ours {getattr(p, metric)}, lm-eval {sample[metric]}")
-                )
+            _compare_metric(report, p, sample, metric)
     return report
+
+
+def _compare_metric(report: Parity, prediction, sample: dict, metric: str) -> None:
+    """One right/wrong metric of one item: an agreement, or a disagreement naming both values."""
+    ours = getattr(prediction, metric)
+    if ours == bool(sample[metric]):
+        report.agree[metric] += 1
+    else:
+        report.disagreements.append((prediction.id, f"{metric}: ours {ours}, lm-eval {sample[metric]}"))
