@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from chain_helpers import fake_pbs_checkout
 from morphcpt import completion, indexed, jobs, lockfile, pipeline
 
 FAKE = """#!/bin/bash
@@ -27,18 +28,7 @@ case "$(basename "$0")" in qsub) echo "$n.pbs01";; qstat) exit 1;; esac
 
 @pytest.fixture
 def cluster(tmp_path, monkeypatch):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for name in ("qsub", "qstat"):
-        (bin_dir / name).write_text(FAKE)
-        (bin_dir / name).chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "submitted.log"))
-    (tmp_path / ".env").write_text(
-        f"DATA_ROOT={tmp_path}/data\nOUTPUT_ROOT={tmp_path}/out\nLOG_DIR={tmp_path}/logs\nNUM_CHUNKS=2\n"
-    )
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    return fake_pbs_checkout(tmp_path, monkeypatch, FAKE)
 
 
 def submitted(tmp_path: Path) -> list[str]:
