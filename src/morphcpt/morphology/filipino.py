@@ -47,6 +47,7 @@ from morphcpt.morphology.stems import (
     _MAX_PREFIXES,
     _MAX_WORD,
     COMMON_ZIPF,
+    D_SUBSTITUTED,
     SYNCOPATED,
     StemReadings,
     _copy_may_end_at,
@@ -248,7 +249,8 @@ class FilipinoPack(StemReadings, LanguagePack):
         restored nasal-deleted consonant, bare -an/-in after a vowel, which needs an unwritten glottal stop);
         then the fewest morphs. kinain is k|in|ain (root kain), not kina|in."""
         root_chars = sum(e - s for s, e, k in r.spans if k == "root")
-        marked = int(bool(r.restored)) + int(r.root not in self._trusted)
+        # d -> n weighs twice: at the same cut, a t- or s-root wins (man|alo <- talo, not dalo)
+        marked = int(bool(r.restored)) + int(r.restored == D_SUBSTITUTED) + int(r.root not in self._trusted)
         spans = r.spans
         for i, ((s, e, kind), (_, _, after)) in enumerate(zip(spans, spans[1:], strict=False)):
             if kind == "prefix" and after == "root":
@@ -267,17 +269,29 @@ class FilipinoPack(StemReadings, LanguagePack):
         """1 for a reading whose affixes do not fit its root: the superlative pinaka- takes no -an/-in, nor does a prefix
         read as a root (pinakain is p|in|a|kain, not pinaka|in; pinakasalan p|in|a|kasal|an), and a root that is a CV copy of another root (lalaki <- laki)
         is the noun only where no affix asks for the copy: -um-/-in-, -in and the plural adjective's ma- do (l|um|a|laki,
-        pa|la|laki|hin, ma|la|laki), ka-...-han and pagka- do not (ka|lalaki|han)."""
+        pa|la|laki|hin, ma|la|laki), where the lists show that affix on the short root, ka-...-han and pagka- do not
+        (ka|lalaki|han)."""
         if r.suffix and ("pinaka" in r.prefixes or r.root in _PREFIX_ROOTS):
             return 1
         root = r.root
-        return int(
-            (bool(r.infix) or r.suffix in ("in", "hin") or r.prefixes[-1:] == ("ma",))
-            and len(root) > 4
+        if not (
+            len(root) > 4
             and root[0] == root[2]
             and root[:2] == folded_first_syllable_cv(root[2:])
             and root[2:] in self._roots
-        )
+        ):
+            return 0
+        # the affix asks for the copy only where the lists show it on the short root without one: malaki for
+        # ma|la|laki, lumaki for l|um|a|laki; ma|tatag stays (no matag), as does t|um|a|tatag (no tumag)
+        short = root[2:]
+        asks = []
+        if r.infix:
+            asks.append(short[0] + r.infix + short[1:])
+        if r.suffix in ("in", "hin"):
+            asks += [short + "in", short + "hin"]
+        if r.prefixes[-1:] == ("ma",):
+            asks.append("ma" + short)
+        return int(bool(asks) and (not self._known or any(w in self._known for w in asks)))
 
     # ---------------------------------------------------------------- analysis
     def parse(self, word: str) -> Analysis:
@@ -338,17 +352,25 @@ class FilipinoPack(StemReadings, LanguagePack):
         count when their root is rarer than the word and no common word (`COMMON_ZIPF`): a linker alone (sulong is
         no sulo + -ng, but taong is tao|ng, kanyang kanya|ng) and an undone syncope (pansin is no pans|in <- panas,
         but kamtan is kamt|an <- kamit), unless the lists show the root inflecting in its full spelling (masdan is
-        masd|an <- masid: `_inflects`)."""
+        masd|an <- masid: `_inflects`). A vowel-final root's syncope before -han/-hin counts only so (sabhin is
+        sab|hin <- sabi, which the lists show as nagsabi and sinabi; daghan, a word of another language, is no
+        daga's)."""
         self.roots  # noqa: B018 - load the lexicon (and the frequencies `_readings` reads) first
         f = fold(word)
         zipf = self._zipf.get(f, 0.0)
         return any(
             len(r.spans) > 1
+            # d -> n never takes a headword out (panahon is no pan|ahon <- dahon)
+            and r.restored != D_SUBSTITUTED
             and (
-                (r.restored != SYNCOPATED and (r.prefixes or r.infix or r.suffix or r.reduplicant))
-                or r.linker == LINKER_AFTER_N  # atin|g: -g never ends a root
-                or self._zipf.get(r.root, 0.0) >= min(zipf, COMMON_ZIPF)
-                or (r.restored == SYNCOPATED and self._inflects(r.root))
+                self._inflects(r.root)
+                if r.restored == SYNCOPATED and r.suffix in ("han", "hin")
+                else (
+                    (r.restored != SYNCOPATED and (r.prefixes or r.infix or r.suffix or r.reduplicant))
+                    or r.linker == LINKER_AFTER_N  # atin|g: -g never ends a root
+                    or self._zipf.get(r.root, 0.0) >= min(zipf, COMMON_ZIPF)
+                    or (r.restored == SYNCOPATED and self._inflects(r.root))
+                )
             )
             for r in self._readings(f)
         )
@@ -375,7 +397,17 @@ class FilipinoPack(StemReadings, LanguagePack):
             return ("-" in f and _hyphenated(f)) or _Reading(((0, len(f), "root"),), f)
         best = min(candidates, key=lambda r: self._score(f, r))
         # The same cut with another root (nang|uha: kuha or uha; man|ita: sita or nita): the more frequent root.
-        same_cut = [best, *(r for r in candidates if r.spans == best.spans and r.root != best.root)]
+        # (A d -> n reading is no such alternative to a t/s one: the rarer substitution loses whatever the frequency.)
+        same_cut = [
+            best,
+            *(
+                r
+                for r in candidates
+                if r.spans == best.spans
+                and r.root != best.root
+                and (r.restored == D_SUBSTITUTED) == (best.restored == D_SUBSTITUTED)
+            ),
+        ]
         return min(same_cut, key=self._root_frequency) if len(same_cut) > 1 else best
 
     def _root_frequency(self, r: _Reading) -> float:

@@ -30,7 +30,7 @@ from morphcpt.morphology.lexicon import (
     read_words,
     word_frequencies,
 )
-from morphcpt.morphology.stems import _MAX_WORD, COMMON_ZIPF, SYNCOPATED, _syllable_ok
+from morphcpt.morphology.stems import _MAX_WORD, CLUSTER_SECOND, COMMON_ZIPF, SYNCOPATED, _syllable_ok
 
 # roots, word frequencies, every listed word -> a pack over exactly those roots (`filipino._lexicon_pack`)
 MakePack = Callable[[Any, dict[str, float], frozenset[str]], Any]
@@ -62,7 +62,15 @@ def load_root_tiers(
         *(lexicon_dir / name for name in lists),
         *(
             Path(__file__).with_name(n)
-            for n in ("filipino.py", "rootlexicon.py", "stems.py", "affixes.py", "syllabify.py", "lexicon.py")
+            for n in (
+                "filipino.py",
+                "rootlexicon.py",
+                "stems.py",
+                "evidence.py",
+                "affixes.py",
+                "syllabify.py",
+                "lexicon.py",
+            )
         ),
     ]:
         digest.update(path.name.encode() + path.read_bytes())
@@ -160,13 +168,15 @@ def _affixed(pack, word: str) -> bool:
 
 
 def _looks_inflected(word: str, roots: frozenset[str] | set[str]) -> bool:
-    """Whether `word` starts with a CV copy (sesend, tratrabaho, darating), is a root plus -n (tawan, paan), a root
+    """Whether `word` starts with a CV copy (sesend, tratrabaho, tatrabaho, darating), is a root plus -n (tawan, paan), a root
     with its d as r after a vowel (ramdam <- damdam), or a root's spelling after a nasal prefix took its first
     consonant (mili <- bili, nalo <- talo): a stem, not a root."""
-    for k in (1, 2, 3):  # la|laro, pri|prito, da|rating
+    for k in (1, 2, 3):  # la|laro, pri|prito, da|rating, ta|trabaho
         copy, rest = word[:k], word[k:]
         if copy[-1] in "aeiou" and (
-            rest.startswith(copy) or (copy[0] == "d" and rest.startswith("r" + copy[1:]))
+            rest.startswith(copy)
+            or (copy[0] == "d" and rest.startswith("r" + copy[1:]))
+            or (k == 2 and rest[:1] == copy[0] and rest[1:2] in CLUSTER_SECOND and rest[2:3] == copy[1])
         ):
             return True
     if (word.endswith("n") and word[:-1] in roots) or (word[0] == "r" and "d" + word[1:] in roots):

@@ -28,17 +28,19 @@ from morphcpt.morphology.affixes import (
     is_vowel,
     onset_len,
 )
+from morphcpt.morphology.evidence import RootEvidence, _syncope_h_stem
 from morphcpt.morphology.syllabify import VOWELS, folded_first_syllable_cv
 
 _MAX_WORD = 40
-COMMON_ZIPF = (
-    4.5  # a word this frequent (Zipf) is a common word (`_unshortened`, `filipino.has_affixed_reading`)
-)
+# a word this frequent (Zipf) is a common word (`_unshortened`, `filipino.has_affixed_reading`)
+COMMON_ZIPF = 4.5
 # the second consonant of the onsets borrowings bring: pr, pl, ty, kw, and the digraphs ch, sh, ts (che|check)
 CLUSTER_SECOND = frozenset("lrwyhs")
-SYNCOPATED = (
-    2  # `_Reading.restored` of a root whose lost vowel was put back (1: a swallowed consonant, d <- r)
-)
+# `_Reading.restored` of a root whose lost vowel was put back (1: a swallowed consonant, d <- r)
+SYNCOPATED = 2
+# `_Reading.restored` of a root whose d an n-final nasal prefix swallowed (man|ukot <- dukot): the rarest
+# substitution, read only where the word lists show the substituted stem in two forms (`_d_substitution_attested`)
+D_SUBSTITUTED = 3
 _MAX_PREFIXES = 3
 _PREFIX_SET = frozenset(PREFIXES) | {"mina", "kina"}  # the prefixes `_prefixed` looks for
 _PREFIX_STARTS = (*PREFIXES, "mina", "kina")
@@ -83,16 +85,12 @@ class _Reading(NamedTuple):
     suffix: str = ""
     reduplicant: str = ""
     linker: str = ""
-    restored: int = 0  # 0, 1 (a swallowed consonant or d <- r put back) or SYNCOPATED
+    restored: int = 0  # 0, 1 (a swallowed consonant or d <- r put back), SYNCOPATED or D_SUBSTITUTED
 
 
-class StemReadings:
+class StemReadings(RootEvidence):
     """The reading search; the pack supplies `_roots` (the lexicon), `_trusted` (the curated roots), `_zipf`
     (word frequencies) and `_known` (every word of the lists)."""
-
-    def _frequency(self, word: str) -> float:
-        """A sort key: the more frequent word first."""
-        return -self._zipf.get(word, 0.0)
 
     def _unshortened(self, root: str) -> tuple[bool, float]:
         """A sort key for the roots a syncope may have shortened: the more frequent first (ka|ibg|an <- ibig), but
@@ -111,8 +109,13 @@ class StemReadings:
         for sfx in SUFFIXES:
             if g.endswith(sfx) and len(g) - len(sfx) >= 2:
                 stem = g[: -len(sfx)]
-                if sfx[0] in "hn" and not is_vowel(stem[-1]) and not any(map(stem.endswith, SYNCOPE)):
-                    continue  # -han/-hin/-nan/-nin follow a vowel, or a syncopated root (dal|hin)
+                if (
+                    sfx[0] in "hn"
+                    and not is_vowel(stem[-1])
+                    and not any(map(stem.endswith, SYNCOPE))
+                    and not (sfx[0] == "h" and _syncope_h_stem(stem))
+                ):
+                    continue  # -han/-hin/-nan/-nin follow a vowel, or a syncopated root (kun|in, lab|han)
                 splits.append((len(stem), sfx))
         return splits
 
@@ -130,6 +133,17 @@ class StemReadings:
                     return t, bool(c)
                 continue
             options = [(t, bool(c))]
+            if suffixed in ("han", "hin") and not is_vowel(t[-1]):
+                # -han/-hin after a consonant: only a root that lost its last vowel (dal|hin, kun|in), never a
+                # consonant-final root as spelled (balaghan is no balag + -han)
+                lost = [(SYNCOPE[t], bool(c))] if t in SYNCOPE else []
+                lost += [(o, SYNCOPATED) for o in self._lost_final_vowel(t, suffixed)]
+                if t[0] == "r":  # and its d turned r after a vowel: ka|rum|han <- dumi
+                    lost += [(o, SYNCOPATED) for o in self._lost_final_vowel("d" + t[1:], suffixed)]
+                for o, restored in lost:
+                    if o in roots and _syllable_ok(o) and (o not in _NOT_ROOTS or o in self._trusted):
+                        return o, restored
+                continue
             if suffixed == "ado":  # the root's last vowel gave way: sigur|ado <- siguro
                 options = [(t + v, bool(c)) for v in "aoe"]
             elif suffixed:
@@ -259,6 +273,8 @@ class StemReadings:
         out: list[_Reading] = []
         ending = "ng" if p.endswith("ng") else p[-1]
         restore = ("",) + (DELETED_BY_ENDING[ending] if p in DELETING else ())
+        if ending == "n" and p in DELETING and self._d_substitution_attested(rest):
+            restore += ("d",)  # man|ukot <- dukot, only where the lists show the stem so twice
         # the copy keeps d where the base turned it r (man|da|ragat <- dagat)
         bases = [("", rest)] + [
             (rest[:k], rest[k:])
@@ -268,10 +284,14 @@ class StemReadings:
             and folded_first_syllable_cv(rest[k:]) in (rest[:k], "r" + rest[1:k] if rest[0] == "d" else "")
         ]
         for red, base in bases:
+            swallowed = False  # a t or s found: d is read only where neither is (man|alo <- talo, not dalo)
             for c in restore:
+                if c == "d" and swallowed:
+                    continue
                 found = self._lemma(base, suffixed, (c,))
                 if found is None:
                     continue
+                swallowed = swallowed or c in ("t", "s")
                 lemma = found[0]
                 initial = lemma[0]
                 agrees = (
@@ -286,7 +306,8 @@ class StemReadings:
                     spans = (((pos, pos + len(red), "reduplicant"),) if red else ()) + (
                         (pos + len(red), pos + len(rest), "root"),
                     )
-                    out.append(_Reading(spans, lemma, reduplicant=red, restored=bool(c) or found[1] or plain))
+                    restored = D_SUBSTITUTED if c == "d" else bool(c) or found[1] or plain
+                    out.append(_Reading(spans, lemma, reduplicant=red, restored=restored))
         return out
 
     def _substituted(self, rest: str, pos: int, suffixed: str) -> list[_Reading]:

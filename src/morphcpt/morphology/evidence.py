@@ -1,0 +1,71 @@
+"""What the word lists tell the reading search about a candidate root, for the alternations that need evidence.
+
+A vowel-final root that lost its last vowel before -han/-hin (sab|hin <- sabi) and a d that an n-final nasal
+prefix swallowed (man|ukot <- dukot) look like many words that are neither, so `stems.StemReadings` reads them
+only where the lists show the root behind them: its verb forms, or the substituted stem in a paradigm. The pack
+supplies `_zipf` (word frequencies), `_trusted` (the curated roots) and `_known` (every word of the lists).
+"""
+
+from __future__ import annotations
+
+from morphcpt.morphology.affixes import INFIXES, is_vowel
+
+# the consonants a vowel-final root may end on once it lost its last vowel before -han/-hin (sab|hin <- sabi,
+# s|in|al|han <- sali, dal|hin <- dala): not t, s, p or n (nathan, roshan, within stay whole)
+SYNCOPE_H_CODAS = ("b", "d", "g", "k", "l", "m", "r", "ng")
+
+
+def _syncope_h_stem(stem: str) -> bool:
+    """Whether `stem` can end as a two-syllable vowel-final root that lost its last vowel before -han/-hin: a vowel,
+    then one of `SYNCOPE_H_CODAS` (sab, sal; a prefix may stand before it, `_lost_final_vowel` decides the rest)."""
+    coda = 2 if stem.endswith("ng") else 1
+    return len(stem) > coda and stem.endswith(SYNCOPE_H_CODAS) and is_vowel(stem[-coda - 1])
+
+
+class RootEvidence:
+    """The evidence checks `stems.StemReadings` mixes in."""
+
+    _zipf: dict[str, float]
+    _trusted: frozenset[str]
+    _known: frozenset[str]
+
+    def _frequency(self, word: str) -> float:
+        """A sort key: the more frequent word first."""
+        return -self._zipf.get(word, 0.0)
+
+    def _lost_final_vowel(self, stem: str, suffixed: str) -> list[str]:
+        """The two-syllable vowel-final roots `stem` may be before -han/-hin once it lost its last vowel (sab|hin <-
+        sabi, pag|sal|han <- sali), the likelier first (more verb forms in the lists, then a curated
+        root, then the more frequent): only roots a frequency list (Zipf >= 3) or the curated list knows, and never a
+        stem that repeats its suffix (mahinhin is ma|hinhin, not hina's)."""
+        if not _syncope_h_stem(stem) or stem == suffixed or sum(map(stem.count, "aeiou")) != 1:
+            return []  # (one vowel: pa|dal|han <- dala, not padal|han <- the noun padala)
+        found = [
+            stem + v
+            for v in "ai"  # an o-final root raises its o instead (tuksu|hin <- tukso); -e ends loans (take)
+            if self._zipf.get(stem + v, 0.0) >= 3 or stem + v in self._trusted
+        ]
+        return sorted(
+            found,
+            key=lambda root: (-self._verb_forms(root), root not in self._trusted, self._frequency(root)),
+        )
+
+    def _verb_forms(self, root: str) -> int:
+        """How many of a verb's plainest forms of `root` the word lists hold (mag-, nag-, ma-, na-, i-, pag-, -um-,
+        -in-): the root a shortened stem belongs to is a verb's (sab|hin <- sabi: nagsabi, sinabi; not saba)."""
+        forms = {p + root for p in ("mag", "nag", "ma", "na", "i", "pag")}
+        if not is_vowel(root[0]):
+            forms |= {root[0] + infix + root[1:] for infix in INFIXES}
+        return len(forms & self._known)
+
+    def _d_substitution_attested(self, rest: str) -> bool:
+        """Whether the word lists show the stem `rest` (what follows an n-final nasal prefix that swallowed a d:
+        ukot <- dukot) in two nasal forms at least (manukot, nanunukot: man-, nan-, pan-, and ma-/na-/pa- with a copy): d -> n
+        is rare, and most words that look like it are no such form (manila, panata, manang): one of the two forms must
+        be a copy's (nanunukot), which a borrowing's look-alikes lack. True with no lists."""
+        known = self._known
+        if not known:
+            return True
+        plain = sum(pre + rest in known for pre in ("man", "nan", "pan"))
+        copied = sum(pre + "n" + rest[:1] + "n" + rest in known for pre in ("ma", "na", "pa"))  # na|nu|nukot
+        return copied >= 1 and plain + copied >= 2
