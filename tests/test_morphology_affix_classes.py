@@ -198,21 +198,6 @@ def test_d_to_n_takes_no_headword_out_of_the_lexicon():
     assert not pack.has_affixed_reading("panahon")
 
 
-@pytest.mark.parametrize(
-    ("word", "expected"),
-    [
-        ("magagala", ("ma|ga|gala", "gala")),  # the lists show magala: the plural adjective's copy
-        ("gumagala", ("g|um|a|gala", "gala")),  # ... and gumala: the verb's copy
-        ("mabubuwal", ("ma|bubuwal", "bubuwal")),  # no mabuwal in the lists: the longer root stays whole
-        ("bumubuwal", ("b|um|ubuwal", "bubuwal")),  # no bumuwal: -um- inside the longer root
-    ],
-)
-def test_a_short_roots_copy_only_where_the_lists_show_the_affix_on_it(word, expected):
-    pack = FilipinoPack(roots={"gala", "gagala", "buwal", "bubuwal"})
-    pack._known = frozenset({"magala", "gumala"})
-    assert cut(pack, word) == expected
-
-
 def test_a_cluster_copy_is_no_root_of_its_own():
     from morphcpt.morphology.rootlexicon import _looks_inflected
 

@@ -269,29 +269,17 @@ class FilipinoPack(StemReadings, LanguagePack):
         """1 for a reading whose affixes do not fit its root: the superlative pinaka- takes no -an/-in, nor does a prefix
         read as a root (pinakain is p|in|a|kain, not pinaka|in; pinakasalan p|in|a|kasal|an), and a root that is a CV copy of another root (lalaki <- laki)
         is the noun only where no affix asks for the copy: -um-/-in-, -in and the plural adjective's ma- do (l|um|a|laki,
-        pa|la|laki|hin, ma|la|laki), where the lists show that affix on the short root, ka-...-han and pagka- do not
-        (ka|lalaki|han)."""
+        pa|la|laki|hin, ma|la|laki), ka-...-han and pagka- do not (ka|lalaki|han)."""
         if r.suffix and ("pinaka" in r.prefixes or r.root in _PREFIX_ROOTS):
             return 1
         root = r.root
-        if not (
-            len(root) > 4
+        return int(
+            (bool(r.infix) or r.suffix in ("in", "hin") or r.prefixes[-1:] == ("ma",))
+            and len(root) > 4
             and root[0] == root[2]
             and root[:2] == folded_first_syllable_cv(root[2:])
             and root[2:] in self._roots
-        ):
-            return 0
-        # the affix asks for the copy only where the lists show it on the short root without one: malaki for
-        # ma|la|laki, lumaki for l|um|a|laki; ma|tatag stays (no matag), as does t|um|a|tatag (no tumag)
-        short = root[2:]
-        asks = []
-        if r.infix:
-            asks.append(short[0] + r.infix + short[1:])
-        if r.suffix in ("in", "hin"):
-            asks += [short + "in", short + "hin"]
-        if r.prefixes[-1:] == ("ma",):
-            asks.append("ma" + short)
-        return int(bool(asks) and (not self._known or any(w in self._known for w in asks)))
+        )
 
     # ---------------------------------------------------------------- analysis
     def parse(self, word: str) -> Analysis:
