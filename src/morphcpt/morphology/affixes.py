@@ -87,7 +87,7 @@ CORONAL = frozenset("dlrst")
 
 # Irregular roots that lose their last vowel (or change) before -in/-an; the surface stem maps to the dictionary
 # root. The regular syncope of a consonant-final root (takp|an <- takip) is undone by rule (`stems._lemma`), and so
-# is a vowel-final root's before -han/-hin (lab|han <- laba: `stems._lost_final_vowel`); dal and bil stay here for
+# is a vowel-final root's before -han/-hin (sab|hin <- sabi: `evidence._lost_final_vowel`); dal and bil stay here for
 # their -an/-in forms (dal|in, pag|bil|an).
 SYNCOPE: dict[str, str] = {
     "gaw": "gawa", "dal": "dala", "bil": "bili", "sund": "sunod", "kun": "kuha", "tamn": "tanim",

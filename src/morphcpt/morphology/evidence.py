@@ -35,9 +35,9 @@ class RootEvidence:
 
     def _lost_final_vowel(self, stem: str, suffixed: str) -> list[str]:
         """The two-syllable vowel-final roots `stem` may be before -han/-hin once it lost its last vowel (sab|hin <-
-        sabi, pag|sal|han <- sali), the likelier first (more verb forms in the lists, then a curated
-        root, then the more frequent): only roots a frequency list (Zipf >= 3) or the curated list knows, and never a
-        stem that repeats its suffix (mahinhin is ma|hinhin, not hina's)."""
+        sabi, pag|sal|han <- sali), the likelier first (more verb forms in the lists, then a curated root, then the
+        more frequent): only roots a frequency list (Zipf >= 3) or the curated list knows, and never a stem that
+        repeats its suffix (mahinhin is ma|hinhin, not hina's)."""
         if not _syncope_h_stem(stem) or stem == suffixed or sum(map(stem.count, "aeiou")) != 1:
             return []  # (one vowel: pa|dal|han <- dala, not padal|han <- the noun padala)
         found = [
@@ -60,9 +60,9 @@ class RootEvidence:
 
     def _d_substitution_attested(self, rest: str) -> bool:
         """Whether the word lists show the stem `rest` (what follows an n-final nasal prefix that swallowed a d:
-        ukot <- dukot) in two nasal forms at least (manukot, nanunukot: man-, nan-, pan-, and ma-/na-/pa- with a copy): d -> n
-        is rare, and most words that look like it are no such form (manila, panata, manang): one of the two forms must
-        be a copy's (nanunukot), which a borrowing's look-alikes lack. True with no lists."""
+        ukot <- dukot) in two nasal forms at least (manukot, nanunukot: man-, nan-, pan-, and ma-/na-/pa- with a
+        copy): d -> n is rare, and most words that look like it are no such form (manila, panata, manang): one of the
+        two forms must be a copy's (nanunukot), which a borrowing's look-alikes lack. True with no lists."""
         known = self._known
         if not known:
             return True

@@ -168,9 +168,9 @@ def _affixed(pack, word: str) -> bool:
 
 
 def _looks_inflected(word: str, roots: frozenset[str] | set[str]) -> bool:
-    """Whether `word` starts with a CV copy (sesend, tratrabaho, tatrabaho, darating), is a root plus -n (tawan, paan), a root
-    with its d as r after a vowel (ramdam <- damdam), or a root's spelling after a nasal prefix took its first
-    consonant (mili <- bili, nalo <- talo): a stem, not a root."""
+    """Whether `word` starts with a CV copy (sesend, tratrabaho, tatrabaho, darating), is a root plus -n (tawan,
+    paan), a root with its d as r after a vowel (ramdam <- damdam), or a root's spelling after a nasal prefix took its
+    first consonant (mili <- bili, nalo <- talo): a stem, not a root."""
     for k in (1, 2, 3):  # la|laro, pri|prito, da|rating, ta|trabaho
         copy, rest = word[:k], word[k:]
         if copy[-1] in "aeiou" and (

@@ -115,7 +115,7 @@ class StemReadings(RootEvidence):
                     and not any(map(stem.endswith, SYNCOPE))
                     and not (sfx[0] == "h" and _syncope_h_stem(stem))
                 ):
-                    continue  # -han/-hin/-nan/-nin follow a vowel, or a syncopated root (kun|in, lab|han)
+                    continue  # -han/-hin/-nan/-nin follow a vowel, or a syncopated root (dal|hin, sab|hin)
                 splits.append((len(stem), sfx))
         return splits
 
@@ -134,7 +134,7 @@ class StemReadings(RootEvidence):
                 continue
             options = [(t, bool(c))]
             if suffixed in ("han", "hin") and not is_vowel(t[-1]):
-                # -han/-hin after a consonant: only a root that lost its last vowel (dal|hin, kun|in), never a
+                # -han/-hin after a consonant: only a root that lost its last vowel (dal|hin, sab|hin), never a
                 # consonant-final root as spelled (balaghan is no balag + -han)
                 lost = [(SYNCOPE[t], bool(c))] if t in SYNCOPE else []
                 lost += [(o, SYNCOPATED) for o in self._lost_final_vowel(t, suffixed)]
