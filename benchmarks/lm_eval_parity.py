@@ -14,8 +14,8 @@ Per benchmark ("family"), `--per-family` items are taken from its tasks in turn 
 logs), both in `--dtype` (float32; float64 shows what is left once rounding is gone), one family after the other,
 ours first. lm_eval's log-softmax runs in `--lm-eval-softmax-dtype` (its own `softmax_dtype` option): float64 by
 default, because torch's float32 `log_softmax` on a CPU over Gemma 3's 262,144 logits overstates every token's
-log-probability by up to ~7e-5 (3.4e-4 over a 7-token option) against the float64 log-softmax of the very same
-logits; ours (`logsumexp(z) - z[y]`) stays within ~3e-6 (docs/evaluation.md). `float32` reproduces lm_eval's default. Both models are loaded once, before any timing.
+log-probability by up to 7.3e-5 (3.4e-4 over a 7-token option) against the float64 log-softmax of the very same
+logits; ours (`logsumexp(z) - z[y]`) stays within 1.7e-6 (docs/evaluation.md). `float32` reproduces lm_eval's default. Both models are loaded once, before any timing.
 `evaluate.parity` compares each item: MCQ log-likelihoods within 1e-4 and acc / acc_norm equal (items we flag as
 tied counted apart), GEN the same answer line and exact/prefix/contains. Timing: seconds in our scorer, and in
 lm_eval both the whole `simple_evaluate` (which also reads the task files) and the time inside its model calls

@@ -187,8 +187,8 @@ def token_logprobs(
 ) -> torch.Tensor:
     """log p(target) for each row of `hidden` (N, hidden) under the output layer `weight`, chunked: fp32, or
     float64 for float64 inputs. The log-softmax is `logsumexp(z) - z[target]` per row, whose fp32 reduction stays
-    within ~3e-6 of float64 over Gemma 3's 262,144 logits (torch's fp32 `log_softmax` on a CPU does not: see
-    docs/evaluation.md, "Parity with lm-evaluation-harness")."""
+    within ~2e-6 of float64 over Gemma 3's 262,144 logits (torch's fp32 `log_softmax` on a CPU does not: see
+    docs/evaluation.md, "lm-eval's log-softmax dtype")."""
     chunk = chunk or default_chunk(weight.shape[0])
     return -_nats_no_grad(hidden, weight, targets, chunk, softcap, compute_dtype_for(hidden, weight))
 
