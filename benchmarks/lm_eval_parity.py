@@ -5,12 +5,17 @@ batch size and threads, compared item by item and timed in one run. Not a test.
     pip install lm_eval                # 0.4.x; not a project dependency
     python benchmarks/lm_eval_parity.py [--model DIR] [--benchmark-dir tests/data/official] \
         [--benchmarks pacute hierarchical cute langgame multi_digit_addition] [--modes mcq gen] \
-        [--per-family 200] [--batch-size 8] [--threads 2] [--max-new-tokens 8] [--json out.json]
+        [--per-family 200] [--batch-size 8] [--threads 2] [--max-new-tokens 8] [--dtype float32] \
+        [--lm-eval-softmax-dtype float64] [--json out.json]
 
 Per benchmark ("family"), `--per-family` items are taken from its tasks in turn (the first items of each task, as
 `--limit` takes them), exported with `evaluate.lm_eval.export_lm_eval`, then scored by us (`evaluate.mcq` /
-`evaluate.gen` through `evaluate.hf.HFCausalLM`, float32) and by lm_eval's `hf` model (add_bos_token=True,
-float32, per-sample logs), one family after the other, ours first. Both models are loaded once, before any timing.
+`evaluate.gen` through `evaluate.hf.HFCausalLM`) and by lm_eval's `hf` model (add_bos_token=True, per-sample
+logs), both in `--dtype` (float32; float64 shows what is left once rounding is gone), one family after the other,
+ours first. lm_eval's log-softmax runs in `--lm-eval-softmax-dtype` (its own `softmax_dtype` option): float64 by
+default, because torch's float32 `log_softmax` on a CPU over Gemma 3's 262,144 logits overstates every token's
+log-probability by up to 7.3e-5 (3.4e-4 over a 7-token option) against the float64 log-softmax of the very same
+logits; ours (`logsumexp(z) - z[y]`) stays within 1.7e-6 (docs/evaluation.md). `float32` reproduces lm_eval's default. Both models are loaded once, before any timing.
 `evaluate.parity` compares each item: MCQ log-likelihoods within 1e-4 and acc / acc_norm equal (items we flag as
 tied counted apart), GEN the same answer line and exact/prefix/contains. Timing: seconds in our scorer, and in
 lm_eval both the whole `simple_evaluate` (which also reads the task files) and the time inside its model calls
@@ -77,6 +82,13 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--max-new-tokens", type=int, default=8)
+    parser.add_argument("--dtype", choices=["float32", "float64"], default="float32", help="both models'")
+    parser.add_argument(
+        "--lm-eval-softmax-dtype",
+        choices=["float32", "float64"],
+        default="float64",
+        help="lm_eval's softmax_dtype (float32: its default, off by up to 3.4e-4 on the real model)",
+    )
     parser.add_argument("--json", type=Path, help="also write every figure here")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -88,11 +100,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = args.model or save_tiny(Path(tmp) / "model")
         refuse_gguf_config(model_dir)
-        ours_lm = HFCausalLM.load(model_dir, device="cpu", batch_size=args.batch_size, dtype=torch.float32)
+        ours_lm = HFCausalLM.load(
+            model_dir, device="cpu", batch_size=args.batch_size, dtype=getattr(torch, args.dtype)
+        )
         theirs_lm = HFLM(
             pretrained=str(model_dir),
             add_bos_token=True,
-            dtype="float32",
+            dtype=args.dtype,
+            softmax_dtype=args.lm_eval_softmax_dtype,
             batch_size=args.batch_size,
             device="cpu",
         )
@@ -103,6 +118,8 @@ def main() -> None:
             "model": str(model_dir),
             "batch_size": args.batch_size,
             "threads": args.threads,
+            "dtype": args.dtype,
+            "lm_eval_softmax_dtype": args.lm_eval_softmax_dtype,
             "families": [],
         }
         print(f"{'task':<40} {'items':>5}  agreement")
@@ -139,15 +156,18 @@ def family(benchmark, mode, loaded, ours_lm, theirs_lm, timers, tmp, args, lm_ev
     keyed = {(task, mode): items for task, items in loaded.items()}
     export_lm_eval(keyed, task_dir)
     names = {task: task_name(task, mode) for task in loaded}
+    # One call for the whole family, as lm_eval batches every request of its tasks together: scoring task by task
+    # would give ours batches of 1-2 items where a family has many small tasks (PACUTE, hierarchical).
+    every = [item for items in loaded.values() for item in items]
     started = time.perf_counter()
     if mode == "mcq":
-        ours = {task: score_mcq(ours_lm, items) for task, items in loaded.items()}
+        scored = score_mcq(ours_lm, every)
     else:
-        ours = {
-            task: score_gen(ours_lm, items, max_new_tokens=args.max_new_tokens)
-            for task, items in loaded.items()
-        }
+        scored = score_gen(ours_lm, every, max_new_tokens=args.max_new_tokens)
     ours_seconds = time.perf_counter() - started
+    ours, offset = {}, 0
+    for task, items in loaded.items():
+        ours[task], offset = scored[offset : offset + len(items)], offset + len(items)
     inside = {name: timer.seconds for name, timer in timers.items()}
     started = time.perf_counter()
     out = lm_eval.simple_evaluate(

@@ -60,6 +60,17 @@ def test_token_logprobs_are_the_log_softmax_at_the_targets():
     torch.testing.assert_close(got, want.flatten(), rtol=1e-6, atol=1e-6)
 
 
+def test_token_logprobs_of_a_float64_model_are_float64_end_to_end():
+    # float64 scoring is how the evaluator's parity with lm-eval is checked below fp32 rounding: a cast to fp32
+    # anywhere would leave ~1e-6 gaps and hide which side drifts
+    h, w, labels, _ = _problem(tokens=5, vocab=4099, dtype=torch.float64)
+    h = h * 40  # logits of Gemma 3's scale, where an fp32 log-softmax is off by 1e-5 and more
+    want = torch.log_softmax(h @ w.T, dim=-1).gather(-1, labels[..., None]).squeeze(-1)
+    got = token_logprobs(h.flatten(0, 1), w, labels.flatten(), chunk=3)
+    assert got.dtype == torch.float64
+    torch.testing.assert_close(got, want.flatten(), rtol=0, atol=1e-12)
+
+
 def _peak_bytes(fn) -> int:
     from torch.profiler import ProfilerActivity, profile
 

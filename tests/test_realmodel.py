@@ -118,6 +118,40 @@ def test_fetch_writes_a_verified_folder_and_a_rerun_does_nothing(tmp_path, fake_
         fetch(out, build=no_build)
 
 
+def _mark_gguf(folder):
+    config = json.loads((folder / "config.json").read_text())
+    config["quantization_config"] = {
+        "dequantize": False,
+        "gguf_file": realmodel.GGUF_NAME,
+        "quant_method": "gguf",
+    }
+    (folder / "config.json").write_text(json.dumps(config))
+
+
+def test_the_fetched_config_keeps_no_gguf_quantization_config(tmp_path, fake_release):
+    # lm-eval's hf model refused a folder whose config still said quant_method gguf over plain bf16 weights
+    build, _ = fake_release
+
+    def marked_build(gguf, folder):
+        build(gguf, folder)
+        _mark_gguf(folder)
+
+    out = tmp_path / "gemma3"
+    fetch(out, build=marked_build, max_loss=100, echo=lambda line: None)
+    assert "quantization_config" not in json.loads((out / "config.json").read_text())
+    assert verified(out) is not None
+
+    # a folder an earlier fetch left marked is repaired by a rerun, and still verifies
+    _mark_gguf(out)
+    record = json.loads((out / realmodel.PROVENANCE).read_text())
+    record["files"] = realmodel.file_hashes(out)
+    (out / realmodel.PROVENANCE).write_text(json.dumps(record))
+    lines = []
+    fetch(out, build=marked_build, echo=lines.append)
+    assert "quantization_config" not in json.loads((out / "config.json").read_text())
+    assert verified(out) is not None and "dropped the GGUF quantization_config" in lines[0]
+
+
 def test_fetch_refuses_a_model_that_scores_like_a_random_one(tmp_path, fake_release):
     build, _ = fake_release
     with pytest.raises(RealModelError, match="nats/token"):

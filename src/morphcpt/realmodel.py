@@ -165,6 +165,19 @@ def dequantize(gguf: Path, folder: Path) -> None:
     AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(folder)
 
 
+def unmark_gguf(folder: Path) -> bool:
+    """Drop a GGUF `quantization_config` left in the folder's config.json (the weights are plain bf16): transformers
+    ignores it, but lm-eval's `hf` model passes it back and transformers then refuses the folder. Whether it was
+    there."""
+    path = Path(folder) / "config.json"
+    config = json.loads(path.read_text())
+    if (config.get("quantization_config") or {}).get("quant_method") != "gguf":
+        return False
+    del config["quantization_config"]
+    path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    return True
+
+
 def tokenizer_mismatches(folder: Path, reference: Path, texts=TOKENIZER_TEXTS) -> list[str]:
     """The texts whose ids (with special tokens) differ between the folder's tokenizer and `reference`."""
     from transformers import AutoTokenizer
@@ -281,6 +294,12 @@ def fetch(
     if reference_tokenizer is not None and not Path(reference_tokenizer).is_dir():
         raise RealModelError(f"--reference-tokenizer {reference_tokenizer}: no such folder")
     done = verified(output_dir)
+    if done is not None and unmark_gguf(output_dir):  # fetched by an earlier version of this command
+        done["files"] = file_hashes(output_dir)
+        (output_dir / PROVENANCE).write_text(json.dumps(done, indent=1) + "\n")
+        echo(
+            f"{output_dir}/config.json: dropped the GGUF quantization_config an earlier fetch left (lm-eval refused it)"
+        )
     if done is not None:
         echo(f"{output_dir}: already fetched and every file matches {PROVENANCE}: nothing to do")
         return done
@@ -302,6 +321,8 @@ def fetch(
     )
     staging.mkdir(parents=True)
     build(gguf, staging)
+    if unmark_gguf(staging):
+        echo("config.json: dropped a GGUF quantization_config the conversion left")
     echo(f"dequantized to bf16 in {time.perf_counter() - started:.0f} s")
     mismatches: list[str] = []
     if reference_tokenizer is None:

@@ -34,8 +34,10 @@ def default_chunk(vocab: int) -> int:
 def _logits(
     h: torch.Tensor, weight: torch.Tensor, softcap: float | None
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """fp32 logits of one chunk (after soft-capping) and the tanh the cap's gradient needs."""
-    z = (h @ weight.T).float()
+    """fp32 logits of one chunk (after soft-capping; float64 stays float64, for exact scoring) and the tanh the
+    cap's gradient needs."""
+    z = h @ weight.T
+    z = z if z.dtype == torch.float64 else z.float()
     if softcap is None:
         return z, None
     t = torch.tanh(z / softcap)
@@ -145,7 +147,10 @@ def compute_dtype_for(hidden: torch.Tensor, weight: torch.Tensor) -> torch.dtype
 def _nats_no_grad(hidden, weight, labels, chunk, softcap, compute_dtype) -> torch.Tensor:
     h_all = hidden.reshape(-1, hidden.shape[-1])
     y = labels.reshape(-1)
-    out = torch.empty(labels.shape, dtype=torch.float32, device=hidden.device)
+    # fp32 (float64 when the output layer computes in float64: a float64 model scores exactly, end to end)
+    out = torch.empty(
+        labels.shape, dtype=torch.promote_types(compute_dtype, torch.float32), device=hidden.device
+    )
     nats = out.view(-1)
     with torch.autocast(hidden.device.type, enabled=False):
         head = weight.to(compute_dtype)
@@ -180,7 +185,10 @@ def chunked_cross_entropy(
 def token_logprobs(
     hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, chunk: int | None = None, softcap=None
 ) -> torch.Tensor:
-    """log p(target) for each row of `hidden` (N, hidden) under the output layer `weight`, fp32, chunked."""
+    """log p(target) for each row of `hidden` (N, hidden) under the output layer `weight`, chunked: fp32, or
+    float64 for float64 inputs. The log-softmax is `logsumexp(z) - z[target]` per row, whose fp32 reduction stays
+    within ~2e-6 of float64 over Gemma 3's 262,144 logits (torch's fp32 `log_softmax` on a CPU does not: see
+    docs/evaluation.md, "lm-eval's log-softmax dtype")."""
     chunk = chunk or default_chunk(weight.shape[0])
     return -_nats_no_grad(hidden, weight, targets, chunk, softcap, compute_dtype_for(hidden, weight))
 
