@@ -28,8 +28,8 @@ import numpy as np
 import torch
 from torch.profiler import ProfilerActivity, profile
 
+from morphcpt.modeling.models import build_model, tiny_config
 from morphcpt.train import memory_hf
-from morphcpt.train.models import build_model, tiny_config
 from morphcpt.train.sharding import decoder_layers
 
 BASE = {"hidden_size": 1152, "num_heads": 4, "num_kv_heads": 1, "head_dim": 256, "intermediate_size": 6912}

@@ -53,10 +53,10 @@ def learn(corpus: Path, base: Path, out: Path, num_new: int, candidates: str) ->
 
 def stage_throughput(root: Path, tokenizer: Path, steps: int) -> dict:
     from morphcpt import paths
+    from morphcpt.modeling.models import save_tiny_gemma3
     from morphcpt.preprocess import compose_config, run
     from morphcpt.train import eeve, load_plan
     from morphcpt.train.metrics import read_metrics
-    from morphcpt.train.models import save_tiny_gemma3
 
     lines = paths.SAMPLE_CORPUS.read_text(encoding="utf-8").splitlines(keepends=True)
     (root / "validation.jsonl").write_text("".join(lines[:100]), encoding="utf-8")

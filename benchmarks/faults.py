@@ -222,7 +222,17 @@ def runner_signal(work: Path) -> tuple[str, bool]:
     script = work / "job.pbs"
     script.write_text('#!/bin/bash\n[ "$PBS_ARRAY_INDEX" = 2 ] && kill -TERM $$\necho ok\n')
     done = subprocess.run(
-        [sys.executable, "-m", "morphcpt.jobs", "run", str(script), "--array", "1-2", "--log-dir", str(work)],
+        [
+            sys.executable,
+            "-m",
+            "morphcpt.chain.jobs",
+            "run",
+            str(script),
+            "--array",
+            "1-2",
+            "--log-dir",
+            str(work),
+        ],
         env=ENV,
         capture_output=True,
         text=True,

@@ -173,8 +173,8 @@ def run_bare_row(args, micro_batch: int) -> dict:
     tokens, no engine (no data loader, master weights, metrics or checkpoints)."""
     import torch
 
-    from morphcpt.train.loss import chunked_cross_entropy
-    from morphcpt.train.models import GEMMA3_1B_SHAPE, GEMMA3_1B_VOCAB, build_model, tiny_config
+    from morphcpt.modeling.loss import chunked_cross_entropy
+    from morphcpt.modeling.models import GEMMA3_1B_SHAPE, GEMMA3_1B_VOCAB, build_model, tiny_config
     from morphcpt.train.sharding import apply_compile
 
     seq, batch, steps = SIZES[args.shape]

@@ -30,7 +30,7 @@ import torch
 
 from morphcpt import paths
 from morphcpt.evaluate.gen import score_gen
-from morphcpt.evaluate.hf import HFCausalLM
+from morphcpt.evaluate.hf_model import HFCausalLM
 from morphcpt.evaluate.items import load_benchmark
 from morphcpt.evaluate.lm_eval import export_lm_eval, task_name
 from morphcpt.evaluate.mcq import score_mcq
@@ -220,7 +220,7 @@ def refuse_gguf_config(model_dir: Path) -> None:
 
 
 def save_tiny(out: Path) -> Path:
-    from morphcpt.train.models import save_tiny_gemma3
+    from morphcpt.modeling.models import save_tiny_gemma3
 
     return save_tiny_gemma3(
         paths.DATA_DIR / "tokenizer", out, num_layers=2, num_heads=2, intermediate_size=128

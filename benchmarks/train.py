@@ -33,12 +33,12 @@ import torch
 
 from morphcpt import paths
 from morphcpt.indexed import IndexedWriter, dataset_digest
+from morphcpt.modeling.models import GEMMA3_1B_SHAPE, GEMMA3_1B_VOCAB
 from morphcpt.tokenization.vocabulary import Vocabulary
 from morphcpt.train import load_plan, memory
 from morphcpt.train.gpus import gpu_type
 from morphcpt.train.hf import train
 from morphcpt.train.metrics import read_metrics
-from morphcpt.train.models import GEMMA3_1B_SHAPE, GEMMA3_1B_VOCAB
 
 SHAPES = {
     "tiny": [],
@@ -121,7 +121,7 @@ def planner(args, plan, vocab: Vocabulary) -> dict:
     own = memory.rows(plan, "hf", args.ranks)[0]  # the engine's layout on this card, as it will run it
     report = {"planner_estimate_mb": round(own.estimate.total(args.micro_batch) / 2**20, 2)}
     if not cuda:
-        from morphcpt.train.models import build_model
+        from morphcpt.modeling.models import build_model
         from morphcpt.train.sharding import enable_activation_checkpointing
 
         model = build_model(memory.model_config(plan, vocab.size), seed=0).train()

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from chain_helpers import fake_pbs_checkout
-from morphcpt import completion, indexed, jobs, lockfile, pipeline
+from morphcpt import completion, indexed, lockfile
+from morphcpt.chain import jobs, pipeline
 
 FAKE = """#!/bin/bash
 # records its arguments and prints a new id, slowly when FAKE_DELAY is set (a busy scheduler)
@@ -46,7 +47,7 @@ def test_two_submissions_at_once_submit_each_job_once(cluster):
     command = [
         sys.executable,
         "-m",
-        "morphcpt.pipeline",
+        "morphcpt.chain.pipeline",
         "--env",
         ".env",
         "--schemes",

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from chain_helpers import fake_pbs_checkout
-from morphcpt import jobs, pipeline
+from morphcpt.chain import jobs, pipeline
 
 FAKE = """#!/bin/bash
 # records its arguments and prints a new id; qstat says every job is queued while $FAKE_QUEUED is set

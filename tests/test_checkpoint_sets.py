@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from morphcpt.evaluate.models import ModelResolutionError, resolve_models
+from morphcpt.evaluate.resolve import ModelResolutionError, resolve_models
 from morphcpt.evaluate.runner import EvalConfig, main, run_evaluation
 from morphcpt.export import METADATA_FILE, average_last
 from morphcpt.export import main as export_main
@@ -122,7 +122,7 @@ def test_an_export_is_evaluated_once_whatever_k(run, benchmarks, tmp_path):
 
 
 def test_averaged_weights_are_the_mean_of_the_last_checkpoints(run, tmp_path):
-    from morphcpt.train.models import load_strict
+    from morphcpt.modeling.models import load_strict
 
     result = average_last(run.run_dir, 3, tmp_path / "avg")
     meta = json.loads((tmp_path / "avg" / METADATA_FILE).read_text())

@@ -134,8 +134,8 @@ def test_a_generator_without_log_likelihoods_gets_no_bpb():
 
 @pytest.fixture(scope="module")
 def tiny_lm(tmp_path_factory, sample_tokenizer_dir):
-    from morphcpt.evaluate.hf import HFCausalLM
-    from morphcpt.train.models import save_tiny_gemma3
+    from morphcpt.evaluate.hf_model import HFCausalLM
+    from morphcpt.modeling.models import save_tiny_gemma3
 
     folder = save_tiny_gemma3(
         sample_tokenizer_dir,

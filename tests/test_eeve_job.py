@@ -1,4 +1,4 @@
-"""The EEVE PBS job renders (morphcpt.jobs conventions) into valid bash that runs the stages under torchrun with
+"""The EEVE PBS job renders (morphcpt.chain.jobs conventions) into valid bash that runs the stages under torchrun with
 the hf engine and the expanded tokenizer, and the eeve preprocessing array reads the expanded tokenizer."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import re
 import shlex
 import subprocess
 
-from morphcpt.jobs import render_jobs
+from morphcpt.chain.jobs import render_jobs
 from morphcpt.train.plan import load_plan
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from morphcpt import paths
-from morphcpt.jobs import render_jobs, run_local
-from morphcpt.setup_check import check_container_versions
+from morphcpt.chain.jobs import render_jobs, run_local
+from morphcpt.chain.setup_check import check_container_versions
 
 RUNNER = paths.REPO_ROOT / "training" / "nemo" / "run_in_enroot.sh"
 SECRET = "hf_TopSecret_value_42"
@@ -206,7 +206,7 @@ def test_an_older_container_of_the_same_name_is_named_with_the_fix(fake_enroot, 
 
 
 def test_verify_setup_on_a_node_with_enroot_checks_the_plans_container(fake_enroot, tmp_path):
-    from morphcpt.setup_check import run_checks
+    from morphcpt.chain.setup_check import run_checks
 
     env = tmp_path / ".env"
     env.write_text(f"CONTAINER_SQSH={tmp_path / 'missing.sqsh'}\n")

@@ -164,7 +164,7 @@ def test_a_missing_model_folder_is_one_clear_error_before_any_task(generated, tm
 def test_the_hf_loader_names_a_missing_or_broken_folder(tmp_path, tiny_gemma3):
     import shutil
 
-    from morphcpt.evaluate.hf import HFCausalLM
+    from morphcpt.evaluate.hf_model import HFCausalLM
 
     with pytest.raises(FileNotFoundError, match="model folder not found"):
         HFCausalLM.load(tmp_path / "nowhere", device="cpu")

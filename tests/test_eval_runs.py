@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from morphcpt.evaluate import models as resolver
-from morphcpt.evaluate.models import ModelResolutionError, locate, resolve_models
+from morphcpt.evaluate import resolve
+from morphcpt.evaluate.resolve import ModelResolutionError, locate, resolve_models
 from morphcpt.evaluate.runner import EvalConfig, main, run_evaluation
 from morphcpt.indexed import file_digest
 from morphcpt.train import load_plan
@@ -141,7 +141,7 @@ def _megatron_run(tmp_path: Path, iterations: list[int], tracker: int | None) ->
 
 def test_a_megatron_run_outside_the_container_names_the_export_job(tmp_path, benchmarks, capsys):
     run_dir = _megatron_run(tmp_path, [5000, 10000, 11000], tracker=10000)
-    never = resolver.bridge_available  # megatron.bridge is not installed here
+    never = resolve.bridge_available  # megatron.bridge is not installed here
     assert not never()
     with pytest.raises(ModelResolutionError) as refused:
         resolve_models([str(run_dir)], can_export_megatron=never)

@@ -143,7 +143,7 @@ def benchmark_dir(tmp_path_factory) -> Path:
 def tiny_model_dir(tmp_path_factory, sample_tokenizer_dir) -> Path:
     """A tiny random Gemma 3 with the sample tokenizer; its 8-token sliding window is shorter than the prompts,
     so the sliding-window attention path is exercised."""
-    from morphcpt.train.models import save_tiny_gemma3
+    from morphcpt.modeling.models import save_tiny_gemma3
 
     model_dir = save_tiny_gemma3(
         sample_tokenizer_dir,
@@ -160,7 +160,7 @@ def tiny_model_dir(tmp_path_factory, sample_tokenizer_dir) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_lm(tiny_model_dir):
-    from morphcpt.evaluate.hf import HFCausalLM
+    from morphcpt.evaluate.hf_model import HFCausalLM
 
     return HFCausalLM.load(tiny_model_dir, device="cpu", batch_size=4)
 
@@ -652,7 +652,7 @@ def test_batched_log_likelihoods_equal_an_unbatched_reference(tiny_lm, benchmark
 def test_every_scored_and_generated_sequence_starts_with_exactly_one_bos(tiny_model_dir, add_bos_token):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from morphcpt.evaluate.hf import HFCausalLM
+    from morphcpt.evaluate.hf_model import HFCausalLM
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir, add_bos_token=add_bos_token)
     model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)

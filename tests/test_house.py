@@ -22,29 +22,22 @@ MAX_LINES = 500
 # most specific entry naming it ("=train" before "train.eeve" before "train"). Within a layer, the circle test
 # keeps order.
 LAYERS: list[tuple[str, ...]] = [
-    (
-        "=",
-        "errors",
-        "dotenv",
-        "paths",
-        "jsonio",
-        "lockfile",
-        "indexed",
-        "completion",
-        "scheduler",
-    ),  # "=": morphcpt itself
+    ("=", "errors", "dotenv", "paths", "jsonio", "lockfile", "indexed", "completion"),  # "=": morphcpt itself
     ("corpus", "morphology", "realmodel"),  # raw material: documents, the word analyser, a real model
     ("tokenization",),  # schemes over a vocabulary, built on the analyser
     ("preprocess", "audit", "bench"),  # indexed data from a corpus; benchmarks from the analyser
-    ("train",),  # the plan and the two engines
+    ("train.plan", "train.gpus"),  # the training plan every layer above reads, and the card it names
+    ("modeling",),  # models, the chunked loss, logit parity, LoRA: below train, evaluate and export
+    ("train",),  # the two engines, EEVE's stages, the memory planner
     ("export",),  # a run's checkpoint to a Hugging Face folder (reads train's plan and checkpoints)
     # runners that chain a stage with the next: EEVE exports after its last stage, and `morphcpt.train.run`
     # (the package's __init__, run by `python -m morphcpt.train`) dispatches to it
     ("train.eeve", "=train", "train.__main__"),
     ("evaluate",),
     ("analysis",),
-    ("settings_check", "jobs", "setup_check"),  # job scripts and the pre-flight check of a cluster set-up
-    ("local_chain", "pipeline_stages", "pipeline"),
+    (
+        "chain",
+    ),  # submission: job scripts, the scheduler, the chain and its local runner, the pre-flight check
     ("demo", "cli"),  # everything end to end; the console script's dispatch
 ]
 # Build-time code lives in scripts/ or tools/, never in the runtime package.

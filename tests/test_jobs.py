@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from morphcpt import jobs, paths
+from morphcpt import paths
+from morphcpt.chain import jobs
 from morphcpt.corpus.split import split_jsonl
 
 TEMPLATES = paths.REPO_ROOT / "job_templates"
@@ -227,7 +228,7 @@ def test_the_configuration_page_lists_every_env_setting():
 
 
 def test_pretraining_from_scratch_reads_chunks_its_own_tokenizer_wrote_and_the_chain_can_make_them(tmp_path):
-    from morphcpt.pipeline_stages import build_stages
+    from morphcpt.chain.stages import build_stages
 
     env = {"DATA_ROOT": "/shared/data", "OUTPUT_ROOT": "/shared/out"}
     rendered = {

@@ -219,7 +219,7 @@ def test_the_cluster_check_reads_the_markers_training_reads(tmp_path, sample_cor
 
 
 def test_a_cut_off_model_config_is_named(tmp_path, tiny_gemma3):
-    from morphcpt.train.models import load_strict
+    from morphcpt.modeling.models import load_strict
 
     model = tmp_path / "model"
     shutil.copytree(tiny_gemma3, model)

@@ -21,8 +21,8 @@ OFFICIAL = paths.REPO_ROOT / "tests" / "data" / "official"
 
 @pytest.fixture(scope="module")
 def tiny_lm(tmp_path_factory):
-    from morphcpt.evaluate.hf import HFCausalLM
-    from morphcpt.train.models import save_tiny_gemma3
+    from morphcpt.evaluate.hf_model import HFCausalLM
+    from morphcpt.modeling.models import save_tiny_gemma3
 
     folder = save_tiny_gemma3(
         paths.SAMPLE_TOKENIZER_DIR, tmp_path_factory.mktemp("tiny") / "model", num_layers=2, num_heads=2

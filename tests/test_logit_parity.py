@@ -1,4 +1,4 @@
-"""Logit parity (morphcpt.train.parity) at a real model's vocabulary width: identical logits pass, different
+"""Logit parity (morphcpt.modeling.logit_parity) at a real model's vocabulary width: identical logits pass, different
 weights are refused, and the load check of `load_pretrained` does both on a 262,144-id model."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from morphcpt.train import models
-from morphcpt.train.models import WeightLoadError, build_model, load_pretrained, tiny_config
-from morphcpt.train.parity import ParityError, compare_logits
+from morphcpt.modeling import models
+from morphcpt.modeling.logit_parity import ParityError, compare_logits
+from morphcpt.modeling.models import WeightLoadError, build_model, load_pretrained, tiny_config
 
 GEMMA3_VOCAB = 262_144
 

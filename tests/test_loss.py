@@ -1,4 +1,4 @@
-"""The chunked cross entropy (`morphcpt.train.loss`), what training, validation, bits per byte and the evaluation's
+"""The chunked cross entropy (`morphcpt.modeling.loss`), what training, validation, bits per byte and the evaluation's
 log-likelihoods go through: it equals the full cross entropy in fp32, values and gradients, with and without logit
 soft-capping, at any chunk size; it never holds the logits of every token; the loss module reproduces the model's
 own logits, and refuses a model that transforms them some other way."""
@@ -9,8 +9,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from morphcpt.train.loss import LossModule, check_against_model, chunked_cross_entropy, token_logprobs
-from morphcpt.train.models import build_model, tiny_config
+from morphcpt.modeling.loss import LossModule, check_against_model, chunked_cross_entropy, token_logprobs
+from morphcpt.modeling.models import build_model, tiny_config
 
 
 def _problem(tokens=37, hidden=16, vocab=301, seed=0, dtype=torch.float32):

@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from morphcpt import jobs, paths
+from morphcpt import paths
+from morphcpt.chain import jobs
 from morphcpt.train import load_plan
 from morphcpt.train.hf import train
 from morphcpt.train.metrics import read_metrics

@@ -9,7 +9,8 @@ import subprocess
 
 import pytest
 
-from morphcpt import jobs, local_chain, paths, pipeline, scheduler
+from morphcpt import paths
+from morphcpt.chain import jobs, local, pipeline, scheduler
 
 FAKE = """#!/bin/bash
 # records its arguments; prints a new id; fails on the script named in $FAKE_REJECT
@@ -263,7 +264,7 @@ def test_the_local_runner_runs_the_chain_on_the_sample_in_order_to_the_report(tm
     assert pipeline.main(["--local", "--sample", "--output-dir", str(out), "--schemes", *schemes]) == 0
     printed = capsys.readouterr().out
     ran = [line.split()[0] for line in printed.splitlines() if " ran in " in line]
-    settings = jobs.derived_settings({**jobs.SETTINGS, **local_chain.sample_settings(out)})
+    settings = jobs.derived_settings({**jobs.SETTINGS, **local.sample_settings(out)})
     stages = pipeline.build_stages(settings, schemes)
     assert sorted(ran) == sorted(stage.name for stage in stages)  # every stage, each once
     for stage in stages:  # each after every stage it reads from
@@ -285,7 +286,7 @@ def test_a_two_seed_chain_runs_every_arm_and_seed_to_a_report_with_the_seed_vari
     tmp_path, capsys, monkeypatch
 ):
     """`--local --sample --seeds 2`, kept small: two arms, 4 steps a run, hierarchical MCQ only."""
-    full = local_chain.sample_settings
+    full = local.sample_settings
 
     def small(output_dir):
         settings = full(output_dir)
@@ -295,7 +296,7 @@ def test_a_two_seed_chain_runs_every_arm_and_seed_to_a_report_with_the_seed_vari
         settings["EVAL_ARGS"] += " --benchmarks hierarchical --eval-mode mcq"
         return settings
 
-    monkeypatch.setattr(local_chain, "sample_settings", small)
+    monkeypatch.setattr(local, "sample_settings", small)
     out = tmp_path / "chain"
     args = ["--local", "--sample", "--seeds", "2", "--output-dir", str(out), "--schemes", "vanilla", "patok"]
     assert pipeline.main(args) == 0
@@ -352,9 +353,7 @@ def test_base_model_wires_its_folder_as_model_and_tokenizer_of_every_stage(tmp_p
     with pytest.raises(SystemExit):
         pipeline.main(["--local", "--sample", "--base-model", str(base)])  # no model there
     assert "not a Hugging Face model folder" in capsys.readouterr().err
-    settings = jobs.derived_settings(
-        {**jobs.SETTINGS, **local_chain.base_model_settings(tmp_path / "out", base)}
-    )
+    settings = jobs.derived_settings({**jobs.SETTINGS, **local.base_model_settings(tmp_path / "out", base)})
     assert settings["BASE_MODEL"] == settings["TOKENIZER"] == str(base.resolve())
     stages = {stage.name: stage for stage in pipeline.build_stages(settings, ["patok", "eeve"])}
     plan = pipeline.training_plan_overrides(settings, stages["cpt_patok"])
@@ -370,7 +369,7 @@ def test_base_model_wires_its_folder_as_model_and_tokenizer_of_every_stage(tmp_p
 def test_the_chain_runs_from_a_base_model_folder_to_the_report(tmp_path, capsys):
     """`--local --sample --base-model DIR` on the tiny model saved as an HF folder standing in for a real one:
     every run starts from its weights (the first loss is the base's, not a fresh model's) and is evaluated."""
-    from morphcpt.train.models import save_tiny_gemma3
+    from morphcpt.modeling.models import save_tiny_gemma3
 
     base = save_tiny_gemma3(paths.SAMPLE_TOKENIZER_DIR, tmp_path / "base", seed=3)
     out, schemes = tmp_path / "chain", ["vanilla", "eeve"]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from morphcpt import paths
-from morphcpt.jobs import render_jobs, run_local
+from morphcpt.chain.jobs import render_jobs, run_local
 from morphcpt.train import megatron, megatron_run
 from morphcpt.train.flags import FlagError, data_path_overrides, rewrite_argv, translate
 from morphcpt.train.plan import PlanError, check_outputs_mounted, load_plan, plan_to_yaml

@@ -22,7 +22,7 @@ def texts() -> list[str]:
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory):
-    from morphcpt.train.models import save_tiny_gemma3
+    from morphcpt.modeling.models import save_tiny_gemma3
 
     return save_tiny_gemma3(
         paths.SAMPLE_TOKENIZER_DIR, tmp_path_factory.mktemp("tiny") / "model", num_layers=2, num_heads=2
@@ -56,7 +56,7 @@ def test_every_scheme_divides_by_the_texts_utf8_bytes(tiny_dir, eeve_dir, texts)
 
 
 def test_identical_ids_give_identical_bits_per_byte_and_equal_a_plain_forward(tiny_dir, texts):
-    from morphcpt.evaluate.hf import HFCausalLM
+    from morphcpt.evaluate.hf_model import HFCausalLM
     from morphcpt.tokenization.vocabulary import Vocabulary
 
     vocab = Vocabulary.load(tiny_dir)
@@ -82,7 +82,7 @@ def test_identical_ids_give_identical_bits_per_byte_and_equal_a_plain_forward(ti
 
 
 def test_bad_input_is_refused(tiny_dir, texts):
-    from morphcpt.evaluate.hf import HFCausalLM
+    from morphcpt.evaluate.hf_model import HFCausalLM
 
     lm = HFCausalLM.load(tiny_dir, device="cpu")
     with pytest.raises(ValueError, match="id lists for"):

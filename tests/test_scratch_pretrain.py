@@ -16,12 +16,12 @@ import pytest
 import torch
 
 from morphcpt import paths
-from morphcpt.jobs import SETTINGS, derived_settings, render_template
+from morphcpt.chain.jobs import SETTINGS, derived_settings, render_template
+from morphcpt.modeling.models import config_from_plan, gemma3_1b_config
 from morphcpt.tokenization.train_tokenizer import language_shares, train_sentencepiece_tokenizer
 from morphcpt.tokenization.vocabulary import Vocabulary
 from morphcpt.train import checkpoints, load_plan
 from morphcpt.train.metrics import read_metrics
-from morphcpt.train.models import config_from_plan, gemma3_1b_config
 
 SCRATCH = paths.DATA_DIR / "scratch"
 

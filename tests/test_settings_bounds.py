@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from morphcpt import jobs, paths
+from morphcpt import paths
+from morphcpt.chain import jobs
 from morphcpt.train import gpus
 
 

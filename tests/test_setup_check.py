@@ -3,7 +3,7 @@ missing, and secrets never printed."""
 
 from __future__ import annotations
 
-from morphcpt.setup_check import main, render, run_checks
+from morphcpt.chain.setup_check import main, render, run_checks
 
 
 def test_workstation_is_ready_without_cluster_tools(tmp_path, capsys):
@@ -64,7 +64,7 @@ def test_the_kernels_check_reports_a_missing_compiler_as_a_warning(tmp_path, mon
 
 
 def test_cluster_check_plans_the_cpt_run_on_gpu_memory(tmp_path):
-    from morphcpt.setup_check import check_gpu_plan
+    from morphcpt.chain.setup_check import check_gpu_plan
 
     checks = {c.name: c for c in check_gpu_plan({})}  # no .env: the A100 40GB default
     assert checks["GPU memory plan"].ok and "the defaults" in checks["GPU memory plan"].detail
@@ -85,7 +85,7 @@ def test_cluster_check_plans_the_cpt_run_on_gpu_memory(tmp_path):
 
 
 def test_cluster_check_plans_the_run_on_every_node(monkeypatch):
-    from morphcpt.setup_check import check_gpu_plan
+    from morphcpt.chain.setup_check import check_gpu_plan
 
     monkeypatch.setenv("PATH", "/nonexistent")  # no pbsdsh here: a warning, not a failure
     monkeypatch.delenv("WORLD_SIZE", raising=False)

@@ -20,7 +20,7 @@ SLIDING_WINDOW = 8
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory, sample_tokenizer_dir) -> Path:
     """Tiny random Gemma 3 whose sliding window (8 tokens) is shorter than every fixture prompt."""
-    from morphcpt.train.models import save_tiny_gemma3
+    from morphcpt.modeling.models import save_tiny_gemma3
 
     return save_tiny_gemma3(
         sample_tokenizer_dir,
@@ -36,7 +36,7 @@ def model_dir(tmp_path_factory, sample_tokenizer_dir) -> Path:
 def load_lm(model_dir: Path, attention: str = "sdpa", batch_size: int = 4):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from morphcpt.evaluate.hf import HFCausalLM
+    from morphcpt.evaluate.hf_model import HFCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(model_dir, attn_implementation=attention)
     return HFCausalLM(model, AutoTokenizer.from_pretrained(model_dir), batch_size=batch_size)
@@ -130,7 +130,7 @@ def test_requests_that_need_truncation_keep_the_per_option_path(model_dir, items
 def test_a_model_without_tree_masks_is_scored_one_row_per_option(tmp_path, sample_tokenizer_dir):
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    from morphcpt.evaluate.hf import HFCausalLM
+    from morphcpt.evaluate.hf_model import HFCausalLM
 
     tokenizer = AutoTokenizer.from_pretrained(sample_tokenizer_dir)
     config = LlamaConfig(

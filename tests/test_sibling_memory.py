@@ -12,7 +12,8 @@ import weakref
 import pytest
 import torch
 
-from morphcpt.train import cards, load_plan, memory, memory_hf, models, precision
+from morphcpt.modeling import models
+from morphcpt.train import cards, load_plan, memory, memory_hf, precision
 from morphcpt.train.hf import train
 from morphcpt.train.plan import PlanError
 from train_helpers import tiny_plan, write_data
@@ -86,7 +87,7 @@ def test_placement_follows_the_layout():
 
 
 def test_a_frozen_output_layer_gets_no_gradient_and_the_same_hidden_gradient():
-    from morphcpt.train.loss import chunked_cross_entropy
+    from morphcpt.modeling.loss import chunked_cross_entropy
 
     torch.manual_seed(0)
     hidden = torch.randn(2, 8, 16, requires_grad=True)
@@ -105,7 +106,7 @@ def test_lora_on_a_bf16_base_trains_the_adapters_only_and_the_planner_counts_its
     data_root, tmp_path, tiny_gemma3
 ):
     pytest.importorskip("peft")
-    from morphcpt.train import lora
+    from morphcpt.modeling import lora
 
     extra = [
         f"model.pretrained={tiny_gemma3}",

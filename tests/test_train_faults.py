@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 import torch
 
+from morphcpt.modeling.models import WeightLoadError, load_strict
 from morphcpt.preprocess import compose_config, run
 from morphcpt.tokenization.vocabulary import Vocabulary
 from morphcpt.train import checkpoints, exit_status, load_plan
 from morphcpt.train.data import DataNotReady, TokenizerMismatch, build_datasets
 from morphcpt.train.hf import RunResult, train
 from morphcpt.train.metrics import read_metrics
-from morphcpt.train.models import WeightLoadError, load_strict
 from train_helpers import write_data
 
 SMALL = [

@@ -15,11 +15,11 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
+from morphcpt.modeling.models import WeightLoadError, build_model, load_pretrained, tiny_config
 from morphcpt.train import checkpoints, load_plan
 from morphcpt.train.data import DataNotReady, build_datasets, check_ready, collate, dataset_bytes, fingerprint
 from morphcpt.train.hf import lr_multiplier, param_groups, train
 from morphcpt.train.metrics import read_metrics
-from morphcpt.train.models import WeightLoadError, build_model, load_pretrained, tiny_config
 from morphcpt.train.plan import OptimPlan
 from train_helpers import read_texts, write_data
 
@@ -282,7 +282,7 @@ def test_two_ranks_under_torchrun_match_one_process(straight_run, data_root, tmp
 
 
 def test_reference_shape_is_gemma3_1b():
-    from morphcpt.train.models import gemma3_1b_config
+    from morphcpt.modeling.models import gemma3_1b_config
 
     config = gemma3_1b_config()
     with torch.device("meta"):

@@ -1,4 +1,4 @@
-"""The training and export PBS templates render (morphcpt.jobs conventions) into valid bash with the plan's
+"""The training and export PBS templates render (morphcpt.chain.jobs conventions) into valid bash with the plan's
 resources: one node, 8 GPUs, the walltime the training exits before, torchrun inside enroot."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import subprocess
 import pytest
 
 from morphcpt import paths
-from morphcpt.jobs import SETTINGS, derived_settings, render_template
+from morphcpt.chain.jobs import SETTINGS, derived_settings, render_template
 from morphcpt.train.recipes import cluster_runs
 
-# Settings the training templates use beyond the data pipeline's (defaults proposed for morphcpt.jobs.SETTINGS).
+# Settings the training templates use beyond the data pipeline's (defaults proposed for morphcpt.chain.jobs.SETTINGS).
 TRAINING_SETTINGS = {
     "OUTPUT_ROOT": "/shared/morphcpt/outputs",
     "TRAIN_NCPUS": "64",

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from morphcpt import paths
+from morphcpt.modeling.models import build_model
 from morphcpt.train import gpus, memory, memory_hf
 from morphcpt.train.memory_megatron import MegatronShape
-from morphcpt.train.models import build_model
 from morphcpt.train.plan import load_plan
 from morphcpt.train.sharding import enable_activation_checkpointing
 
@@ -249,7 +249,7 @@ def test_a_gpu_smaller_than_the_plan_says_is_refused(monkeypatch):
 
 
 def test_gpu_memory_in_env_reaches_every_training_job_and_its_plan(tmp_path):
-    from morphcpt import jobs, pipeline
+    from morphcpt.chain import jobs, pipeline
 
     env = {"GPU_MEMORY": "80GB", "GPU_TYPE": "H100", "OUTPUT_ROOT": str(tmp_path / "out")}
     written = jobs.render_jobs(paths.REPO_ROOT / "job_templates", tmp_path / "jobs", env)

@@ -16,8 +16,8 @@ import torch
 from hydra.errors import ConfigCompositionException
 
 from morphcpt import paths
+from morphcpt.modeling.logit_parity import LogitParity, compare_logits
 from morphcpt.train import megatron, megatron_prepare, megatron_run
-from morphcpt.train.parity import LogitParity, compare_logits
 from morphcpt.train.plan import load_plan
 from morphcpt.train.recipes import cluster_runs
 

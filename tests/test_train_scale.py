@@ -14,10 +14,10 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from morphcpt.modeling.models import build_model, tiny_config
 from morphcpt.train import checkpoints, load_plan
 from morphcpt.train.hf import train
 from morphcpt.train.metrics import read_metrics
-from morphcpt.train.models import build_model, tiny_config
 from scale_scenarios import STEPS
 from train_helpers import write_data
 
@@ -169,8 +169,8 @@ def test_lora_export_is_merged_and_matches_the_adapter_model(two_ranks, tmp_path
     from transformers import AutoModelForCausalLM
 
     from morphcpt.export import export_run
-    from morphcpt.train import lora
-    from morphcpt.train.models import load_strict
+    from morphcpt.modeling import lora
+    from morphcpt.modeling.models import load_strict
 
     run = two_ranks / "runs" / "lora"
     result = export_run(run, output=tmp_path / "export")
@@ -195,7 +195,7 @@ def tiny_model(vocab):
 
 
 def test_lora_target_modules_that_do_not_exist_are_named(vocab):
-    from morphcpt.train.lora import LoraError, apply_lora
+    from morphcpt.modeling.lora import LoraError, apply_lora
     from morphcpt.train.plan import PeftPlan
 
     with pytest.raises(LoraError, match=r"\['qkv_proj'\] are not modules of Gemma3ForCausalLM.*'q_proj'"):

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from morphcpt import jobs, paths
+from morphcpt import paths
+from morphcpt.chain import jobs
 from morphcpt.train import checkpoints
 from train_helpers import write_data
 

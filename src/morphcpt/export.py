@@ -99,8 +99,8 @@ def _export_hf(checkpoint: Path, staging: Path) -> dict:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from morphcpt.train.models import load_strict
-    from morphcpt.train.parity import compare_logits, prompt_ids
+    from morphcpt.modeling.logit_parity import compare_logits, prompt_ids
+    from morphcpt.modeling.models import load_strict
     from morphcpt.train.state import ADAPTER_DIR
 
     source = load_strict(checkpoint / "model").eval()
@@ -108,7 +108,7 @@ def _export_hf(checkpoint: Path, staging: Path) -> dict:
     ids, mask = prompt_ids(tokenizer)
     adapter = checkpoint / ADAPTER_DIR
     if adapter.is_dir():
-        from morphcpt.train import lora
+        from morphcpt.modeling import lora
 
         source = lora.load_lora(source, adapter, trainable=False).eval()
     with torch.no_grad():
@@ -214,8 +214,8 @@ def average_last(run_dir: str | Path, k: int, output: str | Path | None = None) 
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from morphcpt.train.models import load_strict
-    from morphcpt.train.parity import compare_logits, prompt_ids
+    from morphcpt.modeling.logit_parity import compare_logits, prompt_ids
+    from morphcpt.modeling.models import load_strict
 
     plan = plan_from_yaml(Path(run_dir) / "config.yaml")
     plan.run_dir = str(Path(run_dir).resolve())

@@ -289,7 +289,7 @@ def test_empty_chunks_are_left_out_of_the_blend_bridge_builds(processed, tmp_pat
 def test_the_pilot_model_is_the_recipe_with_the_270m_shape_and_passes_the_check(processed, tmp_path, capsys):
     """No release has a gemma-3-270m recipe: the 1B recipe's settings with the shape AutoBridge reads from the
     model's Hugging Face config (here gemma-3-270m's released shape, saved without weights)."""
-    from morphcpt.train.models import gemma3_270m_config
+    from morphcpt.modeling.models import gemma3_270m_config
 
     folder = tmp_path / "gemma-3-270m"
     config = gemma3_270m_config()

@@ -39,7 +39,7 @@ def tiny_gemma3(tmp_path_factory) -> Path:
     import torch
 
     from morphcpt import paths
-    from morphcpt.train.models import save_tiny_gemma3
+    from morphcpt.modeling.models import save_tiny_gemma3
 
     folder = save_tiny_gemma3(
         paths.SAMPLE_TOKENIZER_DIR,

@@ -36,7 +36,7 @@ from morphcpt.evaluate import items as catalogue
 from morphcpt.evaluate.gen import GEN_METRICS, score_gen
 from morphcpt.evaluate.items import BENCHMARK_DIR, LANGUAGES, Item, find_subset, load_benchmark
 from morphcpt.evaluate.mcq import MCQ_METRICS, score_mcq
-from morphcpt.evaluate.models import ModelResolutionError, resolve_models
+from morphcpt.evaluate.resolve import ModelResolutionError, resolve_models
 from morphcpt.evaluate.summary import current, summarise
 from morphcpt.jsonio import read_json
 
@@ -107,7 +107,7 @@ def model_specs(
     models: Sequence[str], names: Sequence[str] | None = None, last: int | None = None
 ) -> list[ModelSpec]:
     """A folder is named after itself, a hub id `org/name` becomes `org__name`, a training run (or one of its
-    checkpoints) `<run_name>-step<N>` after its export (`morphcpt.evaluate.models`), or with `last` each of its last
+    checkpoints) `<run_name>-step<N>` after its export (`morphcpt.evaluate.resolve`), or with `last` each of its last
     checkpoints `<run_name>/ckpt-<step>`; names must not collide."""
     if names is not None and len(names) != len(models):
         raise ValueError(f"{len(names)} --model-names for {len(models)} --models")
@@ -356,7 +356,7 @@ ModelFactory = Callable[[ModelSpec, EvalConfig], object]
 
 
 def load_hf_model(spec: ModelSpec, cfg: EvalConfig):
-    from morphcpt.evaluate.hf import HFCausalLM
+    from morphcpt.evaluate.hf_model import HFCausalLM
 
     return HFCausalLM.load(
         spec.path, device=cfg.device, batch_size=cfg.batch_size, share_prompt=cfg.share_prompt

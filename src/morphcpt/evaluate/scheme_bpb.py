@@ -85,7 +85,7 @@ def measure(
     import tempfile
     from pathlib import Path
 
-    from morphcpt.evaluate.hf import HFCausalLM
+    from morphcpt.evaluate.hf_model import HFCausalLM
     from morphcpt.tokenization.vocabulary import Vocabulary
 
     unknown = sorted(set(schemes) - set(SCHEME_NAMES))

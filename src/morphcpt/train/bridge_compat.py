@@ -171,7 +171,7 @@ def model_shape_from_hf(recipe_model, pretrained: str) -> dict[str, Any]:
 
     from megatron.bridge import AutoBridge
 
-    from morphcpt.train.models import gemma3_1b_config
+    from morphcpt.modeling.models import gemma3_1b_config
 
     with tempfile.TemporaryDirectory() as reference_dir:
         reference = gemma3_1b_config()

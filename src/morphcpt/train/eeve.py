@@ -79,9 +79,9 @@ def resize(base_model: str | Path, tokenizer_dir: str | Path, out_dir: str | Pat
     """Write the base model grown to the expanded tokenizer, EEVE-initialised and untied, as an HF folder."""
     from transformers import AutoTokenizer, Gemma3ForCausalLM
 
+    from morphcpt.modeling.models import load_pretrained
     from morphcpt.tokenization.eeve import ExpansionError
     from morphcpt.tokenization.vocabulary import Vocabulary
-    from morphcpt.train.models import load_pretrained
 
     expansion = Expansion.load(tokenizer_dir)
     expanded = Vocabulary.load(tokenizer_dir)

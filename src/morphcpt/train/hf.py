@@ -40,12 +40,12 @@ import torch.distributed as dist
 from transformers.utils import logging as transformers_logging
 
 from morphcpt.jsonio import read_json
+from morphcpt.modeling.loss import check_against_model
+from morphcpt.modeling.models import build_model, config_from_plan, load_pretrained, load_strict, place
 from morphcpt.train import checkpoints, memory, precision, sharding
 from morphcpt.train import inputs as run_inputs
-from morphcpt.train import loss as loss_check
 from morphcpt.train.data import FINGERPRINT_SAMPLES, TrainData, build_datasets, fingerprint
 from morphcpt.train.metrics import Metrics, peak_memory_mb, truncate_metrics
-from morphcpt.train.models import build_model, config_from_plan, load_pretrained, load_strict, place
 from morphcpt.train.plan import CPTPlan, OptimPlan, PlanError, plan_to_yaml, save_dry_run
 from morphcpt.train.steps import Ranks, Run, all_reduce, evaluate, optimizer_step
 
@@ -182,7 +182,7 @@ def _build_model(plan: CPTPlan, vocab, resume: Path | None, device: torch.device
         init = torch.device("cpu") if plan.loop.cpu_offload else device
         model = place(build_model(config, seed=plan.loop.seed, device=init), init, dtype)
     if plan.peft.method == "lora":
-        from morphcpt.train import lora
+        from morphcpt.modeling import lora
         from morphcpt.train.state import ADAPTER_DIR
 
         if resume is not None and (resume / ADAPTER_DIR).is_dir():
@@ -313,7 +313,7 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
     rows = model.get_input_embeddings().weight.shape[0]
     if rows < vocab.size:
         raise PlanError(f"model has {rows} embedding rows but the tokenizer has {vocab.size} ids")
-    loss_check.check_against_model(model, rows, next(model.parameters()).device)  # where it was loaded
+    check_against_model(model, rows, next(model.parameters()).device)  # where it was loaded
     own_group = loop.sharding == "fsdp" and sharding.ensure_process_group(ranks.device)
     run = _prepare(plan, model, ranks, hooks or TrainHooks())
     optimizer = run.optimizer

@@ -127,8 +127,8 @@ def megatron_hf_parity(hf_reference: str, megatron_dir: Path, hf_dir: str, token
     from megatron.bridge import AutoBridge
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from morphcpt.modeling.logit_parity import compare_logits, prompt_ids
     from morphcpt.train.megatron_roundtrip import megatron_logits
-    from morphcpt.train.parity import compare_logits, prompt_ids
 
     _init_single_process()
     ids, mask = (t.cuda() for t in prompt_ids(AutoTokenizer.from_pretrained(tokenizer_dir)))

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from morphcpt.train.parity import compare_logits, prompt_ids
+from morphcpt.modeling.logit_parity import compare_logits, prompt_ids
 
 
 class _Clock:

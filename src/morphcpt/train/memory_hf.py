@@ -22,8 +22,8 @@ from pathlib import Path
 
 import torch
 
+from morphcpt.modeling.loss import default_chunk
 from morphcpt.train.gpus import Estimate
-from morphcpt.train.loss import default_chunk
 from morphcpt.train.plan import CPTPlan
 
 EEVE_DEFAULT_NEW = (
@@ -52,7 +52,12 @@ def model_config(plan: CPTPlan, vocab_size: int | None = None):
     """The transformers config of the plan's model, without downloading weights: a local folder or the Hub
     cache first, then the Hub; the default gemma3-1b and the pilot's gemma3-270m fall back to their reference
     shapes (no network needed). A randomly initialised model gets the plan's vocabulary, else `vocab_size`, else its tokenizer's size."""
-    from morphcpt.train.models import GEMMA3_1B_VOCAB, config_from_plan, gemma3_1b_config, gemma3_270m_config
+    from morphcpt.modeling.models import (
+        GEMMA3_1B_VOCAB,
+        config_from_plan,
+        gemma3_1b_config,
+        gemma3_270m_config,
+    )
 
     known = {"gemma3-1b": gemma3_1b_config, "gemma3-270m": gemma3_270m_config}
     if plan.model.pretrained:
@@ -185,7 +190,7 @@ def activation_bytes(shape: Shape, seq: int, mode: str, checkpointing: bool, fla
 def loss_bytes(
     shape: Shape, seq: int, chunk: int, compute_bytes: int, weight_bytes: int, head_trains: bool = True
 ) -> tuple[int, int]:
-    """(per step, per sample) bytes of the chunked cross entropy (`morphcpt.train.loss`) at its peak: the fp32
+    """(per step, per sample) bytes of the chunked cross entropy (`morphcpt.modeling.loss`) at its peak: the fp32
     gradient of the output layer's weight it accumulates (4 x vocab x hidden), the head's weight cast to the compute
     dtype or its gradient cast back to the weight's (compute or weight bytes x vocab x hidden, when they differ),
     one chunk's logits (fp32, plus their compute-dtype copy), and per sample the gradient of the hidden states. A
@@ -316,7 +321,7 @@ def measured_bytes(model: torch.nn.Module, optimizer: torch.optim.Optimizer, tok
     activations, logits, gradients and temporaries). A first step, unmeasured, creates the optimiser state."""
     from torch.profiler import ProfilerActivity, profile
 
-    from morphcpt.train.loss import LossModule
+    from morphcpt.modeling.loss import LossModule
 
     loss_module = LossModule(model)
     weights = torch.full(tokens.shape, 1.0 / tokens.numel())

@@ -120,8 +120,8 @@ class MegatronShape:
     def from_plan(cls, plan: CPTPlan, micro_batch: int | None = None) -> MegatronShape:
         """What `from_config` reads from the config `megatron.build_config(plan)` makes: Bridge's Gemma 3 1B
         provider (the pilot's gemma-3-270m shape where the plan names it), the recipe's distributed optimiser with fp32 gradients and states, and our overrides."""
+        from morphcpt.modeling.models import GEMMA3_1B_SHAPE, GEMMA3_1B_VOCAB, GEMMA3_270M_SHAPE
         from morphcpt.train.megatron_layout import parallel_layout, recompute_overrides
-        from morphcpt.train.models import GEMMA3_1B_SHAPE, GEMMA3_1B_VOCAB, GEMMA3_270M_SHAPE
 
         micro = micro_batch or plan.loop.micro_batch_size
         layout = parallel_layout(plan, micro_batch=micro)

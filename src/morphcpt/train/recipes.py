@@ -1,5 +1,5 @@
 """The cluster recipes (`conf/recipe/<prefix>_*.yaml`) as the job scripts and the chain see them: one entry per
-recipe and seed, with the variables a rendered job passes (jobs.py, pipeline_stages.py, evaluate/models.py).
+recipe and seed, with the variables a rendered job passes (jobs.py, chain/stages.py, evaluate/resolve.py).
 
     runs = cluster_runs(seeds=3)                  # patok, patok_seed1, patok_seed2, stochastok, ...
 """

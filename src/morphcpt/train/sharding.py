@@ -152,11 +152,11 @@ def shard(
     replicate: bool = True,
 ):
     """Apply the plan's layout to `model` (already on `device`, in its training dtype): activation checkpointing,
-    then `loop.compile`, then the loss module (`morphcpt.train.loss.LossModule`, what training calls), sharded by
+    then `loop.compile`, then the loss module (`morphcpt.modeling.loss.LossModule`, what training calls), sharded by
     FSDP2 (each decoder layer, then the loss module as the root group: embeddings, final norm, output layer) or
     wrapped in DistributedDataParallel over several ranks unless `replicate=False` (bf16 parameters reduce their
     fp32 gradients themselves, `morphcpt.train.precision`). Returns the module to call in training."""
-    from morphcpt.train.loss import LossModule
+    from morphcpt.modeling.loss import LossModule
 
     if loop.activation_checkpointing:
         enable_activation_checkpointing(model)

@@ -4,8 +4,8 @@
     python scripts/submit_pipeline.py --local [--from ...]   # .env's settings, on this machine (a workstation, a node)
     python scripts/submit_pipeline.py --local --sample --base-model DIR   # the sample chain from a real HF model
 
-The scripts are exactly the ones `morphcpt.pipeline` submits (rendered from `job_templates/`), run by
-`morphcpt.jobs.run_local` with the scheduler's variables set; the stages are `morphcpt.pipeline.build_stages`'s.
+The scripts are exactly the ones `morphcpt.chain.pipeline` submits (rendered from `job_templates/`), run by
+`morphcpt.chain.jobs.run_local` with the scheduler's variables set; the stages are `morphcpt.chain.pipeline.build_stages`'s.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import re
 import time
 from pathlib import Path
 
-from morphcpt import completion, jobs, paths, scheduler
+from morphcpt import completion, paths
+from morphcpt.chain import jobs, scheduler
 from morphcpt.errors import UserError
 
 
@@ -87,7 +88,7 @@ def make_sample_base(folder: Path, echo=print) -> None:
     """The sample chain's `BASE_MODEL`: a tiny Gemma 3 with random weights for the sample tokenizer (saved once)."""
     if (Path(folder) / "config.json").exists():
         return
-    from morphcpt.train.models import save_tiny_gemma3  # torch; only for --sample
+    from morphcpt.modeling.models import save_tiny_gemma3  # torch; only for --sample
 
     save_tiny_gemma3(paths.SAMPLE_TOKENIZER_DIR, folder, seed=0)
     echo(f"{'base model':<22} a tiny random Gemma 3 for the sample tokenizer: {folder}")
@@ -129,7 +130,7 @@ def run(
 ) -> None:
     """Run the rendered job scripts of `stages` on this machine, in order, each after its inputs are done.
 
-    The scripts are the ones a scheduler would get (`morphcpt.jobs.run_local`: PBS or Slurm variables set, array
+    The scripts are the ones a scheduler would get (`morphcpt.chain.jobs.run_local`: PBS or Slurm variables set, array
     tasks one after another). A training job is run again while it makes progress and its run is not complete
     (what AUTO_RESUBMIT does on the cluster); then its gate script must pass. Stops at the first failure, with the
     log; a rerun skips every stage whose outputs are on disk.

@@ -1,10 +1,10 @@
 """PBS Pro and Slurm: the directives, variables and commands that differ between them, and nothing else.
 
-Job templates are written once, for PBS Pro (`job_templates/*.pbs`, rendered by `morphcpt.jobs`). A Slurm script
+Job templates are written once, for PBS Pro (`job_templates/*.pbs`, rendered by `morphcpt.chain.jobs`). A Slurm script
 is the rendered PBS script with its `#PBS` directives rewritten as `#SBATCH` ones and the PBS variables and
 commands renamed (`to_slurm`): resources, paths and commands have one source of truth, and the two scripts differ
 only where the schedulers do. `Scheduler` builds the submit, status and release command lines of each and reads
-their answers, for `morphcpt.pipeline`.
+their answers, for `morphcpt.chain.pipeline`.
 
     PBS_ARRAY_INDEX -> SLURM_ARRAY_TASK_ID, PBS_JOBID -> SLURM_JOB_ID, qsub -> sbatch, qrls -> scontrol release
     #PBS -l select=2:ncpus=16:ngpus=1:mem=64gb  ->  --nodes=2 --ntasks-per-node=1 --cpus-per-task=16 --gres=gpu:1

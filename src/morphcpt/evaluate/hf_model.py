@@ -23,7 +23,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteria, 
 from morphcpt import paths
 from morphcpt.evaluate import shared_prompt
 from morphcpt.evaluate.gen import first_line
-from morphcpt.train.loss import token_logprobs as chunked_logprobs
+from morphcpt.modeling.loss import token_logprobs as chunked_logprobs
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
@@ -196,7 +196,7 @@ class HFCausalLM:
     ) -> list[float]:
         """Per scored token: the log-probability of `targets` under the logits of row `logit_at` of `hidden`
         (N, hidden size), summed by `sum_at` into `count` totals (float64, in token order). The logits are made
-        through the output layer a chunk of tokens at a time (`morphcpt.train.loss.token_logprobs`), soft-capped
+        through the output layer a chunk of tokens at a time (`morphcpt.modeling.loss.token_logprobs`), soft-capped
         as `Gemma3ForCausalLM.forward` does, never for the whole vocabulary and every token at once."""
         device = hidden.device
         token_logprobs = chunked_logprobs(

@@ -15,7 +15,7 @@ from transformers import Gemma3ForCausalLM, Gemma3TextConfig, PreTrainedModel
 from morphcpt import paths
 from morphcpt.errors import UserError
 from morphcpt.jsonio import check_json_files
-from morphcpt.train.parity import compare_logits, prompt_batch
+from morphcpt.modeling.logit_parity import compare_logits, prompt_batch
 from morphcpt.train.plan import ModelPlan
 
 # google/gemma-3-1b-pt's text model (REFERENCE.md), in `tiny_config`'s (and ModelPlan's) terms: the ~1B benchmark

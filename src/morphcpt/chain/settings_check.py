@@ -1,7 +1,7 @@
 """Strict checks of the `.env` settings that are numbers or sizes, run when jobs are rendered and when the chain is
 planned, so a bad value is refused at once instead of failing every job at its first line after the queue wait.
 
-    from morphcpt.settings_check import check_settings
+    from morphcpt.chain.settings_check import check_settings
     check_settings(settings)     # SettingsError naming the setting, what it got and what to write
 
 Each integer is written plainly (digits, no sign, no leading zero: `02` is refused, since the job scripts compare

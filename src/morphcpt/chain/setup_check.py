@@ -97,7 +97,7 @@ def check_gpu_plan(env: dict[str, str]) -> list[Check]:
 
     import torch
 
-    from morphcpt.jobs import SETTINGS
+    from morphcpt.chain.jobs import SETTINGS
     from morphcpt.train.gpus import card_bytes, gib
 
     memory, kind = (
@@ -173,7 +173,7 @@ def check_gpu_plan(env: dict[str, str]) -> list[Check]:
 def check_layout(plan, engine: str, env: dict[str, str]) -> list[Check]:
     """The job's shape (TRAIN_NODES x TRAIN_NGPUS): the global batch divides over its GPUs, and on several nodes
     the scheduler's launcher (pbsdsh, srun) is here (docs/multi-node.md)."""
-    from morphcpt.jobs import SETTINGS
+    from morphcpt.chain.jobs import SETTINGS
     from morphcpt.train.megatron import parallel_layout
 
     cluster = plan.cluster
@@ -218,7 +218,7 @@ def check_layout(plan, engine: str, env: dict[str, str]) -> list[Check]:
 
 
 def check_enroot(env: dict[str, str], required: bool = True) -> list[Check]:
-    from morphcpt.jobs import SETTINGS
+    from morphcpt.chain.jobs import SETTINGS
 
     enroot = shutil.which("enroot")
     sqsh = env.get("CONTAINER_SQSH") or str(paths.REPO_ROOT / "containers" / "nemo.sqsh")
@@ -408,7 +408,7 @@ def check_kernels() -> Check:
 
 
 def run_checks(cluster: bool, env_file: Path) -> list[Check]:
-    from morphcpt.jobs import read_env
+    from morphcpt.chain.jobs import read_env
 
     env = read_env(env_file) if env_file.is_file() else {}
     return [

@@ -35,12 +35,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from morphcpt import completion, jobs, local_chain, lockfile, paths, scheduler
+from morphcpt import completion, lockfile, paths
+from morphcpt.chain import jobs, local, scheduler
+
+# the stages live in chain/stages.py; callers and tests keep reaching them here
+from morphcpt.chain.stages import GROUPS, PipelineError, Stage, _chunk_markers, build_stages  # noqa: F401
 from morphcpt.errors import UserError
 from morphcpt.jsonio import JSONFileError, read_json, write_json
-
-# the stages moved to pipeline_stages.py; callers and tests keep reaching them here
-from morphcpt.pipeline_stages import GROUPS, PipelineError, Stage, _chunk_markers, build_stages  # noqa: F401
 
 Runner = Callable[..., subprocess.CompletedProcess]
 
@@ -356,9 +357,9 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
     env = jobs.read_env(args.env) if Path(args.env).exists() and not args.sample else {}
     if args.sample:
         mine = jobs.read_env(args.env) if Path(args.env).exists() else {}
-        env = local_chain.sample_settings(args.output_dir)
+        env = local.sample_settings(args.output_dir)
         if args.base_model:
-            env = local_chain.base_model_settings(args.output_dir, args.base_model)
+            env = local.base_model_settings(args.output_dir, args.base_model)
         if (
             mine.get("SEEDS") and args.seeds is None
         ):  # the sample keeps its own paths, but not silently one seed
@@ -395,9 +396,9 @@ def main(argv: list[str] | None = None, runner: Runner = subprocess.run) -> int:
             jobs.render_jobs(paths.REPO_ROOT / "job_templates", jobs_dir, env)
             if args.local:
                 if args.sample and not args.base_model:
-                    local_chain.make_sample_base(Path(settings["BASE_MODEL"]))
+                    local.make_sample_base(Path(settings["BASE_MODEL"]))
                 check_training_memory(settings, stages)
-                local_chain.run(
+                local.run(
                     stages,
                     everything,
                     settings,

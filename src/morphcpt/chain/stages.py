@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from morphcpt import completion, jobs
+from morphcpt import completion
+from morphcpt.chain import jobs
 from morphcpt.errors import UserError
 
 # scratch: pretraining from scratch (SCRATCH_PRETRAIN=1), beside the experiment: nothing waits for it, so its job

@@ -1,7 +1,7 @@
 """Render PBS Pro (or Slurm) job scripts from `job_templates/` and `.env`, and run a rendered script locally.
 
-    python -m morphcpt.jobs render [--env .env] [--templates job_templates] [--out jobs]   (setup_jobs.sh calls this)
-    python -m morphcpt.jobs run jobs/preprocess_data_vanilla.pbs --array 1-3 [--parallel 2] [--no-enroot]
+    python -m morphcpt.chain.jobs render [--env .env] [--templates job_templates] [--out jobs]   (setup_jobs.sh calls this)
+    python -m morphcpt.chain.jobs run jobs/preprocess_data_vanilla.pbs --array 1-3 [--parallel 2] [--no-enroot]
 
 Templates are bash scripts with `${NAME}` placeholders; `$$` writes a literal `$`, so a shell variable that needs
 braces is written `$${VAR}` and a plain `$VAR` passes through untouched. A placeholder that is neither a setting
@@ -10,7 +10,7 @@ when the job runs, never written into `jobs/`). Settings are `SETTINGS` below, o
 derived from them (`derived_settings`). `JOBS` declares, in one place, which scripts each template renders to and
 with which per-script variables: add a `JobSpec` there for a new template.
 
-With `SCHEDULER=slurm` the scripts are written as `jobs/*.slurm`, translated by `morphcpt.scheduler.to_slurm`.
+With `SCHEDULER=slurm` the scripts are written as `jobs/*.slurm`, translated by `morphcpt.chain.scheduler.to_slurm`.
 
 The local runner executes a rendered script with bash once per array index, with `PBS_ARRAY_INDEX`,
 `PBS_O_WORKDIR`, `PBS_JOBID`, `PBS_JOBNAME` and `PBS_NODEFILE` set as PBS Pro would (and, for a Slurm script,
@@ -35,10 +35,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from morphcpt import paths, scheduler
+from morphcpt import paths
+from morphcpt.chain import scheduler
+from morphcpt.chain.settings_check import MAX_SEEDS, SettingsError, check_settings, whole
 from morphcpt.errors import reported
 from morphcpt.paths import read_env
-from morphcpt.settings_check import MAX_SEEDS, SettingsError, check_settings, whole
 
 # Every setting a template may use, with the default used when `.env` does not set it. Paths default to the
 # checkout, so `jobs/` renders and runs on a workstation without any `.env`.
@@ -91,7 +92,7 @@ SETTINGS: dict[str, str] = {
     "EXPORT_NCPUS": "16",
     "EXPORT_MEM": "128gb",
     "EXPORT_WALLTIME": "02:00:00",
-    # The chain of `morphcpt submit` (morphcpt.pipeline): CPU stages, the evaluation (one GPU), the scheduler.
+    # The chain of `morphcpt submit` (morphcpt.chain.pipeline): CPU stages, the evaluation (one GPU), the scheduler.
     "SCHEDULER": "pbs",  # pbs | slurm: which scripts setup_jobs.sh renders and submit_pipeline.py submits
     "SLURM_PARTITION": "",  # default: PBS_QUEUE
     "SLURM_ACCOUNT": "",  # default: PBS_PROJECT
@@ -217,7 +218,7 @@ def _one_per_training_run(settings: dict[str, str]) -> list[dict[str, str]]:
 def _cpu_stages(settings: dict[str, str]) -> list[dict[str, str]]:
     """The CPU jobs of the chain (job_templates/cpu_stage.pbs): one command each, run inside the container.
 
-    Each ends by leaving the marker `morphcpt.pipeline` reads to know the stage is done (download and the gates
+    Each ends by leaving the marker `morphcpt.chain.pipeline` reads to know the stage is done (download and the gates
     have none of their own: the job writes `<corpus>.done`; a gate succeeds only when its run is complete).
     """
     enroot, s = "bash training/nemo/run_in_enroot.sh", settings
