@@ -299,7 +299,7 @@ def register(fault, env: dict, sample_lines) -> None:
             and json.loads((work / "o" / "vanilla" / "c.done.json").read_text())["documents"] == 40
         )
         seen["chunk marker"] = (f"exit {code}, redone: {marker_ok}", marker_ok)
-        from morphcpt.train.metrics import read_metrics, truncate_metrics
+        from morphcpt.train.hf.metrics import read_metrics, truncate_metrics
 
         (work / "m").mkdir()
         (work / "m" / "metrics.jsonl").write_text('{"step": 1, "loss": 2.0}\n{"step": 2, "lo')

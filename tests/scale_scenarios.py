@@ -19,7 +19,7 @@ from pathlib import Path
 import torch.distributed as dist
 
 from morphcpt.train import load_plan
-from morphcpt.train.hf import train
+from morphcpt.train.hf.engine import train
 
 STEPS = [
     "recipe=demo_base",

@@ -15,7 +15,7 @@ from morphcpt.evaluate.resolve import ModelResolutionError, resolve_models
 from morphcpt.evaluate.runner import EvalConfig, main, run_evaluation
 from morphcpt.export import METADATA_FILE, average_last
 from morphcpt.export import main as export_main
-from morphcpt.train.hf import train
+from morphcpt.train.hf.engine import train
 from train_helpers import tiny_plan, write_data
 
 OFFICIAL = Path(__file__).parent / "data" / "official"

@@ -16,11 +16,12 @@ from safetensors.torch import load_file
 
 from morphcpt.preprocess import compose_config, run
 from morphcpt.tokenization.eeve import Expansion, expand
-from morphcpt.train import eeve, load_plan
-from morphcpt.train.eeve import STAGE_DONE, stage_dir
-from morphcpt.train.eeve_params import STAGE_TRAINS
-from morphcpt.train.metrics import read_metrics
-from morphcpt.train.plan import PlanError
+from morphcpt.train import load_plan
+from morphcpt.train.eeve import engine
+from morphcpt.train.eeve.engine import STAGE_DONE, stage_dir
+from morphcpt.train.eeve.params import STAGE_TRAINS
+from morphcpt.train.hf.metrics import read_metrics
+from morphcpt.train.plan.schema import PlanError
 
 pytestmark = pytest.mark.slow  # seven short training stages on the tiny model, about a minute and a half
 
@@ -66,7 +67,7 @@ def eeve_plan(setup, out: Path, *extra):
 @pytest.fixture(scope="module")
 def straight(tmp_path_factory, setup):
     plan = eeve_plan(setup, tmp_path_factory.mktemp("straight"))
-    return plan, eeve.run(plan)
+    return plan, engine.run(plan)
 
 
 def weights(folder: Path) -> dict[str, torch.Tensor]:
@@ -129,7 +130,7 @@ def test_bf16_parameters_with_fp32_masters_keep_frozen_rows_bitwise(tmp_path, se
     """The GPU default (bf16 parameters, fp32 masters) under EEVE's masks: frozen rows and tensors are the fp32
     values they were, not bf16-rounded ones, and the trained ones move."""
     plan = eeve_plan(setup, tmp_path, "loop.param_dtype=bf16", "eeve.stages=[1,2,6]")
-    assert eeve.run(plan).stages_run == [1, 2, 6]
+    assert engine.run(plan).stages_run == [1, 2, 6]
     before = weights(Path(plan.run_dir) / "resized")
     for stage in (1, 2, 6):
         after = stage_weights(plan, stage)
@@ -188,16 +189,14 @@ def test_export_names_eeve_and_loads_untied(straight):
 
 
 def test_rerun_skips_finished_stages(straight, monkeypatch, capsys):
-    from morphcpt.train import hf
-
     plan, result = straight
     markers = {k: (stage_dir(plan, k) / STAGE_DONE).read_text() for k in range(1, 8)}
 
     def no_training(*args, **kwargs):
         raise AssertionError("a finished stage was trained again")
 
-    monkeypatch.setattr(hf, "train", no_training)
-    again = eeve.run(plan)
+    monkeypatch.setattr("morphcpt.train.hf.engine.train", no_training)
+    again = engine.run(plan)
     assert again.stages_run == result.stages_run and again.export == result.export
     assert markers == {k: (stage_dir(plan, k) / STAGE_DONE).read_text() for k in range(1, 8)}
     assert "already done, skipped" in capsys.readouterr().out
@@ -209,7 +208,7 @@ def test_a_stage_resumes_where_it_stopped(tmp_path, setup, straight):
     calls = 0
     while True:
         calls += 1
-        result = eeve.run(plan)
+        result = engine.run(plan)
         if not result.interrupted:
             break
         assert calls < 10
@@ -226,21 +225,21 @@ def test_stage_list_out_of_order_and_wrong_engine(setup, tmp_path):
     with pytest.raises(ValueError, match="ascending"):
         eeve_plan(setup, tmp_path, "eeve.stages=[1,8]")
     with pytest.raises(ValueError, match="hf engine"):
-        eeve.run(eeve_plan(setup, tmp_path, "engine=megatron"))
+        engine.run(eeve_plan(setup, tmp_path, "engine=megatron"))
 
 
 def test_a_later_start_continues_from_the_last_finished_stage(tmp_path, setup, straight, capsys):
     straight_plan, _ = straight
-    eeve.run(eeve_plan(setup, tmp_path, "eeve.stages=[1,2]"))
+    engine.run(eeve_plan(setup, tmp_path, "eeve.stages=[1,2]"))
     later = eeve_plan(setup, tmp_path, "eeve.stages=[3]")
-    result = eeve.run(later)
+    result = engine.run(later)
     assert "stages 1, 2 finished earlier" in capsys.readouterr().out
     got, want = stage_weights(later, 3), stage_weights(straight_plan, 3)
     assert all(torch.equal(got[k], want[k]) for k in want)  # what [1,2,3] in one go gives
     assert json.loads((result.export / "morphcpt_metadata.json").read_text())["eeve"]["stages"] == [1, 2, 3]
     (stage_dir(later, 2) / STAGE_DONE).unlink()  # stage 2 started, not finished: stage 4 would skip it
     with pytest.raises(PlanError, match=r"stage 2 was started .* but not finished.*eeve.stages=\[2,4\]"):
-        eeve.run(eeve_plan(setup, tmp_path, "eeve.stages=[4]"))
+        engine.run(eeve_plan(setup, tmp_path, "eeve.stages=[4]"))
 
 
 # --- 2 ranks ----------------------------------------------------------------------------------------------------
@@ -271,7 +270,7 @@ def one_rank(tmp_path_factory, setup):
 
     root, tokenizer, base = setup
     single = plan(str(root / "data"), str(tokenizer), str(base), str(tmp_path_factory.mktemp("eeve_one")))
-    assert eeve.run(single).stages_run == list(RANK_STAGES)
+    assert engine.run(single).stages_run == list(RANK_STAGES)
     return single
 
 

@@ -172,7 +172,7 @@ def test_an_interrupted_image_import_does_not_block_the_next(fake_enroot, tmp_pa
     assert done.returncode == 0, done.stderr
     assert sqsh.read_text() == "image" and not (sqsh.parent / "nemo.sqsh.partial").exists()
     probe = fake_enroot("start")[-1]["argv"]
-    assert probe[-2:] == ["-m", "morphcpt.train.bridge_compat"]  # the one probe, shared with verify_setup
+    assert probe[-2:] == ["-m", "morphcpt.train.megatron.compat"]  # the one probe, shared with verify_setup
     assert _mounts(probe) == [str(paths.REPO_ROOT)] and f"PYTHONPATH={paths.REPO_ROOT / 'src'}" in probe
     # the name the training plan greps for, and its ./run_in_enroot.sh (forwarding to the real script)
     assert (

@@ -17,8 +17,8 @@ from morphcpt.evaluate.resolve import ModelResolutionError, locate, resolve_mode
 from morphcpt.evaluate.runner import EvalConfig, main, run_evaluation
 from morphcpt.indexed import file_digest
 from morphcpt.train import load_plan
-from morphcpt.train.hf import train
-from morphcpt.train.plan import plan_to_yaml
+from morphcpt.train.hf.engine import train
+from morphcpt.train.plan.compose import plan_to_yaml
 from train_helpers import write_data
 
 OFFICIAL = Path(__file__).parent / "data" / "official"

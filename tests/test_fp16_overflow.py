@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from morphcpt.train.hf import TrainHooks, train
-from morphcpt.train.plan import PlanError, load_plan
-from morphcpt.train.precision import Fp16Overflow
+from morphcpt.train.hf.engine import TrainHooks, train
+from morphcpt.train.hf.precision import Fp16Overflow
+from morphcpt.train.plan.compose import load_plan
+from morphcpt.train.plan.schema import PlanError
 from train_helpers import tiny_plan, train_losses, write_data
 
 
@@ -62,7 +63,7 @@ def test_a_few_skipped_steps_at_the_start_train_on(data_root, tmp_path):
 def test_the_limit_is_a_whole_number():
     import torch
 
-    from morphcpt.train.precision import grad_scaler
+    from morphcpt.train.hf.precision import grad_scaler
 
     plan = load_plan(["recipe=demo_base", "loop.precision=fp16-mixed", "loop.max_skipped_steps=0"])
     with pytest.raises(PlanError, match="max_skipped_steps"):

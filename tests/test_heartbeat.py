@@ -3,8 +3,8 @@ validation batches advance the count; without the variable, or on another local 
 
 from __future__ import annotations
 
-from morphcpt.train import heartbeat
-from morphcpt.train.hf import train
+from morphcpt.train.hf import heartbeat
+from morphcpt.train.hf.engine import train
 from train_helpers import tiny_plan, write_data
 
 

@@ -192,8 +192,8 @@ def test_a_users_sentencepiece_model_trains_and_evaluates_end_to_end(user_models
     from morphcpt.preprocess import compose_config, run
     from morphcpt.train import load_plan
     from morphcpt.train.data import byte_table, dataset_bytes
-    from morphcpt.train.hf import train
-    from morphcpt.train.metrics import read_metrics
+    from morphcpt.train.hf.engine import train
+    from morphcpt.train.hf.metrics import read_metrics
 
     tokenizer = tmp_path / "tokenizer"
     import_tokenizer(user_models["unigram"], tokenizer)

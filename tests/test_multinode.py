@@ -26,8 +26,8 @@ import pytest
 from morphcpt import paths
 from morphcpt.chain import jobs
 from morphcpt.train import load_plan
-from morphcpt.train.hf import train
-from morphcpt.train.metrics import read_metrics
+from morphcpt.train.hf.engine import train
+from morphcpt.train.hf.metrics import read_metrics
 from train_helpers import write_data
 
 FAKES = Path(__file__).with_name("fakes")

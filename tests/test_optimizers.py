@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from morphcpt.train import load_plan, memory_hf
-from morphcpt.train.hf import train
-from morphcpt.train.plan import PlanError
+from morphcpt.train import load_plan
+from morphcpt.train.hf.engine import train
+from morphcpt.train.memory import hf
+from morphcpt.train.plan.schema import PlanError
 from train_helpers import tiny_plan, write_data
 from train_helpers import train_losses as losses
 
@@ -33,7 +34,7 @@ def test_adafactor_trains_its_factored_state_and_resumes_exactly(data_root, tmp_
     state = trainer["optimizer"]["state"]
     assert state and all("exp_avg" not in s for s in state.values())  # no first moment: beta1 is None
     values = sum(t.numel() for s in state.values() for t in s.values() if torch.is_tensor(t) and t.dim() >= 1)
-    shape = memory_hf.model_shape(plan_for(data_root, tmp_path, "optim.name=adafactor"))
+    shape = hf.model_shape(plan_for(data_root, tmp_path, "optim.name=adafactor"))
     assert (
         values == shape.factored < shape.params / 4
     )  # what the planner counts, far below AdamW's 2 x params
@@ -47,9 +48,9 @@ def test_adafactor_trains_its_factored_state_and_resumes_exactly(data_root, tmp_
 
 def test_the_planner_counts_adafactor_state_instead_of_adamw_moments():
     plan = load_plan(["recipe=cpt_baseline", "engine=hf", "optim.name=adafactor"])
-    shape = memory_hf.model_shape(plan)
-    adamw = memory_hf.estimate(shape, 2048, 8, "ddp", bf16_params=True)
-    light = memory_hf.estimate(shape, 2048, 8, "ddp", bf16_params=True, adafactor=True)
+    shape = hf.model_shape(plan)
+    adamw = hf.estimate(shape, 2048, 8, "ddp", bf16_params=True)
+    light = hf.estimate(shape, 2048, 8, "ddp", bf16_params=True, adafactor=True)
     assert adamw.optimizer - light.optimizer == 8 * shape.params - 4 * shape.factored
     assert light.optimizer == 4 * shape.params + 4 * shape.factored  # fp32 masters + the factored state
 

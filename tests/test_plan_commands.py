@@ -16,9 +16,10 @@ import pytest
 
 from morphcpt import paths
 from morphcpt.chain.jobs import render_jobs, run_local
-from morphcpt.train import megatron, megatron_run
-from morphcpt.train.flags import FlagError, data_path_overrides, rewrite_argv, translate
-from morphcpt.train.plan import PlanError, check_outputs_mounted, load_plan, plan_to_yaml
+from morphcpt.train.megatron import config, engine
+from morphcpt.train.plan.compose import check_outputs_mounted, load_plan, plan_to_yaml
+from morphcpt.train.plan.flags import FlagError, data_path_overrides, rewrite_argv, translate
+from morphcpt.train.plan.schema import PlanError
 from train_helpers import write_data
 
 
@@ -108,7 +109,7 @@ def test_the_plans_workspace_path_is_this_checkout(monkeypatch, tmp_path):
 def test_the_plans_step5_command_reads_as_the_cluster_layout_inside_an_ngc_image(monkeypatch, tmp_path):
     """NGC images have a /workspace of their own, and nothing mounts the earlier pipeline's /logs: the plan's
     paths are read as $DATA_ROOT and $OUTPUT_ROOT/runs, so the command trains as typed instead of refusing."""
-    from morphcpt.train import flags
+    from morphcpt.train.plan import flags
 
     ngc_workspace = tmp_path / "workspace"
     ngc_workspace.mkdir()  # the image's own, without the project in it
@@ -190,27 +191,27 @@ def test_a_run_folder_outside_the_containers_mounts_is_refused(tmp_path):
 
 def test_the_train_stage_typed_without_torchrun_says_what_to_type(tmp_path, monkeypatch):
     plan = load_plan(["recipe=cpt_baseline", f"output_root={tmp_path / 'out'}", "cluster.stage=train"])
-    with pytest.raises(megatron.WeightVerificationError, match="cluster.stage=prepare") as refused:
-        megatron_run.run(plan)
+    with pytest.raises(config.WeightVerificationError, match="cluster.stage=prepare") as refused:
+        engine.run(plan)
     assert "torchrun --standalone --nproc-per-node 8 training/nemo/run_cpt.py" in str(refused.value)
-    (Path(plan.cluster.import_dir) / megatron.VERIFIED_MARKER).parent.mkdir(parents=True)
-    (Path(plan.cluster.import_dir) / megatron.VERIFIED_MARKER).write_text("{}")
+    (Path(plan.cluster.import_dir) / config.VERIFIED_MARKER).parent.mkdir(parents=True)
+    (Path(plan.cluster.import_dir) / config.VERIFIED_MARKER).write_text("{}")
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     with pytest.raises(SystemExit, match="trains on 8 GPUs under torchrun, and this is one plain process"):
-        megatron_run.run(plan)
+        engine.run(plan)
 
 
 def test_the_train_stage_refuses_a_torchrun_of_another_size_than_the_checked_layout(tmp_path, monkeypatch):
     plan = load_plan(["recipe=cpt_baseline", f"output_root={tmp_path / 'out'}", "cluster.stage=train"])
     plan.cluster.nodes = 2
-    (Path(plan.cluster.import_dir) / megatron.VERIFIED_MARKER).parent.mkdir(parents=True)
-    (Path(plan.cluster.import_dir) / megatron.VERIFIED_MARKER).write_text("{}")
+    (Path(plan.cluster.import_dir) / config.VERIFIED_MARKER).parent.mkdir(parents=True)
+    (Path(plan.cluster.import_dir) / config.VERIFIED_MARKER).write_text("{}")
     monkeypatch.setenv("WORLD_SIZE", "8")  # one node's torchrun for a two-node plan
     with pytest.raises(PlanError, match="torchrun started 8 processes.* = 2 x 8 = 16 GPUs.*TRAIN_NODES"):
-        megatron_run.run(plan)
+        engine.run(plan)
     monkeypatch.delenv("WORLD_SIZE")
     with pytest.raises(SystemExit, match="torchrun_nodes.sh --nodes 2 --gpus 8") as refused:
-        megatron_run.run(plan)
+        engine.run(plan)
     assert "in a job of 2 nodes" in str(refused.value)
 
 
@@ -235,7 +236,7 @@ def test_a_preprocessing_job_says_where_the_plans_chunks_are(tmp_path, monkeypat
 
 
 def test_the_docs_table_lists_every_flag_with_its_key():
-    from morphcpt.train.flags import FLAGS
+    from morphcpt.train.plan.flags import FLAGS
 
     doc = (paths.REPO_ROOT / "docs" / "training-plan-commands.md").read_text(encoding="utf-8")
     listed = {}

@@ -14,8 +14,9 @@ import pytest
 
 from morphcpt import completion
 from morphcpt.preprocess import compose_config, run
-from morphcpt.train import eeve, exit_status, inputs, load_plan
-from morphcpt.train.hf import train
+from morphcpt.train import exit_status, load_plan, run_inputs
+from morphcpt.train.eeve import engine
+from morphcpt.train.hf.engine import train
 
 SMALL = [
     "loop.seq_length=32",
@@ -57,7 +58,7 @@ def test_a_run_resumes_on_unchanged_inputs_and_records_them_by_content(data):
     plan = hf_plan(data)
     first = train(plan)
     assert first.interrupted and first.final_step == 2
-    recorded = json.loads((Path(plan.run_dir) / inputs.FILE).read_text())["inputs"]
+    recorded = json.loads((Path(plan.run_dir) / run_inputs.FILE).read_text())["inputs"]
     assert set(recorded) == {"tokenizer", "data"}
     assert {"tokenizer.json", "tokenizer_config.json"} <= set(recorded["tokenizer"]["files"])
     assert "validation/validation_text_document.bin" in recorded["data"]["files"]
@@ -70,7 +71,7 @@ def test_a_tokenizer_changed_in_place_is_refused_on_resume(data):
     train(plan)
     config = data[1] / "tokenizer_config.json"
     config.write_text(json.dumps({**json.loads(config.read_text()), "model_max_length": 77}))
-    with pytest.raises(inputs.InputsChanged) as error:
+    with pytest.raises(run_inputs.InputsChanged) as error:
         train(plan)
     message = str(error.value)
     assert "tokenizer" in message and "tokenizer_config.json changed" in message
@@ -86,15 +87,17 @@ def test_a_validation_set_preprocessed_again_is_refused_on_resume(data, sample_c
     (tmp / "validation.jsonl").write_text("".join(lines[200:240]), encoding="utf-8")
     common = [f"output_dir={root}", f"tokenizer={tokenizer}", "progress=false", "index_offset=0"]
     run(compose_config([f"input={tmp / 'validation.jsonl'}", "validation=true", *common]))
-    with pytest.raises(inputs.InputsChanged, match="validation/validation_text_document.bin changed"):
+    with pytest.raises(run_inputs.InputsChanged, match="validation/validation_text_document.bin changed"):
         train(plan)
 
 
 def test_changed_inputs_before_the_first_checkpoint_are_simply_recorded(data):
     plan = hf_plan(data, "loop.max_steps_per_run=null", "loop.steps=2")
-    inputs.save(plan.run_dir, {"format": 1, "inputs": {"tokenizer": {"source": "elsewhere", "files": {}}}})
+    run_inputs.save(
+        plan.run_dir, {"format": 1, "inputs": {"tokenizer": {"source": "elsewhere", "files": {}}}}
+    )
     assert train(plan).final_step == 2  # nothing was made from the recorded inputs: nothing to refuse
-    assert inputs.load(plan.run_dir)["inputs"]["tokenizer"]["source"] == str(data[1])
+    assert run_inputs.load(plan.run_dir)["inputs"]["tokenizer"]["source"] == str(data[1])
 
 
 def test_unchanged_files_are_not_hashed_again(tmp_path, monkeypatch):
@@ -103,14 +106,14 @@ def test_unchanged_files_are_not_hashed_again(tmp_path, monkeypatch):
     (folder / "weights.bin").write_bytes(b"x" * 1000)
     past = 1_600_000_000_000_000_000
     os.utime(folder / "weights.bin", ns=(past, past))
-    first = inputs.folder_record(folder, "m", None)
+    first = run_inputs.folder_record(folder, "m", None)
     hashed = []
     monkeypatch.setattr(
-        inputs, "file_digest", lambda path: hashed.append(path) or {"bytes": 0, "sha256": "new"}
+        run_inputs, "file_digest", lambda path: hashed.append(path) or {"bytes": 0, "sha256": "new"}
     )
-    assert inputs.folder_record(folder, "m", first) == first and hashed == []
+    assert run_inputs.folder_record(folder, "m", first) == first and hashed == []
     (folder / "weights.bin").write_bytes(b"y" * 1000)  # same size, new content (and mtime)
-    assert inputs.folder_record(folder, "m", first)["files"]["weights.bin"]["sha256"] == "new"
+    assert run_inputs.folder_record(folder, "m", first)["files"]["weights.bin"]["sha256"] == "new"
 
 
 # --- EEVE ------------------------------------------------------------------------------------------------------
@@ -147,7 +150,7 @@ def eeve_run(tmp_path, sample_corpus, sample_tokenizer_dir, tiny_gemma3):
     lines = sample_corpus.read_text(encoding="utf-8").splitlines(keepends=True)
     make_eeve(tmp_path, lines[:200], sample_tokenizer_dir)
     plan = eeve_plan(tmp_path, tiny_gemma3)
-    result = eeve.run(plan)
+    result = engine.run(plan)
     assert result.stages_run == [1, 2] and result.export is not None
     assert completion.export(result.export) is None  # the export lists its files, and they are there
     return tmp_path, plan, lines
@@ -162,8 +165,8 @@ def test_an_eeve_tokenizer_rebuilt_in_place_is_refused_naming_what_was_made_from
     root, plan, lines = eeve_run
     shutil.rmtree(root / "data")
     make_eeve(root, lines[200:420], sample_tokenizer_dir)
-    with pytest.raises(inputs.InputsChanged) as error:
-        eeve.run(plan)
+    with pytest.raises(run_inputs.InputsChanged) as error:
+        engine.run(plan)
     message = str(error.value)
     assert "tokenizer.json changed" in message and "eeve_expansion.json changed" in message
     for made in ("resized", "stages/stage1", "stages/stage2", "exports/"):
@@ -182,15 +185,15 @@ def test_eeve_data_preprocessed_again_keeps_the_resized_model_but_not_the_stages
     ]
     (root / "chunk_01.jsonl").write_text("".join(lines[40:120]), encoding="utf-8")
     run(compose_config([f"input={root / 'chunk_01.jsonl'}", "index_offset=40", *common]))
-    with pytest.raises(inputs.InputsChanged) as error:
-        eeve.run(plan)
+    with pytest.raises(run_inputs.InputsChanged) as error:
+        engine.run(plan)
     message = str(error.value)
     assert "eeve/chunk_01_text_document.bin changed" in message
     assert "stages/stage1" in message and "(the model resized" not in message
     # the way on the message gives: remove what was made from the old data, rerun
     shutil.rmtree(Path(plan.run_dir) / "stages")
     shutil.rmtree(root / "out" / "exports")
-    assert eeve.run(plan).stages_run == [1, 2]
+    assert engine.run(plan).stages_run == [1, 2]
 
 
 @pytest.mark.slow
@@ -200,17 +203,17 @@ def test_a_finished_stage_whose_checkpoint_is_gone_runs_again(eeve_run, capsys):
     (export / "model.safetensors").unlink()
     assert completion.export(export) == f"{export / 'model.safetensors'} is missing"
     shutil.rmtree(root / "out" / "exports")
-    stage2 = json.loads((eeve.stage_dir(plan, 2) / eeve.STAGE_DONE).read_text())
+    stage2 = json.loads((engine.stage_dir(plan, 2) / engine.STAGE_DONE).read_text())
     shutil.rmtree(stage2["checkpoint"])
-    result = eeve.run(plan)
+    result = engine.run(plan)
     assert "stage 2: marked done, but its checkpoint" in capsys.readouterr().out
     assert result.stages_run == [1, 2] and (Path(stage2["checkpoint"]) / "model" / "config.json").exists()
     # a cut-off stage marker and a resized model without its weights: made again, not a traceback
-    marker = eeve.stage_dir(plan, 1) / eeve.STAGE_DONE
+    marker = engine.stage_dir(plan, 1) / engine.STAGE_DONE
     marker.write_text(marker.read_text()[:40])
     next(Path(plan.run_dir, "resized").glob("*.safetensors")).unlink()
     shutil.rmtree(root / "out" / "exports")
-    assert eeve.run(plan).stages_run == [1, 2]
+    assert engine.run(plan).stages_run == [1, 2]
     out = capsys.readouterr().out
     assert "resizing again" in out and f"EEVE stage 1: {marker} " in out and "ends early" in out
 
@@ -219,12 +222,12 @@ def test_a_finished_stage_whose_checkpoint_is_gone_runs_again(eeve_run, capsys):
 def test_sigterm_during_an_eeve_stage_exits_143_after_the_checkpoint_and_resumes(
     tmp_path, sample_corpus, sample_tokenizer_dir, tiny_gemma3, monkeypatch, capsys
 ):
-    from morphcpt.train import hf
+    from morphcpt.train.hf.engine import optimizer_step
 
     lines = sample_corpus.read_text(encoding="utf-8").splitlines(keepends=True)
     make_eeve(tmp_path, lines[:200], sample_tokenizer_dir)
     plan = eeve_plan(tmp_path, tiny_gemma3, "eeve.stages=[1,6]", "checkpoint.interval=1000")
-    step = hf.optimizer_step
+    step = optimizer_step
     calls = []
 
     def step_then_sigterm(*args, **kwargs):
@@ -234,37 +237,37 @@ def test_sigterm_during_an_eeve_stage_exits_143_after_the_checkpoint_and_resumes
             os.kill(os.getpid(), signal.SIGTERM)
         return out
 
-    monkeypatch.setattr(hf, "optimizer_step", step_then_sigterm)
-    result = eeve.run(plan)
+    monkeypatch.setattr("morphcpt.train.hf.engine.optimizer_step", step_then_sigterm)
+    result = engine.run(plan)
     assert exit_status(result) == 143
     err = capsys.readouterr().err
     assert "EEVE stage 6 stopped by SIGTERM at step 1" in err and str(result.checkpoint_dir) in err
     assert result.checkpoint_dir.is_dir() and result.stages_run == [1]
-    resumed = eeve.run(plan)
+    resumed = engine.run(plan)
     assert resumed.stages_run == [1, 6] and exit_status(resumed) == 0 and resumed.export is not None
     assert len(calls) == 3  # stage 6's second step only: the first was not done again
 
 
 def test_a_megatron_job_refuses_to_resume_on_changed_inputs(data, monkeypatch, tiny_gemma3):
     """The cluster engine's prepare stage (every job) checks the same record before any import or training."""
-    from morphcpt.train import megatron, megatron_prepare
+    from morphcpt.train.megatron import compat, prepare
 
     tmp, tokenizer, root = data
     plan = load_plan(
         ["recipe=cpt_patok", f"output_root={tmp / 'out'}", f"data.root={root}", "data.scheme=vanilla"]
         + ["data.num_chunks=1", f"model.tokenizer={tokenizer}", f"model.pretrained={tiny_gemma3}"]
     )
-    monkeypatch.setattr(megatron_prepare, "import_weights", lambda plan: None)
-    monkeypatch.setattr(megatron_prepare, "verify_import", lambda plan: {"ok": True})
-    monkeypatch.setattr(megatron.bridge_compat, "installed_version", lambda: "0.4.0")
-    megatron_prepare.prepare(plan)
+    monkeypatch.setattr(prepare, "import_weights", lambda plan: None)
+    monkeypatch.setattr(prepare, "verify_import", lambda plan: {"ok": True})
+    monkeypatch.setattr(compat, "installed_version", lambda: "0.4.0")
+    prepare.prepare(plan)
     plan.checkpoint_dir.mkdir(parents=True)
     (plan.checkpoint_dir / "latest_checkpointed_iteration.txt").write_text("100\n")
-    megatron_prepare.prepare(plan)  # the next job: same inputs
+    prepare.prepare(plan)  # the next job: same inputs
     config = tokenizer / "tokenizer_config.json"
     config.write_text(json.dumps({**json.loads(config.read_text()), "model_max_length": 77}))
-    with pytest.raises(inputs.InputsChanged, match="tokenizer_config.json changed"):
-        megatron_prepare.prepare(plan)
+    with pytest.raises(run_inputs.InputsChanged, match="tokenizer_config.json changed"):
+        prepare.prepare(plan)
 
 
 def test_a_megatron_import_of_a_base_model_replaced_in_place_is_not_reused(
@@ -275,7 +278,8 @@ def test_a_megatron_import_of_a_base_model_replaced_in_place_is_not_reused(
     import sys
     from types import SimpleNamespace
 
-    from morphcpt.train import megatron, megatron_prepare
+    from morphcpt.train.megatron import prepare
+    from morphcpt.train.megatron.config import WeightVerificationError
 
     class AutoBridge:
         @staticmethod
@@ -286,12 +290,12 @@ def test_a_megatron_import_of_a_base_model_replaced_in_place_is_not_reused(
     base = tmp_path / "base"
     shutil.copytree(tiny_gemma3, base)
     plan = load_plan(["recipe=cpt_patok", f"output_root={tmp_path / 'out'}", f"model.pretrained={base}"])
-    target = megatron_prepare.import_weights(plan)
-    assert megatron_prepare.import_weights(plan) == target  # unchanged: reused
+    target = prepare.import_weights(plan)
+    assert prepare.import_weights(plan) == target  # unchanged: reused
     config = base / "config.json"
     config.write_text(json.dumps({**json.loads(config.read_text()), "rms_norm_eps": 1e-5}))
-    with pytest.raises(megatron.WeightVerificationError, match="config.json changed.*delete .*and rerun"):
-        megatron_prepare.import_weights(plan)
+    with pytest.raises(WeightVerificationError, match="config.json changed.*delete .*and rerun"):
+        prepare.import_weights(plan)
     shutil.rmtree(target / "iter_0000000")
-    with pytest.raises(megatron.WeightVerificationError, match="holds no iter_"):
-        megatron_prepare.import_weights(plan)
+    with pytest.raises(WeightVerificationError, match="holds no iter_"):
+        prepare.import_weights(plan)

@@ -20,8 +20,9 @@ from morphcpt.chain.jobs import SETTINGS, derived_settings, render_template
 from morphcpt.modeling.models import config_from_plan, gemma3_1b_config
 from morphcpt.tokenization.train_tokenizer import language_shares, train_sentencepiece_tokenizer
 from morphcpt.tokenization.vocabulary import Vocabulary
-from morphcpt.train import checkpoints, load_plan
-from morphcpt.train.metrics import read_metrics
+from morphcpt.train import load_plan
+from morphcpt.train.hf import checkpoints
+from morphcpt.train.hf.metrics import read_metrics
 
 SCRATCH = paths.DATA_DIR / "scratch"
 
@@ -196,7 +197,7 @@ def test_walkthrough_from_sources_to_generated_text(corpus, tmp_path, capsys):
     from morphcpt.export import export_run
     from morphcpt.preprocess import compose_config, run
     from morphcpt.tokenization.train_tokenizer import main as train_tokenizer
-    from morphcpt.train.hf import train
+    from morphcpt.train.hf.engine import train
 
     tokenizer = tmp_path / "tokenizer"
     train_tokenizer([str(corpus), "--out-dir", str(tokenizer), "--vocab-size", "1000", "--balance-languages"])

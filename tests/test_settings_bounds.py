@@ -13,24 +13,24 @@ import pytest
 
 from morphcpt import paths
 from morphcpt.chain import jobs
-from morphcpt.train import gpus
+from morphcpt.train.memory import card
 
 
 @pytest.mark.parametrize(
     "text", ["40", "-1", "", " ", "1.2.3GB", "40 G B", "0GB", "GB", "40XB", "nan", "1e3GB"]
 )
 def test_a_gpu_memory_without_a_unit_or_readable_number_is_refused(text):
-    with pytest.raises(gpus.SizeError, match="must look like 40GB|must be above zero"):
-        gpus.card_bytes(text, "GPU_MEMORY")
+    with pytest.raises(card.SizeError, match="must look like 40GB|must be above zero"):
+        card.card_bytes(text, "GPU_MEMORY")
 
 
 def test_a_bare_number_is_refused_naming_the_unit_and_a_card_under_the_reserve_is_refused():
-    with pytest.raises(gpus.SizeError, match=r"no unit: write 40GB"):
-        gpus.card_bytes("40", "GPU_MEMORY")
+    with pytest.raises(card.SizeError, match=r"no unit: write 40GB"):
+        card.card_bytes("40", "GPU_MEMORY")
     for small in ("2GB", "1GB", "512MB", "2048MiB"):
-        with pytest.raises(gpus.SizeError, match="not above the 2.0 GiB"):
-            gpus.card_bytes(small, "GPU_MEMORY")
-    assert gpus.card_bytes("40GB") == 40 * 2**30 and gpus.card_bytes("2.5GiB") == int(2.5 * 2**30)
+        with pytest.raises(card.SizeError, match="not above the 2.0 GiB"):
+            card.card_bytes(small, "GPU_MEMORY")
+    assert card.card_bytes("40GB") == 40 * 2**30 and card.card_bytes("2.5GiB") == int(2.5 * 2**30)
 
 
 @pytest.mark.parametrize(
@@ -105,7 +105,7 @@ def test_the_chain_refuses_a_thousand_seeds_at_once(tmp_path):
 )
 def test_the_memory_command_refuses_in_one_line(args, said):
     done = subprocess.run(
-        [sys.executable, "-m", "morphcpt.train.memory", "recipe=demo_cpt", *args],
+        [sys.executable, "-m", "morphcpt.train.memory.planner", "recipe=demo_cpt", *args],
         capture_output=True,
         text=True,
         timeout=300,
@@ -117,7 +117,14 @@ def test_the_memory_command_refuses_in_one_line(args, said):
 def test_the_memory_command_names_an_unknown_card_and_bf16_on_a_card_without_it():
     def run(*args):
         return subprocess.run(
-            [sys.executable, "-m", "morphcpt.train.memory", "recipe=cpt_baseline", "engine=hf", *args],
+            [
+                sys.executable,
+                "-m",
+                "morphcpt.train.memory.planner",
+                "recipe=cpt_baseline",
+                "engine=hf",
+                *args,
+            ],
             capture_output=True,
             text=True,
             timeout=300,

@@ -2,7 +2,7 @@
 memory at a time; an fp32 model's storage becomes its masters); LoRA's frozen base in bf16 with fp32 adapters and no
 gradient for the frozen output layer; fp16 autocast with a dynamic loss scale that resumes exactly; the planner
 counts the load peak and each option; every use on the card its document names fits or is refused before
-anything is allocated, naming what fits (`morphcpt.train.cards`)."""
+anything is allocated, naming what fits (`morphcpt.train.memory.recipe_table`)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ import pytest
 import torch
 
 from morphcpt.modeling import models
-from morphcpt.train import cards, load_plan, memory, memory_hf, precision
-from morphcpt.train.hf import train
-from morphcpt.train.plan import PlanError
+from morphcpt.train import load_plan
+from morphcpt.train.hf import precision
+from morphcpt.train.hf.engine import train
+from morphcpt.train.memory import hf, planner, recipe_table
+from morphcpt.train.plan.schema import PlanError
 from train_helpers import tiny_plan, write_data
 from train_helpers import train_losses as losses
 
@@ -119,8 +121,8 @@ def test_lora_on_a_bf16_base_trains_the_adapters_only_and_the_planner_counts_its
     adapters = {n: p for n, p in model.named_parameters() if p.requires_grad}
     assert adapters and {p.dtype for p in adapters.values()} == {torch.float32}
     assert {p.dtype for n, p in model.named_parameters() if n not in adapters} == {torch.bfloat16}
-    shape = memory_hf.with_lora(plan, memory_hf.model_shape(plan))
-    est = memory_hf.estimate(shape, 32, 1, "ddp", lora=True, bf16_params=True)
+    shape = hf.with_lora(plan, hf.model_shape(plan))
+    est = hf.estimate(shape, 32, 1, "ddp", lora=True, bf16_params=True)
     assert est.params == est.load == param_bytes(model)  # 2 bytes a base parameter, 4 an adapter one
     assert est.grads == 4 * sum(p.numel() for p in adapters.values())
 
@@ -174,17 +176,17 @@ def test_fp16_needs_the_hf_engine_and_fp32_parameters():
 
 def test_the_load_peak_is_counted_and_never_two_fp32_copies():
     plan = load_plan(["recipe=cpt_baseline", "engine=hf"])
-    shape = memory_hf.model_shape(plan)
+    shape = hf.model_shape(plan)
     p = shape.params
-    masters = memory_hf.estimate(shape, 2048, 8, "ddp", bf16_params=True)
+    masters = hf.estimate(shape, 2048, 8, "ddp", bf16_params=True)
     assert masters.load == 6 * p < 8 * p and masters.host_load == 4 * p
-    assert memory_hf.estimate(shape, 2048, 8, "ddp").load == 4 * p
-    fsdp = memory_hf.estimate(shape, 2048, 8, "fsdp")
+    assert hf.estimate(shape, 2048, 8, "ddp").load == 4 * p
+    fsdp = hf.estimate(shape, 2048, 8, "fsdp")
     assert fsdp.load == fsdp.params + 4 * max(shape.layer_params, shape.embedding)
-    offload = memory_hf.estimate(shape, 2048, 8, "fsdp", checkpointing=True, offload=True)
+    offload = hf.estimate(shape, 2048, 8, "fsdp", checkpointing=True, offload=True)
     assert offload.load == 4 * max(shape.layer_params, shape.embedding)
     # a load that does not fit the card leaves no micro batch, whatever the step needs
-    tight = memory_hf.estimate(shape, 2048, 8, "ddp")
+    tight = hf.estimate(shape, 2048, 8, "ddp")
     assert tight.largest_micro_batch(tight.load - 1) == 0 and tight.total(0) == max(
         tight.static(), tight.load
     )
@@ -193,7 +195,7 @@ def test_the_load_peak_is_counted_and_never_two_fp32_copies():
 def test_bf16_on_a_card_without_it_is_refused_naming_fp16_and_what_fits():
     plan = load_plan(["recipe=cpt_baseline", "engine=hf", "cluster.gpu_type=T4", "cluster.gpu_memory=16GB"])
     with pytest.raises(PlanError, match=r"T4 has no bf16: set loop.precision=fp16-mixed.*with it"):
-        memory.check_fits(plan, "hf", 2)
+        planner.check_fits(plan, "hf", 2)
     fp16 = load_plan(
         [
             "recipe=cpt_baseline",
@@ -203,14 +205,14 @@ def test_bf16_on_a_card_without_it_is_refused_naming_fp16_and_what_fits():
             "loop.precision=fp16-mixed",
         ]
     )
-    rows = memory.rows(fp16, "hf", 2)
+    rows = planner.rows(fp16, "hf", 2)
     assert rows[0].estimate.layout.startswith("ddp fp16")
     assert not any("bf16" in row.estimate.layout for row in rows)
 
 
 def test_every_use_fits_the_card_its_document_names_or_is_refused_with_what_fits():
-    verdicts = cards.verdicts()
-    assert len(verdicts) == len(cards.USES)
+    verdicts = recipe_table.verdicts()
+    assert len(verdicts) == len(recipe_table.USES)
     for v in verdicts:
         if not v.fits:
             assert "What fits:" in v.said or "this plan fits" in v.said, (v.use, v.card, v.said)

@@ -15,10 +15,11 @@ import torch
 from morphcpt.modeling.models import WeightLoadError, load_strict
 from morphcpt.preprocess import compose_config, run
 from morphcpt.tokenization.vocabulary import Vocabulary
-from morphcpt.train import checkpoints, exit_status, load_plan
+from morphcpt.train import exit_status, load_plan
 from morphcpt.train.data import DataNotReady, TokenizerMismatch, build_datasets
-from morphcpt.train.hf import RunResult, train
-from morphcpt.train.metrics import read_metrics
+from morphcpt.train.hf import checkpoints
+from morphcpt.train.hf.engine import RunResult, train
+from morphcpt.train.hf.metrics import read_metrics
 from train_helpers import write_data
 
 SMALL = [
@@ -163,7 +164,7 @@ def test_a_corrupt_latest_checkpoint_falls_back_to_the_previous_one(finished_run
     assert (root / "latest").read_text() == "step_00000004"
     assert checkpoints.latest_checkpoint(root).name == "step_00000004"
     _corrupt(kind, root / "step_00000004")
-    with caplog.at_level(logging.WARNING, logger="morphcpt.train.checkpoints"):
+    with caplog.at_level(logging.WARNING, logger="morphcpt.train.hf.checkpoints"):
         found = checkpoints.latest_checkpoint(root)
     assert found.name == "step_00000002"
     assert "step_00000004" in caplog.text  # the warning names the checkpoint it skipped

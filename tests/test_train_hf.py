@@ -16,11 +16,13 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from morphcpt.modeling.models import WeightLoadError, build_model, load_pretrained, tiny_config
-from morphcpt.train import checkpoints, load_plan
+from morphcpt.train import load_plan
 from morphcpt.train.data import DataNotReady, build_datasets, check_ready, collate, dataset_bytes, fingerprint
-from morphcpt.train.hf import lr_multiplier, param_groups, train
-from morphcpt.train.metrics import read_metrics
-from morphcpt.train.plan import OptimPlan
+from morphcpt.train.hf import checkpoints
+from morphcpt.train.hf.engine import train
+from morphcpt.train.hf.metrics import read_metrics
+from morphcpt.train.hf.optim import lr_multiplier, param_groups
+from morphcpt.train.plan.schema import OptimPlan
 from train_helpers import read_texts, write_data
 
 SMALL = [

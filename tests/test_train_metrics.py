@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from morphcpt.train import load_plan, metrics
+from morphcpt.train import load_plan
+from morphcpt.train.hf import metrics
 
 
 class FakeRun:
@@ -41,7 +42,7 @@ def test_wandb_names_are_bridges_for_what_both_engines_log(tmp_path, monkeypatch
 
 def test_the_check_stage_says_how_many_epochs_the_plan_reads(tmp_path, sample_corpus):
     from morphcpt.indexed import read_index
-    from morphcpt.train.hf_check import data_epochs, epochs_line
+    from morphcpt.train.hf.check import data_epochs, epochs_line
     from train_helpers import tiny_plan, write_data
 
     data_root = write_data(tmp_path / "data", sample_corpus, limit=120)

@@ -17,9 +17,9 @@ from hydra.errors import ConfigCompositionException
 
 from morphcpt import paths
 from morphcpt.modeling.logit_parity import LogitParity, compare_logits
-from morphcpt.train import megatron, megatron_prepare, megatron_run
-from morphcpt.train.plan import load_plan
-from morphcpt.train.recipes import cluster_runs
+from morphcpt.train.megatron import config, engine, prepare
+from morphcpt.train.plan.compose import load_plan
+from morphcpt.train.plan.recipes import cluster_runs
 
 CLUSTER_RECIPES = {"cpt_baseline": "vanilla", "cpt_stochastok": "stochastok", "cpt_patok": "patok"}
 
@@ -39,7 +39,7 @@ def pbs_job(monkeypatch):
 @pytest.mark.parametrize("recipe", sorted(CLUSTER_RECIPES))
 def test_cluster_dry_run_applies_the_users_plan(recipe, tmp_path):
     plan = cluster_plan(recipe, tmp_path)
-    report = megatron.dry_run(plan)
+    report = config.dry_run(plan)
     o = report["overrides"]
     scheme = CLUSTER_RECIPES[recipe]
 
@@ -97,7 +97,7 @@ def test_cluster_dry_run_applies_the_users_plan(recipe, tmp_path):
 
 
 def test_recipes_differ_only_in_scheme_and_run_name(tmp_path):
-    reports = {r: megatron.overrides(cluster_plan(r, tmp_path)) for r in CLUSTER_RECIPES}
+    reports = {r: config.overrides(cluster_plan(r, tmp_path)) for r in CLUSTER_RECIPES}
     base = reports["cpt_baseline"]
     for recipe, o in reports.items():
         differing = {k for k in o if o[k] != base[k]}
@@ -116,17 +116,17 @@ def test_recipes_differ_only_in_scheme_and_run_name(tmp_path):
 
 def test_exit_duration_follows_walltime(tmp_path):
     plan = cluster_plan("cpt_patok", tmp_path, "cluster.walltime=12:30:00", "cluster.exit_margin_minutes=15")
-    assert megatron.overrides(plan)["train.exit_duration_in_mins"] == 12 * 60 + 30 - 15
-    assert megatron.walltime_minutes("02:00") == 120
+    assert config.overrides(plan)["train.exit_duration_in_mins"] == 12 * 60 + 30 - 15
+    assert config.walltime_minutes("02:00") == 120
     with pytest.raises(ValueError, match="no time"):
-        megatron.exit_duration_minutes(cluster_plan("cpt_patok", tmp_path, "cluster.walltime=00:10:00"))
+        config.exit_duration_minutes(cluster_plan("cpt_patok", tmp_path, "cluster.walltime=00:10:00"))
 
 
 def test_exit_duration_deducts_what_the_job_used_before_pretrain(tmp_path):
     # Megatron's clock starts at pretrain(); the job's started at the top of the PBS script.
     def duration(elapsed):
         plan = cluster_plan("cpt_patok", tmp_path, f"cluster.elapsed_minutes={elapsed}")
-        return megatron.overrides(plan)["train.exit_duration_in_mins"]
+        return config.overrides(plan)["train.exit_duration_in_mins"]
 
     assert duration(0) - duration(37) == 37
     assert duration(37) + 37 + 20 == 24 * 60  # the job still ends `exit_margin_minutes` before the walltime
@@ -138,9 +138,9 @@ def test_exit_duration_deducts_what_the_job_used_before_pretrain(tmp_path):
 
 def test_gradient_accumulation_follows_gpus(tmp_path):
     plan = cluster_plan("cpt_patok", tmp_path, "cluster.gpus_per_node=4")
-    assert megatron.parallel_layout(plan)["gradient_accumulation"] == 32
+    assert config.parallel_layout(plan)["gradient_accumulation"] == 32
     with pytest.raises(ValueError, match="multiple"):
-        megatron.parallel_layout(cluster_plan("cpt_patok", tmp_path, "cluster.gpus_per_node=3"))
+        config.parallel_layout(cluster_plan("cpt_patok", tmp_path, "cluster.gpus_per_node=3"))
 
 
 def test_apply_overrides_sets_fields_and_rejects_unknown_ones():
@@ -149,7 +149,7 @@ def test_apply_overrides_sets_fields_and_rejects_unknown_ones():
         dataset=SimpleNamespace(blend_per_split=None),
         mixed_precision=None,
     )
-    megatron.apply_overrides(
+    config.apply_overrides(
         cfg,
         {
             "train.train_iters": 7,
@@ -160,7 +160,7 @@ def test_apply_overrides_sets_fields_and_rejects_unknown_ones():
     assert cfg.train.train_iters == 7 and cfg.mixed_precision == "bf16_mixed"
     assert cfg.dataset.blend_per_split == [(["a"], [1.0]), None, None]
     with pytest.raises(AttributeError, match="train.no_such_field"):
-        megatron.apply_overrides(cfg, {"train.no_such_field": 1})
+        config.apply_overrides(cfg, {"train.no_such_field": 1})
 
 
 def test_typos_and_bad_values_are_errors(tmp_path):
@@ -245,8 +245,8 @@ def test_run_cpt_dry_run_from_the_command_line(tmp_path):
 
 def test_training_refuses_unverified_weights(tmp_path):
     plan = cluster_plan("cpt_patok", tmp_path, "cluster.stage=train")
-    with pytest.raises(megatron.WeightVerificationError, match="stage=prepare"):
-        megatron_run.run(plan)
+    with pytest.raises(config.WeightVerificationError, match="stage=prepare"):
+        engine.run(plan)
 
 
 def test_weights_are_imported_once(tmp_path, monkeypatch):
@@ -262,7 +262,7 @@ def test_weights_are_imported_once(tmp_path, monkeypatch):
     plan = cluster_plan("cpt_patok", tmp_path)
     stale = Path(plan.cluster.import_dir)
     (stale / "half_written").mkdir(parents=True)  # an interrupted import: no marker
-    assert megatron_prepare.import_weights(plan) == megatron_prepare.import_weights(plan) == stale
+    assert prepare.import_weights(plan) == prepare.import_weights(plan) == stale
     assert calls == ["google/gemma-3-1b-pt"]
     assert sorted(p.name for p in stale.iterdir()) == ["import.done.json", "iter_0000000"]
 
@@ -277,11 +277,11 @@ def test_a_job_that_loses_the_import_race_keeps_the_winners_import(tmp_path, mon
             (Path(megatron_path) / "iter_0000000").mkdir(parents=True)
             # Meanwhile another variant's job finishes its own import of the same weights.
             (target / "iter_0000000").mkdir(parents=True)
-            (target / megatron.IMPORT_MARKER).write_text('{"source": "winner"}')
+            (target / config.IMPORT_MARKER).write_text('{"source": "winner"}')
 
     monkeypatch.setitem(sys.modules, "megatron.bridge", SimpleNamespace(AutoBridge=AutoBridge))
-    assert megatron_prepare.import_weights(plan) == target
-    assert (target / megatron.IMPORT_MARKER).read_text() == '{"source": "winner"}'
+    assert prepare.import_weights(plan) == target
+    assert (target / config.IMPORT_MARKER).read_text() == '{"source": "winner"}'
     assert [p.name for p in target.parent.iterdir()] == [target.name]  # no staging folder left behind
 
 
@@ -305,12 +305,12 @@ def test_weight_verification_fails_loudly_and_marks_nothing(bad, tmp_path, monke
     plan = cluster_plan("cpt_patok", tmp_path, "cluster.stage=prepare")
     target = Path(plan.cluster.import_dir)
     target.mkdir(parents=True)
-    monkeypatch.setattr(megatron_prepare, "megatron_hf_parity", lambda *args: bad)
-    with pytest.raises(megatron.WeightVerificationError, match="do not reproduce"):
-        megatron_prepare.verify_import(plan)
-    assert not (target / megatron.VERIFIED_MARKER).exists()
-    with pytest.raises(megatron.WeightVerificationError, match="stage=prepare"):
-        megatron.train(plan)  # and training still refuses these weights
+    monkeypatch.setattr(prepare, "megatron_hf_parity", lambda *args: bad)
+    with pytest.raises(config.WeightVerificationError, match="do not reproduce"):
+        prepare.verify_import(plan)
+    assert not (target / config.VERIFIED_MARKER).exists()
+    with pytest.raises(config.WeightVerificationError, match="stage=prepare"):
+        config.train(plan)  # and training still refuses these weights
 
 
 def test_weight_verification_passes_once_and_is_recorded(tmp_path, monkeypatch):
@@ -323,11 +323,11 @@ def test_weight_verification_passes_once_and_is_recorded(tmp_path, monkeypatch):
         calls.append((hf_reference, Path(megatron_dir), hf_dir, tokenizer_dir))
         return bf16_parity(0.9995, 0.998, 1.0)
 
-    monkeypatch.setattr(megatron_prepare, "megatron_hf_parity", parity)
-    first = megatron_prepare.verify_import(plan)
-    assert megatron_prepare.verify_import(plan) == first  # the marker answers later jobs
+    monkeypatch.setattr(prepare, "megatron_hf_parity", parity)
+    first = prepare.verify_import(plan)
+    assert prepare.verify_import(plan) == first  # the marker answers later jobs
     assert calls == [("google/gemma-3-1b-pt", target, "google/gemma-3-1b-pt", "google/gemma-3-1b-pt")]
-    assert (target / megatron.VERIFIED_MARKER).exists()
+    assert (target / config.VERIFIED_MARKER).exists()
     assert first["source"] == "google/gemma-3-1b-pt" and first["min_position_cosine"] == 0.998
 
 

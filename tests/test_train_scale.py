@@ -15,9 +15,10 @@ import torch
 from safetensors.torch import load_file
 
 from morphcpt.modeling.models import build_model, tiny_config
-from morphcpt.train import checkpoints, load_plan
-from morphcpt.train.hf import train
-from morphcpt.train.metrics import read_metrics
+from morphcpt.train import load_plan
+from morphcpt.train.hf import checkpoints
+from morphcpt.train.hf.engine import train
+from morphcpt.train.hf.metrics import read_metrics
 from scale_scenarios import STEPS
 from train_helpers import write_data
 
@@ -106,8 +107,8 @@ def test_hsdp_replicas_compute_what_one_process_does_and_resume_as_one_copy(two_
 
 
 def test_an_fsdp_shard_size_that_splits_no_copy_is_refused(monkeypatch):
-    from morphcpt.train.plan import LoopPlan
-    from morphcpt.train.sharding import ShardingError, fsdp_mesh
+    from morphcpt.train.hf.parallel import ShardingError, fsdp_mesh
+    from morphcpt.train.plan.schema import LoopPlan
 
     monkeypatch.setattr(torch.distributed, "is_initialized", lambda: True)
     monkeypatch.setattr(torch.distributed, "get_world_size", lambda: 6)
@@ -196,15 +197,15 @@ def tiny_model(vocab):
 
 def test_lora_target_modules_that_do_not_exist_are_named(vocab):
     from morphcpt.modeling.lora import LoraError, apply_lora
-    from morphcpt.train.plan import PeftPlan
+    from morphcpt.train.plan.schema import PeftPlan
 
     with pytest.raises(LoraError, match=r"\['qkv_proj'\] are not modules of Gemma3ForCausalLM.*'q_proj'"):
         apply_lora(tiny_model(vocab), PeftPlan(method="lora", target_modules=["q_proj", "qkv_proj"]), seed=0)
 
 
 def test_a_model_without_findable_layers_cannot_be_sharded(vocab):
-    from morphcpt.train.plan import LoopPlan
-    from morphcpt.train.sharding import ShardingError, shard
+    from morphcpt.train.hf.parallel import ShardingError, shard
+    from morphcpt.train.plan.schema import LoopPlan
 
     model = tiny_model(vocab)
     model._no_split_modules = None  # what a custom model without transformers' layer list looks like
@@ -214,27 +215,27 @@ def test_a_model_without_findable_layers_cannot_be_sharded(vocab):
 
 
 def test_offload_without_enough_host_memory_is_refused(vocab, monkeypatch):
-    from morphcpt.train import sharding
-    from morphcpt.train.plan import LoopPlan
+    from morphcpt.train.hf import parallel
+    from morphcpt.train.plan.schema import LoopPlan
 
     model = tiny_model(vocab)
     need = 16 * sum(p.numel() for p in model.parameters())
-    monkeypatch.setattr(sharding, "host_memory_bytes", lambda: need)  # 90% of it is not enough
+    monkeypatch.setattr(parallel, "host_memory_bytes", lambda: need)  # 90% of it is not enough
     loop = LoopPlan(sharding="fsdp", cpu_offload=True)
-    with pytest.raises(sharding.ShardingError, match=r"cpu_offload=true needs about .* GiB of host memory"):
-        sharding.shard(model, loop, torch.device("cpu"), bf16=False, world=1)
-    monkeypatch.setattr(sharding, "host_memory_bytes", lambda: 2 * need)
-    own = sharding.ensure_process_group(torch.device("cpu"))
+    with pytest.raises(parallel.ShardingError, match=r"cpu_offload=true needs about .* GiB of host memory"):
+        parallel.shard(model, loop, torch.device("cpu"), bf16=False, world=1)
+    monkeypatch.setattr(parallel, "host_memory_bytes", lambda: 2 * need)
+    own = parallel.ensure_process_group(torch.device("cpu"))
     try:
-        assert sharding.is_fsdp(sharding.shard(model, loop, torch.device("cpu"), bf16=False, world=1))
+        assert parallel.is_fsdp(parallel.shard(model, loop, torch.device("cpu"), bf16=False, world=1))
     finally:
         if own:
             torch.distributed.destroy_process_group()
 
 
 def test_activation_checkpointing_is_switched_on_in_every_layer(vocab):
-    from morphcpt.train.plan import LoopPlan
-    from morphcpt.train.sharding import decoder_layers, shard
+    from morphcpt.train.hf.parallel import decoder_layers, shard
+    from morphcpt.train.plan.schema import LoopPlan
 
     model = tiny_model(vocab)
     shard(model, LoopPlan(activation_checkpointing=True), torch.device("cpu"), bf16=False, world=1)

@@ -10,8 +10,9 @@ import json
 import pytest
 import torch
 
-from morphcpt.train import checkpoints, memory
-from morphcpt.train.hf import train
+from morphcpt.train.hf import checkpoints
+from morphcpt.train.hf.engine import train
+from morphcpt.train.memory import planner
 from train_helpers import tiny_plan as plan_for
 from train_helpers import train_losses as losses
 from train_helpers import write_data
@@ -96,7 +97,7 @@ def test_a_failed_background_write_is_raised_and_never_becomes_latest(data_root,
 
 def test_auto_trains_with_the_micro_batch_the_planner_picks(data_root, tmp_path):
     plan = plan_for(data_root, tmp_path, "run_name=auto", "loop.micro_batch_size=auto", "loop.steps=2")
-    expected = memory.rows(plan, "hf", 1)[0].largest
+    expected = planner.rows(plan, "hf", 1)[0].largest
     assert expected == 4  # the tiny model: the whole per-rank batch fits
     result = train(plan)
     assert f"micro_batch_size: {expected}" in (result.run_dir / "config.yaml").read_text()

@@ -23,7 +23,7 @@ import pytest
 
 from morphcpt import paths
 from morphcpt.chain import jobs
-from morphcpt.train import checkpoints
+from morphcpt.train.hf import checkpoints
 from train_helpers import write_data
 
 # At the walltime: SIGTERM, then SIGKILL `kill_delay` later. OpenPBS: `kill_delay`, 10 s by default

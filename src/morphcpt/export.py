@@ -31,7 +31,8 @@ from pathlib import Path
 from morphcpt.errors import UserError, reported
 from morphcpt.indexed import file_digest
 from morphcpt.jsonio import read_json
-from morphcpt.train.plan import CPTPlan, plan_from_yaml
+from morphcpt.train.plan.compose import plan_from_yaml
+from morphcpt.train.plan.schema import CPTPlan
 
 METADATA_FILE = "morphcpt_metadata.json"
 MEGATRON_TRACKER = "latest_checkpointed_iteration.txt"
@@ -50,7 +51,7 @@ class ExportResult:
 
 def find_checkpoint(plan: CPTPlan, step: int | None) -> tuple[Path, int]:
     """(checkpoint folder, step) of the run's latest checkpoint, or of `step`."""
-    from morphcpt.train import checkpoints
+    from morphcpt.train.hf import checkpoints
 
     root = plan.checkpoint_dir
     if plan.engine == "hf":
@@ -101,7 +102,7 @@ def _export_hf(checkpoint: Path, staging: Path) -> dict:
 
     from morphcpt.modeling.logit_parity import compare_logits, prompt_ids
     from morphcpt.modeling.models import load_strict
-    from morphcpt.train.state import ADAPTER_DIR
+    from morphcpt.train.hf.checkpoint_layout import ADAPTER_DIR
 
     source = load_strict(checkpoint / "model").eval()
     tokenizer = AutoTokenizer.from_pretrained(checkpoint / "model")
@@ -128,7 +129,7 @@ def _export_megatron(plan: CPTPlan, checkpoint: Path, staging: Path) -> dict:
     from megatron.bridge import AutoBridge
     from transformers import AutoTokenizer
 
-    from morphcpt.train.megatron_prepare import megatron_hf_parity
+    from morphcpt.train.megatron.prepare import megatron_hf_parity
 
     bridge = AutoBridge.from_hf_pretrained(plan.model.pretrained, torch_dtype=torch.bfloat16)
     bridge.export_ckpt(megatron_path=str(checkpoint), hf_path=str(staging))
@@ -177,7 +178,7 @@ def export_run(
 
 def _average_sources(plan: CPTPlan, k: int) -> tuple[list[Path], list[int]]:
     """The HF folders whose weights are averaged (the last k checkpoints' models, oldest first) and their steps."""
-    from morphcpt.train import checkpoints
+    from morphcpt.train.hf import checkpoints
 
     if k < 2:
         raise AverageError(f"--average-last needs at least 2 checkpoints, not {k}")

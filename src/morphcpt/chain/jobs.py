@@ -49,7 +49,7 @@ SETTINGS: dict[str, str] = {
     "LOG_DIR": "",  # default: $PROJECT_DIR/logs
     "PBS_QUEUE": "workq",
     "PBS_PROJECT": "morphcpt",
-    # Megatron-Bridge 0.4.0 + megatron-core 0.17.0 ship in 26.04 (morphcpt.train.bridge_compat: supported releases).
+    # Megatron-Bridge 0.4.0 + megatron-core 0.17.0 ship in 26.04 (morphcpt.train.megatron.compat: supported releases).
     "CONTAINER_IMAGE": "nvcr.io#nvidia/nemo:26.04",
     "CONTAINER_SQSH": "",  # default: $PROJECT_DIR/containers/nemo.sqsh
     "CONTAINER_NAME": "nemo_framework",  # the name the training plan checks: enroot list | grep nemo_framework
@@ -210,7 +210,7 @@ def preprocess_variants(settings: dict[str, str]) -> list[dict[str, str]]:
 
 
 def _one_per_training_run(settings: dict[str, str]) -> list[dict[str, str]]:
-    from morphcpt.train.recipes import cluster_runs  # imports Hydra; only needed when rendering
+    from morphcpt.train.plan.recipes import cluster_runs  # imports Hydra; only needed when rendering
 
     return cluster_runs(seeds(settings), prefix=settings.get("RECIPES", "cpt"))
 
@@ -266,14 +266,14 @@ def _cpu_stages(settings: dict[str, str]) -> list[dict[str, str]]:
 @functools.cache
 def eeve_run_name(recipe: str = "eeve") -> str:
     """The EEVE arm's run name (recipe `eeve`, or `pilot_eeve`): its run folder and its export are named after it."""
-    from morphcpt.train.plan import load_plan  # imports Hydra; only needed when rendering
+    from morphcpt.train.plan.compose import load_plan  # imports Hydra; only needed when rendering
 
     return load_plan([f"recipe={recipe}"]).run_name
 
 
 def eeve_runs(settings: dict[str, str]) -> list[dict[str, str]]:
     """The EEVE arm's runs, one per seed: VARIANT (`eeve`, `eeve_seed1`, ...), RUN_NAME, REPLICATE, EEVE_RECIPE."""
-    from morphcpt.train.plan import replicate_name
+    from morphcpt.train.plan.compose import replicate_name
 
     recipe = RECIPE_SETS[settings.get("RECIPES", "cpt")][0]
     return [

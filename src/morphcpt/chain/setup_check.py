@@ -98,7 +98,7 @@ def check_gpu_plan(env: dict[str, str]) -> list[Check]:
     import torch
 
     from morphcpt.chain.jobs import SETTINGS
-    from morphcpt.train.gpus import card_bytes, gib
+    from morphcpt.train.memory.card import card_bytes, gib
 
     memory, kind = (
         env.get("GPU_MEMORY") or SETTINGS["GPU_MEMORY"],
@@ -139,8 +139,8 @@ def check_gpu_plan(env: dict[str, str]) -> list[Check]:
         *shlex.split(env.get("TRAIN_OVERRIDES", "")),
     ]
     try:
-        from morphcpt.train.memory import DoesNotFit, check_fits, engine_world
-        from morphcpt.train.plan import load_plan
+        from morphcpt.train.memory.planner import DoesNotFit, check_fits, engine_world
+        from morphcpt.train.plan.compose import load_plan
 
         plan = load_plan(overrides)
         layout = check_layout(plan, engine, env)
@@ -174,7 +174,7 @@ def check_layout(plan, engine: str, env: dict[str, str]) -> list[Check]:
     """The job's shape (TRAIN_NODES x TRAIN_NGPUS): the global batch divides over its GPUs, and on several nodes
     the scheduler's launcher (pbsdsh, srun) is here (docs/multi-node.md)."""
     from morphcpt.chain.jobs import SETTINGS
-    from morphcpt.train.megatron import parallel_layout
+    from morphcpt.train.megatron.config import parallel_layout
 
     cluster = plan.cluster
     shape = f"{cluster.nodes} node(s) x {cluster.gpus_per_node} GPUs"
@@ -275,7 +275,7 @@ def check_container_versions(env: dict[str, str]) -> Check:
                 str(runner),
                 "python",
                 "-m",
-                "morphcpt.train.bridge_compat",
+                "morphcpt.train.megatron.compat",
             ],  # setup_enroot.sh runs it too
             capture_output=True,
             text=True,

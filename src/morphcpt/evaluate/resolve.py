@@ -35,7 +35,8 @@ from pathlib import Path
 
 from morphcpt import paths
 from morphcpt.export import MEGATRON_TRACKER, METADATA_FILE, default_output
-from morphcpt.train.plan import CPTPlan, plan_from_yaml
+from morphcpt.train.plan.compose import plan_from_yaml
+from morphcpt.train.plan.schema import CPTPlan
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +186,7 @@ def _read_plan(run_dir: Path, given: str) -> CPTPlan:
 
 
 def _hf_checkpoint(run_dir: Path, named: Path | None, given: str) -> tuple[Path, int]:
-    from morphcpt.train import checkpoints
+    from morphcpt.train.hf import checkpoints
 
     if named is not None:
         if problem := checkpoints.verify(named):
@@ -206,7 +207,7 @@ def _check_belongs(plan: CPTPlan, checkpoint: Path, step: int, given: str) -> No
     """A named checkpoint must be this run's own: its folder's step, its recorded step and the plan's config hash
     agree (a checkpoint copied in from another run would otherwise be exported, or another step scored, under this
     run's name)."""
-    from morphcpt.train import checkpoints
+    from morphcpt.train.hf import checkpoints
 
     meta = checkpoints.read_meta(checkpoint)
     folder_step = int(_CHECKPOINT_NAME.fullmatch(checkpoint.name).group(2))
@@ -314,7 +315,7 @@ def locate(entry: str) -> ResolvedModel | RunCheckpoint:
 def _intact_steps(run: RunCheckpoint) -> list[tuple[Path, int]]:
     """(checkpoint, step) of every complete checkpoint of the run up to `run.step`, oldest first: hf folders that
     pass `checkpoints.verify`, megatron iter_ folders no newer than the tracker's with their index file."""
-    from morphcpt.train import checkpoints
+    from morphcpt.train.hf import checkpoints
 
     root = run.run_dir / CHECKPOINTS
     prefix = _ENGINE_PREFIX[run.plan.engine]
@@ -356,7 +357,7 @@ def export_job_command(run: RunCheckpoint) -> str:
     slurm = (os.environ.get("SCHEDULER") or _env_settings().get("SCHEDULER")) == "slurm"
     suffix = "slurm" if slurm else "pbs"
     try:
-        from morphcpt.train.recipes import cluster_runs
+        from morphcpt.train.plan.recipes import cluster_runs
 
         seeds = run.plan.data.replicate + 1  # a seed k run's job is export_<variant>_seed<k>
         runs = cluster_runs(seeds) + cluster_runs(seeds, prefix="pilot")

@@ -103,7 +103,7 @@ def measure(
             results[scheme] = bits_per_byte(lm, ids, texts)
         del lm
     if "eeve" in schemes:
-        from morphcpt.train.eeve import resize
+        from morphcpt.train.eeve.engine import resize
 
         with tempfile.TemporaryDirectory(dir=work_dir) as tmp:
             grown = Path(tmp) / "eeve-model"
