@@ -7,7 +7,7 @@ Each scenario runs the real command in a subprocess, as a user would, in a tempo
 happen: a refusal in one line naming the file or setting and the way on (exit 1 or 2, no traceback), nothing
 deleted that the command did not write, and never a result that looks complete but is wrong. Scenarios that need a
 trained run or the multi-node fakes (a foreign checkpoint, an fp16 run whose every step overflows, a torchrun that
-hangs while alive) are tests instead: tests/test_eval_runs.py, tests/test_fp16_overflow.py, tests/test_multinode.py.
+hangs while alive) are tests instead: tests/evaluate/test_resolve.py, tests/train/hf/test_fp16_overflow.py, tests/chain/test_multinode.py.
 """
 
 from __future__ import annotations

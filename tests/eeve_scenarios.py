@@ -1,4 +1,4 @@
-"""EEVE stages at 2 ranks, run under torchrun by tests/test_eeve_train.py (one launch for both layouts):
+"""EEVE stages at 2 ranks, run under torchrun by tests/train/eeve/test_eeve_stages.py (one launch for both layouts):
 
     python -m torch.distributed.run --nproc-per-node 2 tests/eeve_scenarios.py DATA_ROOT TOKENIZER BASE OUT
 

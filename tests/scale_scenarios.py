@@ -1,4 +1,4 @@
-"""The hf engine's layouts at 2 ranks, run under torchrun by tests/test_train_scale.py (one launch for all, as
+"""The hf engine's layouts at 2 ranks, run under torchrun by tests/train/hf/test_parallel.py (one launch for all, as
 starting ranks costs more than the runs):
 
     python -m torch.distributed.run --nproc-per-node 2 tests/scale_scenarios.py DATA_ROOT OUT TINY_MODEL

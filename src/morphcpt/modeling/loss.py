@@ -13,7 +13,7 @@ cast to fp32 for the log-softmax, turned in place into weight x (softmax - one-h
 into the gradient of the hidden states and, accumulated in fp32, of the head's weight. Backward only scales those
 by the incoming gradient. The logits are never kept; the extra memory is the fp32 gradient of the head's weight
 (vocabulary x hidden x 4 bytes: 1.1 GiB for gemma-3-1b) and one chunk. In fp32 the result equals
-`torch.nn.functional.cross_entropy` on the full logits, and so do the gradients (tests/test_train_speed.py).
+`torch.nn.functional.cross_entropy` on the full logits, and so do the gradients (tests/train/hf/test_speed_levers.py).
 
 A final logit soft-capping (`config.final_logit_softcapping`, Gemma 2 style: cap x tanh(z / cap)) is applied as the
 model's own forward applies it.

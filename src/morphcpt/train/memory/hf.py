@@ -10,7 +10,7 @@ gemma3-1b); nothing is allocated: the model is built on the meta device to count
 the plan's (`model.vocab_size`, else the pretrained model's, else the tokenizer's), never a sample tokenizer's; an
 EEVE run grows and unties the embedding first, so its shape has the expanded rows twice. Activations are an
 estimate from the shape (`activation_bytes`); `measured_bytes` counts what a real step holds, and
-tests/test_train_memory.py compares the two on CPU.
+tests/train/memory/test_planner.py compares the two on CPU.
 """
 
 from __future__ import annotations

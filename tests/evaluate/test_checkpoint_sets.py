@@ -16,9 +16,8 @@ from morphcpt.evaluate.runner import EvalConfig, main, run_evaluation
 from morphcpt.export import METADATA_FILE, average_last
 from morphcpt.export import main as export_main
 from morphcpt.train.hf.engine import train
+from suite_paths import OFFICIAL
 from train_helpers import tiny_plan, write_data
-
-OFFICIAL = Path(__file__).parent / "data" / "official"
 
 
 @pytest.fixture(scope="module")

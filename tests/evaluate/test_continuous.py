@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 
@@ -16,8 +15,7 @@ from morphcpt.evaluate.items import Item, load_benchmark
 from morphcpt.evaluate.mcq import mcq_requests, score_mcq
 from morphcpt.evaluate.runner import EvalConfig, is_complete, result_path, run_evaluation
 from morphcpt.evaluate.summary import summarise
-
-OFFICIAL = Path(__file__).parent / "data" / "official"
+from suite_paths import OFFICIAL
 
 
 def _item(options, answer, *, mode="mcq", prompt="Q?", delimiter=" ", item_id="c1") -> Item:

@@ -1,5 +1,5 @@
 """The analyser's third-round patterns (issue #40), each on words chosen here, most over a small root lexicon so that
-the pattern, not the shipped lists, decides (run: pytest tests/test_morphology_affix_classes.py). None of these
+the pattern, not the shipped lists, decides (run: pytest tests/morphology/test_affix_classes.py). None of these
 lemmas is in data/gold_heldout/classes_heldout.tsv, the held-out set of the same classes."""
 
 from __future__ import annotations

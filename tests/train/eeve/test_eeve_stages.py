@@ -22,6 +22,7 @@ from morphcpt.train.eeve.engine import STAGE_DONE, stage_dir
 from morphcpt.train.eeve.params import STAGE_TRAINS
 from morphcpt.train.hf.metrics import read_metrics
 from morphcpt.train.plan.schema import PlanError
+from suite_paths import TESTS
 
 pytestmark = pytest.mark.slow  # seven short training stages on the tiny model, about a minute and a half
 
@@ -244,7 +245,7 @@ def test_a_later_start_continues_from_the_last_finished_stage(tmp_path, setup, s
 
 # --- 2 ranks ----------------------------------------------------------------------------------------------------
 
-SCENARIOS = Path(__file__).with_name("eeve_scenarios.py")
+SCENARIOS = TESTS / "eeve_scenarios.py"
 RANK_STAGES = (1, 2, 6)
 
 

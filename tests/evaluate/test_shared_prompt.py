@@ -12,8 +12,8 @@ import pytest
 from morphcpt.evaluate.items import load_file
 from morphcpt.evaluate.mcq import mcq_requests, score_mcq
 from morphcpt.evaluate.shared_prompt import group_rows
+from suite_paths import DATA
 
-DATA = Path(__file__).parent / "data"
 SLIDING_WINDOW = 8
 
 

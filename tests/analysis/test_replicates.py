@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from analysis_helpers import IndifferentModel, SkilledModel, all_items, evaluate, write_benchmarks
 from morphcpt.analysis import power, replicates
 from morphcpt.analysis.report import build_report
 from morphcpt.analysis.simulate import Regime, rejection_rate, simulate
 from morphcpt.analysis.stats import bonferroni
-from test_analysis import IndifferentModel, SkilledModel, all_items, evaluate, write_benchmarks
 
 
 def test_the_difference_is_the_difference_of_the_arms_mean_accuracies_and_its_interval_holds_it():

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+from suite_paths import REPO
+
+SCRIPTS = REPO / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
 from gold_paradigms import paradigm  # noqa: E402

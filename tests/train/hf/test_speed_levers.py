@@ -1,7 +1,7 @@
 """The hf engine's speed levers on CPU: compiled and eager runs give the same losses; bf16 parameters with fp32
 master weights train like fp32 and resume exactly; a checkpoint written in the background resumes exactly and is
 the same files as one written in the foreground, and a failed one never becomes `latest`; `auto` runs the micro
-batch the planner picks. (The chunked cross entropy itself: tests/test_loss.py.)"""
+batch the planner picks. (The chunked cross entropy itself: tests/modeling/test_loss.py.)"""
 
 from __future__ import annotations
 

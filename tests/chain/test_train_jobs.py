@@ -44,7 +44,7 @@ def test_training_job_renders_to_valid_bash(variant, tmp_path):
     assert "#PBS -l walltime=24:00:00" in directives
     assert f'RECIPE="{variant["RECIPE"]}"' in script and '"recipe=$RECIPE"' in script
     assert "cluster.walltime=24:00:00" in script
-    # torchrun through torchrun_nodes.sh: on one node, torchrun --standalone as before (tests/test_multinode.py)
+    # torchrun through torchrun_nodes.sh: on one node, torchrun --standalone as before (tests/chain/test_multinode.py)
     assert re.search(r'torchrun_nodes.sh --nodes "1" --gpus "8" .*-- training/nemo/run_cpt.py', script, re.S)
     # the clock starts before anything else runs, and the train stage is told the minutes already used
     body = [line for line in script.splitlines() if line.strip() and not line.startswith("#")]

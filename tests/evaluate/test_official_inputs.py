@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
 from morphcpt.errors import UserError
 from morphcpt.evaluate.runner import EvalConfig, main, run_evaluation
+from suite_paths import OFFICIAL
 
-OFFICIAL = Path(__file__).parent / "data" / "official"
 ROW = json.loads((OFFICIAL / "affixation_mcq.jsonl").read_text().splitlines()[0])
 
 

@@ -19,9 +19,8 @@ from morphcpt.indexed import file_digest
 from morphcpt.train import load_plan
 from morphcpt.train.hf.engine import train
 from morphcpt.train.plan.compose import plan_to_yaml
+from suite_paths import OFFICIAL
 from train_helpers import write_data
-
-OFFICIAL = Path(__file__).parent / "data" / "official"
 
 
 @pytest.fixture(scope="module")

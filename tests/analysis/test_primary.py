@@ -18,8 +18,9 @@ from morphcpt.analysis.results import load_results
 from morphcpt.analysis.shift import accuracy_equivalent, shifted_means
 from morphcpt.analysis.simulate import OptionRegime, seed_t_pvalues, simulate_options
 from morphcpt.analysis.synthetic import write_results
+from suite_paths import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 
 
 def sections(report: str) -> tuple[str, str]:

@@ -1,4 +1,4 @@
-"""Tests for the Filipino language pack and the Tagalog syllabifier (run: pytest tests/test_morphology.py)."""
+"""Tests for the Filipino language pack and the Tagalog syllabifier (run: pytest tests/morphology/test_language_pack.py)."""
 
 from __future__ import annotations
 

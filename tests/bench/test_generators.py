@@ -1,4 +1,4 @@
-"""Tests for the benchmark generators, quality gates and formats (run: pytest tests/test_bench.py).
+"""Tests for the benchmark generators, quality gates and formats (run: pytest tests/bench/test_generators.py).
 
 Sets are generated small (a few dozen items per subset) from the shipped lexicon; the lexicon is analysed once
 per session.

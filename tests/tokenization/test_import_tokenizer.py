@@ -13,9 +13,8 @@ import pytest
 
 from morphcpt.tokenization.import_tokenizer import IMPORT_FILE, TokenizerImportError, import_tokenizer
 from morphcpt.tokenization.vocabulary import TokenizerNotFound, TokenizerUnfit, Vocabulary
+from suite_paths import OFFICIAL
 from train_helpers import read_texts
-
-OFFICIAL = Path(__file__).parent / "data" / "official"
 
 
 @pytest.fixture(scope="module")

@@ -28,9 +28,9 @@ from morphcpt.chain import jobs
 from morphcpt.train import load_plan
 from morphcpt.train.hf.engine import train
 from morphcpt.train.hf.metrics import read_metrics
+from suite_paths import FAKES
 from train_helpers import write_data
 
-FAKES = Path(__file__).with_name("fakes")
 HOSTS = ["127.0.0.1", "127.0.0.2"]
 LAUNCHER = paths.REPO_ROOT / "training" / "nemo" / "torchrun_nodes.sh"
 TINY = (

@@ -3,7 +3,7 @@
 overrides they stand for; an unknown flag, a flag and an override of one key, a data path that is no data are
 errors that say what to type; a run folder outside the container's mounts is refused; a train stage typed without
 torchrun says what to type. Step 4: a preprocessing job that misses the chunks the plan's Step 3 wrote says where
-they are. (Step 6, evaluation of run folders: tests/test_eval_runs.py; Step 1: tests/test_enroot.py.)"""
+they are. (Step 6, evaluation of run folders: tests/evaluate/test_resolve.py; Step 1: tests/chain/test_enroot.py.)"""
 
 from __future__ import annotations
 

@@ -20,9 +20,10 @@ from morphcpt.train.hf import checkpoints
 from morphcpt.train.hf.engine import train
 from morphcpt.train.hf.metrics import read_metrics
 from scale_scenarios import STEPS
+from suite_paths import TESTS
 from train_helpers import write_data
 
-SCENARIOS = Path(__file__).with_name("scale_scenarios.py")
+SCENARIOS = TESTS / "scale_scenarios.py"
 KEEP = ("kind", "step", "loss", "lr", "grad_norm", "consumed_samples", "val_loss", "val_bpb")
 
 

@@ -45,7 +45,7 @@ EDGE_TEXTS = [
     "isang \u2581 marka\u2581\u2581 at \u2581magluto ng pagkain\u2581",
 ]
 
-# The schemes over the base vocabulary; eeve needs its expanded tokenizer (tests/test_eeve_tokenizer.py).
+# The schemes over the base vocabulary; eeve needs its expanded tokenizer (tests/tokenization/test_eeve_tokenizer.py).
 SCHEMES = [name for name in ALL_SCHEMES if name != "eeve"]
 
 
@@ -332,7 +332,7 @@ def test_patok_output_does_not_depend_on_its_caches(vocab, canonical, outputs, m
 def test_patok_state_steps_spell_the_same_text(vocab, canonical, monkeypatch):
     """Every cached contraction step keeps the group's text and records its affix tokens as a fresh analysis
     would (a state derived from its parent's analysis, not re-analysed). The Python path's tables; the kernel's
-    states: tests/test_native.py."""
+    states: tests/tokenization/test_native.py."""
     monkeypatch.setenv("MORPHCPT_NATIVE", "off")
     scheme = PatokScheme(SchemeConfig(name="patok"), vocab)
     for i, ids in enumerate(canonical[:50]):

@@ -15,6 +15,7 @@ import pytest
 from morphcpt import paths
 from morphcpt.chain.jobs import render_jobs, run_local
 from morphcpt.chain.setup_check import check_container_versions
+from suite_paths import FAKES
 
 RUNNER = paths.REPO_ROOT / "training" / "nemo" / "run_in_enroot.sh"
 SECRET = "hf_TopSecret_value_42"
@@ -339,7 +340,7 @@ def test_cpu_only_jobs_tell_the_nvidia_hook_there_is_no_gpu(fake_enroot, tmp_pat
 
 def test_pyxis_keeps_the_container_between_steps_and_our_variables_over_the_images(tmp_path):
     log = tmp_path / "scheduler.jsonl"
-    fakes = Path(__file__).with_name("fakes")
+    fakes = FAKES
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "MORPHCPT_", "NVIDIA_"))}
     env.update(PATH=f"{fakes}{os.pathsep}{env['PATH']}", PROJECT_DIR=str(paths.REPO_ROOT),
                CONTAINER_RUNTIME="pyxis", CONTAINER_NAME="nemo_framework", SLURM_JOB_ID="7",

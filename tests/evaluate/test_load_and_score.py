@@ -24,8 +24,8 @@ from morphcpt.evaluate.items import (
 )
 from morphcpt.evaluate.mcq import TIE_TOLERANCE, choose, mcq_requests, score_mcq
 from morphcpt.evaluate.runner import EvalConfig, model_specs, result_path, run_evaluation
+from suite_paths import DATA
 
-DATA = Path(__file__).parent / "data"
 # One hand-written file per file of the official release (data/benchmarks/ of the earlier public pipeline), in
 # the same row shapes, with our own rows (see data/NOTICE).
 OFFICIAL = DATA / "official"

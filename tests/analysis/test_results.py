@@ -11,11 +11,11 @@ import sys
 
 import pytest
 
+from analysis_helpers import SkilledModel, all_items, evaluate, write_benchmarks
 from morphcpt import paths
 from morphcpt.analysis import power
 from morphcpt.analysis.report import build_report
 from morphcpt.analysis.results import ResultsError, load_results, replicate_sets
-from test_analysis import SkilledModel, all_items, evaluate, write_benchmarks
 
 
 @pytest.fixture(scope="module")
