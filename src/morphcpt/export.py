@@ -124,21 +124,6 @@ def _export_hf(checkpoint: Path, staging: Path) -> dict:
     return compare_logits(got, want, tolerance="exact", mask=mask).check("export vs checkpoint").as_dict()
 
 
-def _export_megatron(plan: CPTPlan, checkpoint: Path, staging: Path) -> dict:
-    import torch
-    from megatron.bridge import AutoBridge
-    from transformers import AutoTokenizer
-
-    from morphcpt.train.megatron.prepare import megatron_hf_parity
-
-    bridge = AutoBridge.from_hf_pretrained(plan.model.pretrained, torch_dtype=torch.bfloat16)
-    bridge.export_ckpt(megatron_path=str(checkpoint), hf_path=str(staging))
-    tokenizer_dir = plan.model.tokenizer or plan.model.pretrained
-    AutoTokenizer.from_pretrained(tokenizer_dir).save_pretrained(staging)
-    parity = megatron_hf_parity(plan.model.pretrained, checkpoint, str(staging), tokenizer_dir)
-    return parity.check("export vs Megatron checkpoint").as_dict()
-
-
 def default_output(plan: CPTPlan, step: int | None) -> Path:
     name = plan.run_name if step is None else f"{plan.run_name}-step{step}"
     return Path(plan.output_root) / "exports" / name
@@ -154,15 +139,15 @@ def export_run(
     `extra` adds to (or overrides) the metadata, e.g. the EEVE stages and added tokens."""
     plan = plan_from_yaml(Path(run_dir) / "config.yaml")
     plan.run_dir = str(Path(run_dir).resolve())  # where the run is now, should it have moved since
+    from morphcpt.train.megatron.convert import megatron_to_hf
+
     checkpoint, found_step = find_checkpoint(plan, step)
     output = Path(output) if output is not None else default_output(plan, step)
     staging = output.with_name(output.name + ".tmp")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     parity = (
-        _export_hf(checkpoint, staging)
-        if plan.engine == "hf"
-        else _export_megatron(plan, checkpoint, staging)
+        _export_hf(checkpoint, staging) if plan.engine == "hf" else megatron_to_hf(plan, checkpoint, staging)
     )
     facts = {"checkpoint": str(checkpoint), "parity": parity}
     if plan.engine == "hf":

@@ -4,9 +4,9 @@ fingerprint the data once, and record the job in the run folder.
 
     python training/nemo/run_cpt.py recipe=cpt_patok cluster.stage=prepare
 
-`train` (config.py) refuses to start until `verified.json` stands beside the import. `megatron_hf_parity` is
-also the export's check of a converted checkpoint (export.py). The same import, forward and export run on a CPU
-with a TE-free spec in `roundtrip.py` (a check, not a stage of the job).
+`train` (config.py) refuses to start until `verified.json` stands beside the import. The conversion and its logit
+check are `convert.py`'s (the export of a megatron run uses them too). The same import, forward and export run on a
+CPU with a TE-free spec in `roundtrip.py` (a check, not a stage of the job).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from morphcpt.jsonio import read_json
 from morphcpt.train import run_inputs
 from morphcpt.train.megatron import compat
 from morphcpt.train.megatron.config import IMPORT_MARKER, VERIFIED_MARKER, WeightVerificationError, overrides
+from morphcpt.train.megatron.convert import hf_to_megatron, megatron_hf_parity
 from morphcpt.train.plan.compose import plan_to_yaml
 from morphcpt.train.plan.schema import CPTPlan
 
@@ -49,25 +50,6 @@ def write_run_folder(plan: CPTPlan, extra: dict) -> None:
     meta_path.write_text(json.dumps(meta, indent=2))
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _init_single_process() -> None:
-    import torch
-
-    if not torch.distributed.is_initialized():
-        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-        # a port the OS says is free, not a fixed one: two jobs' prepare stages may share a node
-        os.environ.setdefault("MASTER_PORT", str(_free_port()))
-        torch.distributed.init_process_group("nccl", rank=0, world_size=1)
-        torch.cuda.set_device(0)
-
-
 def import_weights(plan: CPTPlan) -> Path:
     """Import the HF checkpoint into Megatron format once; later calls find the marker and return at once.
 
@@ -77,18 +59,13 @@ def import_weights(plan: CPTPlan) -> Path:
     import shutil
     import socket
 
-    import torch
-    from megatron.bridge import AutoBridge
-
     target = Path(plan.cluster.import_dir)
     if (target / IMPORT_MARKER).exists():
         check_import(plan, target)
         return target
     staging = target.with_name(f"{target.name}.tmp-{socket.gethostname()}-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
-    AutoBridge.import_ckpt(
-        hf_model_id=plan.model.pretrained, megatron_path=str(staging), torch_dtype=torch.bfloat16
-    )
+    hf_to_megatron(plan.model.pretrained, staging)
     base = run_inputs.source_record(str(plan.model.pretrained), None)
     (staging / IMPORT_MARKER).write_text(json.dumps({"source": plan.model.pretrained, "base_model": base}))
     if target.exists() and not (target / IMPORT_MARKER).exists():
@@ -119,28 +96,6 @@ def check_import(plan: CPTPlan, target: Path) -> None:
             f"the import {target} was made from other files than {plan.model.pretrained} holds now "
             f"({changed['base_model']}); {fix}"
         )
-
-
-def megatron_hf_parity(hf_reference: str, megatron_dir: Path, hf_dir: str, tokenizer_dir: str):
-    """LogitParity ("bf16") of the Megatron checkpoint `megatron_dir` against the HF model `hf_dir` on the fixed
-    prompts (one GPU; `hf_reference` tells AutoBridge the architecture)."""
-    import torch
-    from megatron.bridge import AutoBridge
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from morphcpt.modeling.logit_parity import compare_logits, prompt_ids
-    from morphcpt.train.megatron.roundtrip import megatron_logits
-
-    _init_single_process()
-    ids, mask = (t.cuda() for t in prompt_ids(AutoTokenizer.from_pretrained(tokenizer_dir)))
-    bridge = AutoBridge.from_hf_pretrained(hf_reference, torch_dtype=torch.bfloat16)
-    megatron_model = bridge.load_megatron_model(str(megatron_dir), wrap_with_ddp=False)[0].cuda().eval()
-    hf_model = AutoModelForCausalLM.from_pretrained(hf_dir, dtype=torch.bfloat16).cuda().eval()
-    with torch.no_grad():
-        hf_logits = hf_model(input_ids=ids, attention_mask=mask).logits
-    # the same forward as the CPU round trip's
-    megatron = megatron_logits(megatron_model, ids, hf_logits.shape[-1])
-    return compare_logits(megatron, hf_logits, tolerance="bf16", mask=mask)
 
 
 def verify_import(plan: CPTPlan) -> dict:
