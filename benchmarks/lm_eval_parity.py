@@ -9,7 +9,7 @@ batch size and threads, compared item by item and timed in one run. Not a test.
 
 Per benchmark ("family"), `--per-family` items are taken from its tasks in turn (the first items of each task, as
 `--limit` takes them), exported with `evaluate.lm_eval.export_lm_eval`, then scored by us (`evaluate.mcq` /
-`evaluate.gen` through `evaluate.hf.HFCausalLM`, float32) and by lm_eval's `hf` model (add_bos_token=True,
+`evaluate.gen` through `evaluate.hf_model.HFCausalLM`, float32) and by lm_eval's `hf` model (add_bos_token=True,
 float32, per-sample logs), one family after the other, ours first. Both models are loaded once, before any timing.
 `evaluate.parity` compares each item: MCQ log-likelihoods within 1e-4 and acc / acc_norm equal (items we flag as
 tied counted apart), GEN the same answer line and exact/prefix/contains. Timing: seconds in our scorer, and in

@@ -50,7 +50,7 @@ def scheme_ids(
 
 def bits_per_byte(lm, ids: Sequence[Sequence[int]], texts: Sequence[str]) -> dict:
     """Summed nats of each document's ids after `<bos>` (`lm.sequence_logprobs`), in bits per UTF-8 byte of the
-    texts. `lm` is an `evaluate.hf.HFCausalLM` (or anything with `sequence_logprobs` and `prefix`)."""
+    texts. `lm` is an `evaluate.hf_model.HFCausalLM` (or anything with `sequence_logprobs` and `prefix`)."""
     if len(ids) != len(texts):
         raise ValueError(f"{len(ids)} id lists for {len(texts)} texts")
     empty = [i for i, doc in enumerate(ids) if not doc]

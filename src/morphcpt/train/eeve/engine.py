@@ -52,6 +52,7 @@ from morphcpt.jsonio import JSONFileError, read_json, write_json
 from morphcpt.tokenization.eeve import Expansion
 from morphcpt.train.eeve.params import STAGE_NAMES, StageParams
 from morphcpt.train.engine import Engine
+from morphcpt.train.hf.parallel import barrier
 from morphcpt.train.plan.schema import CPTPlan, PlanError
 
 RESIZE_FILE = "eeve_resize.json"
@@ -190,7 +191,7 @@ def run(plan: CPTPlan) -> EEVEResult:
         if problem != "missing":
             print(f"EEVE: the resized model {resized} is not whole ({problem}); resizing again")
         resize(plan.model.pretrained, plan.model.tokenizer, resized)
-    _barrier()
+    barrier()
     facts = read_json(resized / RESIZE_FILE, keys=("first_new_id", "rows"), fix=f"remove {resized} and rerun")
     new_rows = (facts["first_new_id"], facts["rows"])
     done, val_bpb = [], float("nan")
@@ -206,7 +207,7 @@ def run(plan: CPTPlan) -> EEVEResult:
                 sub, engine.TrainHooks(params.param_groups, params.on_optimizer, params.freeze)
             )
             counts = params.counts
-            _barrier()
+            barrier()
             if main:
                 print(
                     f"EEVE stage {stage} ({STAGE_NAMES[stage]}): {counts['trainable']:,} of {counts['total']:,} "
@@ -241,7 +242,7 @@ def run(plan: CPTPlan) -> EEVEResult:
         done.append(stage)
         start_from, val_bpb = Path(record["checkpoint"]) / "model", record["val_bpb"]
     export = export_final(plan, earlier + done, facts) if main else None
-    _barrier()
+    barrier()
     last = finished.get(done[-1]) or record
     return EEVEResult(
         root,
@@ -418,13 +419,6 @@ def check_inputs(plan: CPTPlan, main: bool) -> None:
         )
     if main:
         run_inputs.save(root, current)
-
-
-def _barrier() -> None:
-    import torch.distributed as dist
-
-    if dist.is_initialized() and dist.get_world_size() > 1:
-        dist.barrier()
 
 
 def export_final(plan: CPTPlan, stages: list[int], facts: dict) -> Path:

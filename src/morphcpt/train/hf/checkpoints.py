@@ -56,7 +56,7 @@ from morphcpt.indexed import file_digest
 from morphcpt.jsonio import read_json
 from morphcpt.train.hf import checkpoint_layout
 from morphcpt.train.hf.checkpoint_layout import CheckpointError
-from morphcpt.train.hf.parallel import is_fsdp
+from morphcpt.train.hf.parallel import barrier, is_fsdp
 
 log = logging.getLogger(__name__)
 
@@ -171,11 +171,6 @@ def _rank() -> int:
     return dist.get_rank() if dist.is_initialized() else 0
 
 
-def _barrier() -> None:
-    if dist.is_initialized() and dist.get_world_size() > 1:
-        dist.barrier()
-
-
 def rng_state() -> dict:
     return {
         "python": random.getstate(),
@@ -217,7 +212,7 @@ def save(
     snap = snapshot(root, model, tokenizer, optimizer, scheduler, state, meta, keep, model_state, pool)
     if writer is None:
         write(snap, group=None)
-        _barrier()
+        barrier()
     else:
         writer.submit(snap)
     return snap.final
@@ -314,7 +309,7 @@ def snapshot(
     if rank == 0:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-    _barrier()
+    barrier()
     snap = Snapshot(root, final, tmp, keep, rank, world, rng=rng_state())
     direct = checkpoint_layout.is_lora(model) or is_fsdp(model)
     if direct:  # collective (fsdp) or read from the live adapter (LoRA): written now

@@ -388,7 +388,7 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
         if interrupted and saved_step != state.step:
             last_saved, saved_step = save(), state.step
     writer.wait()  # the last checkpoint is complete before the run returns (or anything reads it)
-    checkpoints._barrier()
+    parallel.barrier()
     if writer.last_write_s is not None:
         _log_checkpoint(run_dir, ranks, {"step": saved_step, "write_s": round(writer.last_write_s, 3)})
     metrics.close()

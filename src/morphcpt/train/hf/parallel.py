@@ -177,6 +177,12 @@ def shard(
     return loss_module
 
 
+def barrier() -> None:
+    """Wait for every rank (nothing to wait for on one process)."""
+    if dist.is_initialized() and dist.get_world_size() > 1:
+        dist.barrier()
+
+
 def is_fsdp(model: torch.nn.Module) -> bool:
     """Sharded by FSDP2: the module itself (the loss module training calls) or the model inside it, whose
     parameters are then DTensor shards."""
