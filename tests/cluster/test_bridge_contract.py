@@ -292,9 +292,9 @@ def test_the_pilot_model_is_the_recipe_with_the_270m_shape_and_passes_the_check(
     from morphcpt.modeling.models import gemma3_270m_config
 
     folder = tmp_path / "gemma-3-270m"
-    config = gemma3_270m_config()
-    config.architectures = ["Gemma3ForCausalLM"]
-    config.save_pretrained(folder)
+    hf_config = gemma3_270m_config()
+    hf_config.architectures = ["Gemma3ForCausalLM"]
+    hf_config.save_pretrained(folder)
     base = [
         "recipe=pilot_patok",
         f"data.root={processed}",
