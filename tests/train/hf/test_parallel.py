@@ -216,6 +216,7 @@ def test_a_model_without_findable_layers_cannot_be_sharded(vocab):
 
 
 def test_offload_without_enough_host_memory_is_refused(vocab, monkeypatch):
+    from morphcpt.train.data import ensure_process_group
     from morphcpt.train.hf import parallel
     from morphcpt.train.plan.schema import LoopPlan
 
@@ -226,7 +227,7 @@ def test_offload_without_enough_host_memory_is_refused(vocab, monkeypatch):
     with pytest.raises(parallel.ShardingError, match=r"cpu_offload=true needs about .* GiB of host memory"):
         parallel.shard(model, loop, torch.device("cpu"), bf16=False, world=1)
     monkeypatch.setattr(parallel, "host_memory_bytes", lambda: 2 * need)
-    own = parallel.ensure_process_group(torch.device("cpu"))
+    own = ensure_process_group(torch.device("cpu"))
     try:
         assert parallel.is_fsdp(parallel.shard(model, loop, torch.device("cpu"), bf16=False, world=1))
     finally:

@@ -14,7 +14,7 @@ import torch
 
 from morphcpt.modeling import models
 from morphcpt.train import load_plan
-from morphcpt.train.hf import precision
+from morphcpt.train.hf import optim, precision
 from morphcpt.train.hf.engine import train
 from morphcpt.train.memory import hf, planner, recipe_table
 from morphcpt.train.plan.schema import PlanError
@@ -63,7 +63,7 @@ def test_the_base_loads_one_copy_at_a_time_into_its_training_dtype(tiny_gemma3, 
 def test_an_fp32_models_storage_becomes_its_masters_without_a_copy():
     model = models.build_model(models.tiny_config(256), seed=0)
     before = {p.data_ptr(): p.detach().clone() for p in model.parameters()}
-    master = precision.MasterWeights(model, [{"params": list(model.parameters())}])
+    master = optim.MasterWeights(model, [{"params": list(model.parameters())}])
     assert {m.data_ptr() for m in master.masters} == set(before)  # the same storage, not a clone
     for param, m in zip(master.params, master.masters, strict=True):
         assert m.dtype == torch.float32 and param.dtype == torch.bfloat16

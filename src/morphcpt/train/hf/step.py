@@ -6,7 +6,7 @@ over ranks, clipping, the AdamW step.
     metrics = evaluate(run, data, plan)      # val_loss, val_ppl, val_bpb, val_tokens, val_bytes
 
 `run` is what `hf.train` built: ranks, the model, the module training calls (`wrapped`: the loss module, under DDP
-or FSDP2), the optimiser, and the fp32 master weights of a bf16 model (`precision.MasterWeights`) or None.
+or FSDP2), the optimiser, and the fp32 master weights of a bf16 model (`optim.MasterWeights`) or None.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class Run:
     model: torch.nn.Module
     wrapped: torch.nn.Module
     optimizer: torch.optim.Optimizer
-    master: object | None  # precision.MasterWeights
+    master: object | None  # optim.MasterWeights
     autocast: bool  # autocast around forward passes (fp32 parameters, or a LoRA run's bf16 base, on a GPU)
     amp_dtype: torch.dtype = torch.bfloat16  # autocast's dtype: fp16 under fp16-mixed
     scaler: object | None = None  # fp16-mixed's loss scale (torch.amp.GradScaler), else None
