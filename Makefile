@@ -23,7 +23,7 @@ test: $(STAMP)
 # another length: a cut at half a file that holds paths lands elsewhere): no test may depend on where the checkout
 # lives. The clone holds what is committed; it runs with this checkout's .venv and its own src first on the path.
 # (Not a path with non-ASCII characters: Hydra's override grammar refuses them unquoted, e.g. model.tokenizer=.)
-ELSEWHERE_TESTS ?= tests/test_json_files.py tests/test_jobs.py tests/test_enroot.py
+ELSEWHERE_TESTS ?= tests/test_json_files.py tests/chain/test_jobs.py tests/chain/test_enroot.py
 test-elsewhere: $(STAMP)
 	@parent=$$(mktemp -d) && dir="$$parent/a-second-checkout-path" && git clone -q . "$$dir" \
 		&& ln -s "$(abspath $(VENV))" "$$dir/.venv" && echo "== from a second path: $$dir" \

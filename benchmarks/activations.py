@@ -28,9 +28,9 @@ import numpy as np
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from morphcpt.train import memory_hf
-from morphcpt.train.models import build_model, tiny_config
-from morphcpt.train.sharding import decoder_layers
+from morphcpt.modeling.models import build_model, tiny_config
+from morphcpt.train.hf.parallel import decoder_layers
+from morphcpt.train.memory import hf
 
 BASE = {"hidden_size": 1152, "num_heads": 4, "num_kv_heads": 1, "head_dim": 256, "intermediate_size": 6912}
 SHAPES = [
@@ -112,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = [(shape, layer) for shape, (layer, _) in measured]
         coefficients = fit(rows)
         outside = measured[0][1][1]
-        planned = memory_hf.LAYER_BYTES.get(mode)
-        shape = memory_hf.Shape(
+        planned = hf.LAYER_BYTES.get(mode)
+        shape = hf.Shape(
             params=0,
             embedding=0,
             layer_params=0,
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             lora=0,
         )
         measured_1b = rows[0][1]
-        planned_1b = memory_hf.layer_bytes(shape, mode) if planned else None
+        planned_1b = hf.layer_bytes(shape, mode) if planned else None
         flag = "" if planned_1b and abs(planned_1b / measured_1b - 1) <= 0.02 else "  <-- differs"
         print(
             f"{mode:18} per token per layer at gemma-3-1b's layer: measured {measured_1b:9.0f} B, planner "

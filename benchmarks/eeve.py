@@ -53,10 +53,11 @@ def learn(corpus: Path, base: Path, out: Path, num_new: int, candidates: str) ->
 
 def stage_throughput(root: Path, tokenizer: Path, steps: int) -> dict:
     from morphcpt import paths
+    from morphcpt.modeling.models import save_tiny_gemma3
     from morphcpt.preprocess import compose_config, run
-    from morphcpt.train import eeve, load_plan
-    from morphcpt.train.metrics import read_metrics
-    from morphcpt.train.models import save_tiny_gemma3
+    from morphcpt.train import load_plan
+    from morphcpt.train.eeve import engine
+    from morphcpt.train.hf.metrics import read_metrics
 
     lines = paths.SAMPLE_CORPUS.read_text(encoding="utf-8").splitlines(keepends=True)
     (root / "validation.jsonl").write_text("".join(lines[:100]), encoding="utf-8")
@@ -78,14 +79,14 @@ def stage_throughput(root: Path, tokenizer: Path, steps: int) -> dict:
             "eeve.warmup_steps=[1,1,1,1,1,1,1]",
         ]
     )
-    eeve.run(plan)
+    engine.run(plan)
     out = {}
     for stage in plan.eeve.stages:
-        folder = eeve.stage_dir(plan, stage)
+        folder = engine.stage_dir(plan, stage)
         rows = [r for r in read_metrics(folder) if r["kind"] == "train"]
-        done = json.loads((folder / eeve.STAGE_DONE).read_text())
+        done = json.loads((folder / engine.STAGE_DONE).read_text())
         out[f"stage{stage}"] = {
-            "name": eeve.STAGE_NAMES[stage],
+            "name": engine.STAGE_NAMES[stage],
             "trainable_parameters": done["trainable_parameters"],
             "tokens_per_s": round(statistics.median(r["tokens_per_s"] for r in rows[1:] or rows), 1),
         }

@@ -21,10 +21,10 @@ import torch
 
 from morphcpt import paths
 from morphcpt.evaluate.gen import score_gen
-from morphcpt.evaluate.hf import HFCausalLM
+from morphcpt.evaluate.hf_model import HFCausalLM
 from morphcpt.evaluate.items import Item
 from morphcpt.evaluate.mcq import score_mcq
-from morphcpt.train.models import save_tiny_gemma3
+from morphcpt.modeling.models import save_tiny_gemma3
 
 ROOTS = ["kain", "luto", "sulat", "takbo", "ganda", "laro", "bili", "basa", "hugas", "tulog", "linis", "dala"]
 AFFIXES = [

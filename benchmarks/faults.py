@@ -182,7 +182,7 @@ def crafted_benchmark(work: Path) -> tuple[str, bool]:
 @fault("4. training on another tokenizer's data", "refused before training, naming both tokenizers")
 def tokenizer_mismatch(work: Path) -> tuple[str, bool]:
     from morphcpt.train.data import TokenizerMismatch
-    from morphcpt.train.hf import train
+    from morphcpt.train.hf.engine import train
 
     data = training_data(work)
     other = work / "other_tokenizer"
@@ -222,7 +222,17 @@ def runner_signal(work: Path) -> tuple[str, bool]:
     script = work / "job.pbs"
     script.write_text('#!/bin/bash\n[ "$PBS_ARRAY_INDEX" = 2 ] && kill -TERM $$\necho ok\n')
     done = subprocess.run(
-        [sys.executable, "-m", "morphcpt.jobs", "run", str(script), "--array", "1-2", "--log-dir", str(work)],
+        [
+            sys.executable,
+            "-m",
+            "morphcpt.chain.jobs",
+            "run",
+            str(script),
+            "--array",
+            "1-2",
+            "--log-dir",
+            str(work),
+        ],
         env=ENV,
         capture_output=True,
         text=True,
@@ -237,8 +247,8 @@ def runner_signal(work: Path) -> tuple[str, bool]:
     "7. corrupt or truncated latest checkpoint (9 ways)", "falls back to the previous one; resume completes"
 )
 def checkpoint_fallback(work: Path) -> tuple[str, bool]:
-    from morphcpt.train import checkpoints
-    from morphcpt.train.hf import train
+    from morphcpt.train.hf import checkpoints
+    from morphcpt.train.hf.engine import train
 
     data = training_data(work)
     run_plan = plan(data, work / "out", "data.num_chunks=2", "loop.steps=4", "run_name=ckpt")
@@ -255,7 +265,7 @@ def checkpoint_fallback(work: Path) -> tuple[str, bool]:
         "latest names a missing folder": lambda s: shutil.rmtree(s),
     }
     fell_back = 0
-    logging.getLogger("morphcpt.train.checkpoints").setLevel(logging.ERROR)
+    logging.getLogger("morphcpt.train.hf.checkpoints").setLevel(logging.ERROR)
     for corrupt in ways.values():
         root = work / "copy"
         shutil.rmtree(root, ignore_errors=True)
@@ -280,7 +290,7 @@ def _flip(path: Path) -> None:
 
 @fault("8. more chunks than lines (empty chunks)", "training skips them with a note and runs")
 def empty_chunks(work: Path) -> tuple[str, bool]:
-    from morphcpt.train.hf import train
+    from morphcpt.train.hf.engine import train
 
     data = training_data(work, lines=46, chunks=5)
     empty = [
@@ -355,8 +365,8 @@ def sigterm_training(work: Path) -> tuple[str, bool]:
     proc.send_signal(signal.SIGTERM)
     err = proc.communicate(timeout=120)[1].decode(errors="replace")
     said = "stopped by SIGTERM" in err
-    from morphcpt.train import checkpoints
-    from morphcpt.train.metrics import read_metrics
+    from morphcpt.train.hf import checkpoints
+    from morphcpt.train.hf.metrics import read_metrics
 
     stopped = max(row["step"] for row in read_metrics(metrics.parent))
     saved = checkpoints.read_meta(checkpoints.latest_checkpoint(metrics.parent / "checkpoints"))["step"]

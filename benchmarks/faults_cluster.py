@@ -7,7 +7,7 @@ Each scenario runs the real command in a subprocess, as a user would, in a tempo
 happen: a refusal in one line naming the file or setting and the way on (exit 1 or 2, no traceback), nothing
 deleted that the command did not write, and never a result that looks complete but is wrong. Scenarios that need a
 trained run or the multi-node fakes (a foreign checkpoint, an fp16 run whose every step overflows, a torchrun that
-hangs while alive) are tests instead: tests/test_eval_runs.py, tests/test_fp16_overflow.py, tests/test_multinode.py.
+hangs while alive) are tests instead: tests/evaluate/test_resolve.py, tests/train/hf/test_fp16_overflow.py, tests/chain/test_multinode.py.
 """
 
 from __future__ import annotations
@@ -151,16 +151,16 @@ def register(fault, env: dict) -> None:
 
     @fault("K16. memory command gpus=abc, gpus=0, gpus=-1", "refused, one line each")
     def memory_gpus(work: Path):
-        results = [one_line(*cli("-m", "morphcpt.train.memory", "recipe=cpt_baseline", f"gpus={g}"), "gpus=")
+        results = [one_line(*cli("-m", "morphcpt.train.memory.planner", "recipe=cpt_baseline", f"gpus={g}"), "gpus=")
                    for g in ("abc", "0", "-1")]  # fmt: skip
         return "; ".join(r[0] for r in results), all(r[1] for r in results)
 
     @fault("K17. memory command on an unknown card and on a T4 with bf16", "both said above the table")
     def memory_cards(work: Path):
         _, unknown = cli(
-            "-m", "morphcpt.train.memory", "recipe=cpt_baseline", "engine=hf", "cluster.gpu_type=Z9"
+            "-m", "morphcpt.train.memory.planner", "recipe=cpt_baseline", "engine=hf", "cluster.gpu_type=Z9"
         )
-        _, t4 = cli("-m", "morphcpt.train.memory", "recipe=cpt_baseline", "engine=hf", "cluster.gpu_type=T4",
+        _, t4 = cli("-m", "morphcpt.train.memory.planner", "recipe=cpt_baseline", "engine=hf", "cluster.gpu_type=T4",
                     "cluster.gpu_memory=16GB")  # fmt: skip
         ok = (
             "Z9 is not a card the planner knows" in unknown

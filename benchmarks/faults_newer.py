@@ -87,7 +87,7 @@ def register(fault, env: dict, sample_lines) -> None:
         return work / "tokenizer"
 
     def base_model(work: Path) -> Path:
-        from morphcpt.train.models import save_tiny_gemma3
+        from morphcpt.modeling.models import save_tiny_gemma3
 
         return save_tiny_gemma3(paths.SAMPLE_TOKENIZER_DIR, work / "base", seed=0)
 
@@ -299,7 +299,7 @@ def register(fault, env: dict, sample_lines) -> None:
             and json.loads((work / "o" / "vanilla" / "c.done.json").read_text())["documents"] == 40
         )
         seen["chunk marker"] = (f"exit {code}, redone: {marker_ok}", marker_ok)
-        from morphcpt.train.metrics import read_metrics, truncate_metrics
+        from morphcpt.train.hf.metrics import read_metrics, truncate_metrics
 
         (work / "m").mkdir()
         (work / "m" / "metrics.jsonl").write_text('{"step": 1, "loss": 2.0}\n{"step": 2, "lo')
@@ -329,7 +329,7 @@ def register(fault, env: dict, sample_lines) -> None:
         log = work / "submitted.log"
         return [x for x in log.read_text().splitlines() if x.startswith("qsub")] if log.exists() else []
 
-    chain = ["-m", "morphcpt.pipeline", "--env", ".env"]
+    chain = ["-m", "morphcpt.chain.pipeline", "--env", ".env"]
 
     @fault(
         "C1. two submit_pipeline.py at once, slow scheduler",
@@ -400,7 +400,7 @@ def register(fault, env: dict, sample_lines) -> None:
     def deleted_output(work: Path):
         args = [
             "-m",
-            "morphcpt.pipeline",
+            "morphcpt.chain.pipeline",
             "--local",
             "--sample",
             "--output-dir",
@@ -417,7 +417,13 @@ def register(fault, env: dict, sample_lines) -> None:
         good = target.read_bytes()
         target.unlink()
         code, status = cli(
-            "-m", "morphcpt.pipeline", "--local", "--sample", "--output-dir", str(work / "chain"), "--status"
+            "-m",
+            "morphcpt.chain.pipeline",
+            "--local",
+            "--sample",
+            "--output-dir",
+            str(work / "chain"),
+            "--status",
         )
         shown = next((x for x in status.splitlines() if x.startswith("preprocess_vanilla")), "")
         code, out = cli(*args, timeout=900)
@@ -432,7 +438,8 @@ def register(fault, env: dict, sample_lines) -> None:
         "not done (2 cases); not rebuilt when nothing needs it (1)",
     )
     def done_variants(work: Path):
-        from morphcpt import completion, indexed, jobs, pipeline
+        from morphcpt import completion, indexed
+        from morphcpt.chain import jobs, pipeline
 
         fake_cluster(work)
         s = jobs.derived_settings({**jobs.SETTINGS, **jobs.read_env(str(work / ".env"))})
@@ -604,7 +611,7 @@ def register(fault, env: dict, sample_lines) -> None:
         "refused before loading; clamped with a note (2 cases)",
     )
     def generate_context(work: Path):
-        from morphcpt.train.models import save_tiny_gemma3
+        from morphcpt.modeling.models import save_tiny_gemma3
 
         model = save_tiny_gemma3(paths.SAMPLE_TOKENIZER_DIR, work / "m", seed=0, max_position_embeddings=512)
         code, out = cli(

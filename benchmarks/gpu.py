@@ -9,12 +9,12 @@ checkpointing, under fsdp on one rank, and a bare PyTorch loop with the same lev
 
 On a GPU each row runs in its own process (its peak memory and compilation are its own; an out-of-memory row is
 reported, the others still run) on synthetic data written once (random ids of the sample tokenizer; the model keeps the
-plan's vocabulary, 262,144 rows at the 1B shape). The engine rows are `morphcpt.train.hf.train` with the defaults:
+plan's vocabulary, 262,144 rows at the 1B shape). The engine rows are `morphcpt.train.hf.engine.train` with the defaults:
 per-layer `torch.compile`, bf16 parameters with fp32 master weights, fused AdamW, the chunked cross entropy, a
 background checkpoint; the micro batch is `auto` (the largest the planner fits on the card with its margin).
 tokens/s is the median over the steps after the first two (compilation), MFU is 6 x matmul parameters + attention
 per token over the card's dense bf16 peak (benchmarks/train.py's `flops_per_token`), peak memory is
-`torch.cuda.max_memory_allocated`, the estimate is `morphcpt.train.memory` for the row's layout and micro batch,
+`torch.cuda.max_memory_allocated`, the estimate is `morphcpt.train.memory.planner` for the row's layout and micro batch,
 and the checkpoint stall is the time the final save held training up (the snapshot to host memory; the write and
 its checksums ran in the background, their time in the last column). `--gpu-memory 40GB` caps the process with
 `torch.cuda.set_per_process_memory_fraction` at what a 40 GB card offers (99 % of 40 GiB) and plans for it.
@@ -109,7 +109,7 @@ def cap_memory(args) -> None:
     import torch
 
     if args.gpu_memory and torch.cuda.is_available():
-        from morphcpt.train.gpus import parse_bytes
+        from morphcpt.train.memory.card import parse_bytes
 
         total = torch.cuda.get_device_properties(0).total_memory
         torch.cuda.set_per_process_memory_fraction(min(0.99 * parse_bytes(args.gpu_memory) / total, 1.0), 0)
@@ -118,7 +118,7 @@ def cap_memory(args) -> None:
 def peak_tflops(plan) -> float | None:
     import torch
 
-    from morphcpt.train.gpus import gpu_type
+    from morphcpt.train.memory.card import gpu_type
 
     if not torch.cuda.is_available():
         return None
@@ -133,9 +133,10 @@ def result_device() -> str:
 
 
 def run_engine_row(args, root: Path, name: str) -> dict:
-    from morphcpt.train import load_plan, memory
-    from morphcpt.train.hf import train
-    from morphcpt.train.metrics import read_metrics
+    from morphcpt.train import load_plan
+    from morphcpt.train.hf.engine import train
+    from morphcpt.train.hf.metrics import read_metrics
+    from morphcpt.train.memory import planner
 
     extra = dict([CPT_ROW]).get(name, ROWS.get(name)) or []
     plan = load_plan(engine_overrides(args, root, name, extra))
@@ -148,7 +149,7 @@ def run_engine_row(args, root: Path, name: str) -> dict:
     ]
     saves = [t for t in times if "stall_s" in t]
     written = [t for t in times if "write_s" in t]
-    estimate = memory.rows(plan, "hf", 1)[0]
+    estimate = planner.rows(plan, "hf", 1)[0]
     vocab = plan.model.vocab_size or 4096
     peak = peak_tflops(plan)
     return {
@@ -173,9 +174,9 @@ def run_bare_row(args, micro_batch: int) -> dict:
     tokens, no engine (no data loader, master weights, metrics or checkpoints)."""
     import torch
 
-    from morphcpt.train.loss import chunked_cross_entropy
-    from morphcpt.train.models import GEMMA3_1B_SHAPE, GEMMA3_1B_VOCAB, build_model, tiny_config
-    from morphcpt.train.sharding import apply_compile
+    from morphcpt.modeling.loss import chunked_cross_entropy
+    from morphcpt.modeling.models import GEMMA3_1B_SHAPE, GEMMA3_1B_VOCAB, build_model, tiny_config
+    from morphcpt.train.hf.parallel import apply_compile
 
     seq, batch, steps = SIZES[args.shape]
     cuda = torch.cuda.is_available()
@@ -208,7 +209,7 @@ def run_bare_row(args, micro_batch: int) -> dict:
         timings.append(batch * seq / (time.perf_counter() - tic))
     tokens_per_s = statistics.median(timings[2:] or timings)
     facts_peak = peak_tflops(None)
-    from morphcpt.train.plan import ModelPlan
+    from morphcpt.train.plan.schema import ModelPlan
 
     shape_plan = ModelPlan(**shape)  # {}: ModelPlan's defaults are the tiny shape
     return {

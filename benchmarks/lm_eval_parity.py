@@ -10,7 +10,7 @@ batch size and threads, compared item by item and timed in one run. Not a test.
 
 Per benchmark ("family"), `--per-family` items are taken from its tasks in turn (the first items of each task, as
 `--limit` takes them), exported with `evaluate.lm_eval.export_lm_eval`, then scored by us (`evaluate.mcq` /
-`evaluate.gen` through `evaluate.hf.HFCausalLM`) and by lm_eval's `hf` model (add_bos_token=True, per-sample
+`evaluate.gen` through `evaluate.hf_model.HFCausalLM`) and by lm_eval's `hf` model (add_bos_token=True, per-sample
 logs), both in `--dtype` (float32; float64 shows what is left once rounding is gone), one family after the other,
 ours first. lm_eval's log-softmax runs in `--lm-eval-softmax-dtype` (its own `softmax_dtype` option): float64 by
 default, because torch's float32 `log_softmax` on a CPU over Gemma 3's 262,144 logits overstates every token's
@@ -35,7 +35,7 @@ import torch
 
 from morphcpt import paths
 from morphcpt.evaluate.gen import score_gen
-from morphcpt.evaluate.hf import HFCausalLM
+from morphcpt.evaluate.hf_model import HFCausalLM
 from morphcpt.evaluate.items import load_benchmark
 from morphcpt.evaluate.lm_eval import export_lm_eval, task_name
 from morphcpt.evaluate.mcq import score_mcq
@@ -240,7 +240,7 @@ def refuse_gguf_config(model_dir: Path) -> None:
 
 
 def save_tiny(out: Path) -> Path:
-    from morphcpt.train.models import save_tiny_gemma3
+    from morphcpt.modeling.models import save_tiny_gemma3
 
     return save_tiny_gemma3(
         paths.DATA_DIR / "tokenizer", out, num_layers=2, num_heads=2, intermediate_size=128

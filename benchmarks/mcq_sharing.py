@@ -31,11 +31,11 @@ import torch
 
 from morphcpt import paths
 from morphcpt.bench.generate import main as generate_benchmarks
-from morphcpt.evaluate import hf
-from morphcpt.evaluate.hf import HFCausalLM
+from morphcpt.evaluate import hf_model
+from morphcpt.evaluate.hf_model import HFCausalLM
 from morphcpt.evaluate.items import Item, load_benchmark
 from morphcpt.evaluate.mcq import score_mcq
-from morphcpt.train.models import GEMMA3_1B_SHAPE, save_tiny_gemma3
+from morphcpt.modeling.models import GEMMA3_1B_SHAPE, save_tiny_gemma3
 
 SHAPES = {
     "tiny": {},
@@ -81,7 +81,7 @@ class Profile:
         self._wrap(lm, "_logits", "forward")  # shared: projection of the needed states
         self._wrap(lm, "_sum_logprobs", "logsoftmax")
         self._wrap(lm, "_score_batch", "per_option_batch")  # collation + forward + log-softmax
-        self._wrap(hf.shared_prompt, "collate", "collate")
+        self._wrap(hf_model.shared_prompt, "collate", "collate")
         head = lm.model.get_output_embeddings()
         head.register_forward_pre_hook(lambda *_: self._start("head"))
         head.register_forward_hook(lambda *_: self._stop("head"))

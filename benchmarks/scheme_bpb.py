@@ -50,7 +50,7 @@ def main() -> None:
         tmp = Path(tmp)
         model = args.model
         if model is None:
-            from morphcpt.train.models import save_tiny_gemma3
+            from morphcpt.modeling.models import save_tiny_gemma3
 
             model = save_tiny_gemma3(paths.SAMPLE_TOKENIZER_DIR, tmp / "tiny", num_layers=2, num_heads=2)
         split_jsonl(paths.SAMPLE_CORPUS, tmp / "chunks", NUM_CHUNKS, holdout_lines=HOLDOUT_LINES)

@@ -119,7 +119,7 @@ def bench_generation(folder: Path, thread_counts: list[int]) -> list[dict]:
     import torch
 
     from morphcpt.evaluate.generate_text import SamplingConfig, TextGenerator
-    from morphcpt.train.models import GEMMA3_1B_SHAPE, save_tiny_gemma3
+    from morphcpt.modeling.models import GEMMA3_1B_SHAPE, save_tiny_gemma3
 
     models = [("tiny", "cpu", {})]
     if torch.cuda.is_available():

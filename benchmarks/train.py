@@ -11,7 +11,7 @@ utilisation: 6 x matmul parameters + 12 x layers x attention width x attended co
 estimate; sliding-window layers attend to at most the window), over the GPU's dense bf16 peak.
 
 With `--ranks N` it writes the data once and launches itself under torchrun (gloo on CPU); the figures are rank
-0's. It also prints the memory planner's per-rank estimate for the layout (`morphcpt.train.memory`) and, on CPU,
+0's. It also prints the memory planner's per-rank estimate for the layout (`morphcpt.train.memory.planner`) and, on CPU,
 the measured peak of one step of the same shape in one process (`measured_bytes`: the parameters and optimiser
 state plus the torch allocator's peak during the step), next to which the resident memory is mostly the Python,
 torch and transformers runtime.
@@ -33,12 +33,13 @@ import torch
 
 from morphcpt import paths
 from morphcpt.indexed import IndexedWriter, dataset_digest
+from morphcpt.modeling.models import GEMMA3_1B_SHAPE, GEMMA3_1B_VOCAB
 from morphcpt.tokenization.vocabulary import Vocabulary
-from morphcpt.train import load_plan, memory
-from morphcpt.train.gpus import gpu_type
-from morphcpt.train.hf import train
-from morphcpt.train.metrics import read_metrics
-from morphcpt.train.models import GEMMA3_1B_SHAPE, GEMMA3_1B_VOCAB
+from morphcpt.train import load_plan
+from morphcpt.train.hf.engine import train
+from morphcpt.train.hf.metrics import read_metrics
+from morphcpt.train.memory import planner
+from morphcpt.train.memory.card import gpu_type
 
 SHAPES = {
     "tiny": [],
@@ -112,24 +113,24 @@ def bench_plan(args, root: Path):
     )
 
 
-def planner(args, plan, vocab: Vocabulary) -> dict:
+def planner_report(args, plan, vocab: Vocabulary) -> dict:
     """The planner's per-rank estimate for this layout and, on CPU, the measured peak of one step."""
     cuda = torch.cuda.is_available()
-    shape = memory.model_shape(
+    shape = planner.model_shape(
         plan, vocab.size
     )  # the plan's vocabulary (model.vocab_size) wins over the tokenizer's
-    own = memory.rows(plan, "hf", args.ranks)[0]  # the engine's layout on this card, as it will run it
+    own = planner.rows(plan, "hf", args.ranks)[0]  # the engine's layout on this card, as it will run it
     report = {"planner_estimate_mb": round(own.estimate.total(args.micro_batch) / 2**20, 2)}
     if not cuda:
-        from morphcpt.train.models import build_model
-        from morphcpt.train.sharding import enable_activation_checkpointing
+        from morphcpt.modeling.models import build_model
+        from morphcpt.train.hf.parallel import enable_activation_checkpointing
 
-        model = build_model(memory.model_config(plan, vocab.size), seed=0).train()
+        model = build_model(planner.model_config(plan, vocab.size), seed=0).train()
         if args.activation_checkpointing:
             enable_activation_checkpointing(model)
         ids = torch.randint(0, vocab.size, (args.micro_batch, args.seq))
-        measured = memory.measured_bytes(model, torch.optim.AdamW(model.parameters()), ids)
-        one = memory.estimate(
+        measured = planner.measured_bytes(model, torch.optim.AdamW(model.parameters()), ids)
+        one = planner.estimate(
             shape, args.seq, 1, "ddp", args.activation_checkpointing, bf16=False, flash=False
         )
         report["one_process_step"] = {
@@ -187,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         "steps": args.steps,
         "tokens_per_s": round(tokens_per_s, 1),
         "peak_memory_mb": round(max(r["peak_memory_mb"] for r in rows), 1),
-        **planner(args, plan, vocab),
+        **planner_report(args, plan, vocab),
     }
     facts = gpu_type(device)
     peak = facts.bf16_tflops if facts else None

@@ -6,7 +6,7 @@
         [--limit N] [--batch-size 32] [--device auto] [--export-lm-eval DIR]
 
 `--models` takes exported folders and Hub ids, and training runs: a run folder, its checkpoints/ or one
-step_…/iter_… checkpoint (exported first when no export of it exists; morphcpt.evaluate.models).
+step_…/iter_… checkpoint (exported first when no export of it exists; morphcpt.evaluate.resolve).
 Results land in `<output-dir>/<model>/<task>_<mode>.json`; an interrupted run resumes where it stopped.
 `python scripts/analyze_inference_results.py` turns them into tables, plots and a report.
 """

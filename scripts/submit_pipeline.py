@@ -4,13 +4,13 @@
     python scripts/submit_pipeline.py --status
     python scripts/submit_pipeline.py --local --sample          (run the same scripts here, on the shipped sample)
 
-Library code: `morphcpt.pipeline` (stages, markers, the CPT gate), `morphcpt.scheduler` (qsub/sbatch) and
-`morphcpt.local_chain` (--local).
+Library code: `morphcpt.chain.pipeline` (stages, markers, the CPT gate), `morphcpt.chain.scheduler` (qsub/sbatch) and
+`morphcpt.chain.local` (--local).
 """
 
 import sys
 
-from morphcpt.pipeline import main
+from morphcpt.chain.pipeline import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -2,12 +2,12 @@
 
     python scripts/verify_setup.py [--cluster] [--env .env]
 
-Library code: morphcpt.setup_check. Exit status 1 if a required check fails.
+Library code: morphcpt.chain.setup_check. Exit status 1 if a required check fails.
 """
 
 import sys
 
-from morphcpt.setup_check import main
+from morphcpt.chain.setup_check import main
 
 if __name__ == "__main__":
     sys.exit(main())

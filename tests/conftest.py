@@ -66,6 +66,6 @@ def span_steps(monkeypatch) -> list:
 @pytest.fixture(scope="session")
 def tiny_gemma3(tmp_path_factory, sample_tokenizer_dir) -> Path:
     """A randomly initialised tiny Gemma 3 with the sample tokenizer, saved as a Hugging Face folder."""
-    from morphcpt.train.models import save_tiny_gemma3
+    from morphcpt.modeling.models import save_tiny_gemma3
 
     return save_tiny_gemma3(sample_tokenizer_dir, tmp_path_factory.mktemp("tiny_gemma3"), seed=0)

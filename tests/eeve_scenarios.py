@@ -1,4 +1,4 @@
-"""EEVE stages at 2 ranks, run under torchrun by tests/test_eeve_train.py (one launch for both layouts):
+"""EEVE stages at 2 ranks, run under torchrun by tests/train/eeve/test_eeve_stages.py (one launch for both layouts):
 
     python -m torch.distributed.run --nproc-per-node 2 tests/eeve_scenarios.py DATA_ROOT TOKENIZER BASE OUT
 
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import sys
 
-from morphcpt.train import eeve, load_plan
+from morphcpt.train import load_plan
+from morphcpt.train.eeve import engine
 
 EEVE_STEPS = [
     "recipe=demo_eeve",
@@ -31,11 +32,11 @@ def plan(data_root: str, tokenizer: str, base: str, out: str, *extra: str):
 
 
 def main(data_root: str, tokenizer: str, base: str, out: str) -> None:
-    ddp = eeve.run(plan(data_root, tokenizer, base, f"{out}/ddp", "loop.sharding=ddp"))
+    ddp = engine.run(plan(data_root, tokenizer, base, f"{out}/ddp", "loop.sharding=ddp"))
     assert ddp.stages_run == [1, 2, 6] and not ddp.interrupted
     fsdp = plan(data_root, tokenizer, base, f"{out}/fsdp", "loop.sharding=fsdp", "loop.max_steps_per_run=1")
     for _ in range(6):
-        result = eeve.run(fsdp)
+        result = engine.run(fsdp)
         if not result.interrupted:
             break
     assert result.stages_run == [1, 2, 6] and not result.interrupted

@@ -1,4 +1,4 @@
-"""The hf engine's layouts at 2 ranks, run under torchrun by tests/test_train_scale.py (one launch for all, as
+"""The hf engine's layouts at 2 ranks, run under torchrun by tests/train/hf/test_parallel.py (one launch for all, as
 starting ranks costs more than the runs):
 
     python -m torch.distributed.run --nproc-per-node 2 tests/scale_scenarios.py DATA_ROOT OUT TINY_MODEL
@@ -19,7 +19,7 @@ from pathlib import Path
 import torch.distributed as dist
 
 from morphcpt.train import load_plan
-from morphcpt.train.hf import train
+from morphcpt.train.hf.engine import train
 
 STEPS = [
     "recipe=demo_base",

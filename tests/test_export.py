@@ -11,9 +11,9 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from morphcpt.export import METADATA_FILE, export_run, main
+from morphcpt.modeling.logit_parity import ParityError, compare_logits, prompt_ids
 from morphcpt.train import load_plan
-from morphcpt.train.hf import train
-from morphcpt.train.parity import ParityError, compare_logits, prompt_ids
+from morphcpt.train.hf.engine import train
 from train_helpers import write_data
 
 

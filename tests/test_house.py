@@ -1,5 +1,6 @@
 """The house rules the code keeps without anyone remembering them: no import circle, imports that only run down
-the layers below, no module in src/ past 500 lines, build-time code out of the runtime package.
+the layers below, no module in src/ past 500 lines, build-time code out of the runtime package, and tests that
+mirror the source, named by what they test (never by an issue number).
 
 Read statically (ast over src/morphcpt, nothing is imported). Every import counts as an edge, the ones inside a
 function too: a function-level import breaks a circle only at import time, the two modules still need each other
@@ -11,6 +12,7 @@ are edges to the module `morphcpt.a.b` when it exists, else to the package `morp
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -22,29 +24,22 @@ MAX_LINES = 500
 # most specific entry naming it ("=train" before "train.eeve" before "train"). Within a layer, the circle test
 # keeps order.
 LAYERS: list[tuple[str, ...]] = [
-    (
-        "=",
-        "errors",
-        "dotenv",
-        "paths",
-        "jsonio",
-        "lockfile",
-        "indexed",
-        "completion",
-        "scheduler",
-    ),  # "=": morphcpt itself
+    ("=", "errors", "dotenv", "paths", "jsonio", "lockfile", "indexed", "completion"),  # "=": morphcpt itself
     ("corpus", "morphology", "realmodel"),  # raw material: documents, the word analyser, a real model
     ("tokenization",),  # schemes over a vocabulary, built on the analyser
     ("preprocess", "audit", "bench"),  # indexed data from a corpus; benchmarks from the analyser
-    ("train",),  # the plan and the two engines
+    ("train.plan", "train.memory.card"),  # the training plan every layer above reads, and the card it names
+    ("modeling",),  # models, the chunked loss, logit parity, LoRA: below train, evaluate and export
+    ("train",),  # the two engines, EEVE's stages, the memory planner
     ("export",),  # a run's checkpoint to a Hugging Face folder (reads train's plan and checkpoints)
     # runners that chain a stage with the next: EEVE exports after its last stage, and `morphcpt.train.run`
     # (the package's __init__, run by `python -m morphcpt.train`) dispatches to it
     ("train.eeve", "=train", "train.__main__"),
     ("evaluate",),
     ("analysis",),
-    ("settings_check", "jobs", "setup_check"),  # job scripts and the pre-flight check of a cluster set-up
-    ("local_chain", "pipeline_stages", "pipeline"),
+    (
+        "chain",
+    ),  # submission: job scripts, the scheduler, the chain and its local runner, the pre-flight check
     ("demo", "cli"),  # everything end to end; the console script's dispatch
 ]
 # Build-time code lives in scripts/ or tools/, never in the runtime package.
@@ -178,7 +173,9 @@ def test_no_import_circle_among_morphcpt_modules():
 
 
 def test_imports_only_run_down_the_layers():
-    assert layer_of("morphcpt.train.eeve") > layer_of("morphcpt.export") > layer_of("morphcpt.train.plan")
+    assert (
+        layer_of("morphcpt.train.eeve.engine") > layer_of("morphcpt.export") > layer_of("morphcpt.train.plan")
+    )
     assert layer_of("morphcpt.train") > layer_of("morphcpt.export")
     upward = [
         f"{module} (layer {layer_of(module)}) imports {target} (layer {layer_of(target)}) at line {line}"
@@ -205,3 +202,37 @@ def test_build_time_code_is_out_of_the_runtime_package():
     assert not [m for m in BUILD_TIME_MODULES if m in MODULES]
     importers = [m for m, targets in GRAPH.items() for t in targets if t in BUILD_TIME_MODULES]
     assert not importers
+
+
+TESTS = Path(__file__).resolve().parent
+# tests/ folders that hold the suite's own material, not tests of a source folder
+SUITE_FOLDERS = {"data", "fakes", "cluster", "__pycache__"}
+ISSUE_NUMBER = re.compile(r"(^|_)(issue_?)?\d+(_|$)")
+
+
+def test_issue_number_finder():
+    assert ISSUE_NUMBER.search("test_issue14") and ISSUE_NUMBER.search("test_41_layout")
+    assert not ISSUE_NUMBER.search("test_fp16_overflow") and not ISSUE_NUMBER.search("test_engine")
+
+
+def test_no_test_file_is_named_after_an_issue():
+    named = sorted(
+        str(path.relative_to(TESTS)) for path in TESTS.rglob("test_*.py") if ISSUE_NUMBER.search(path.stem)
+    )
+    assert not named, "name a test file by what it tests, not by the issue that asked for it:\n" + "\n".join(
+        named
+    )
+
+
+def test_test_folders_mirror_the_source():
+    """tests/<a>/<b>/ tests src/morphcpt/<a>/<b>/ (or a top-level folder of the repository, e.g. benchmarks/)."""
+    stray = []
+    for folder in sorted(p for p in TESTS.rglob("*") if p.is_dir()):
+        relative = folder.relative_to(TESTS)
+        if relative.parts[0] in SUITE_FOLDERS:
+            continue
+        if not ((PACKAGE / relative).is_dir() or (SRC.parent / relative).is_dir()):
+            stray.append(str(relative))
+    assert not stray, "test folders with no source folder of the same path:\n" + "\n".join(stray)
+    basenames = [path.name for path in TESTS.rglob("test_*.py") if "cluster" not in path.parts]
+    assert len(basenames) == len(set(basenames)), "two test files share a name (pytest imports them by name)"

@@ -111,7 +111,7 @@ def test_an_output_inside_an_input_folder_leaves_its_own_files_out_on_rerun(tmp_
 
 @pytest.fixture(scope="module")
 def small_context(tmp_path_factory, sample_tokenizer_dir):
-    from morphcpt.train.models import save_tiny_gemma3
+    from morphcpt.modeling.models import save_tiny_gemma3
 
     return save_tiny_gemma3(
         sample_tokenizer_dir, tmp_path_factory.mktemp("ctx"), seed=0, max_position_embeddings=16

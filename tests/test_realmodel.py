@@ -83,7 +83,7 @@ def fake_release(tmp_path, monkeypatch):
     builds = []
 
     def build(gguf, folder):
-        from morphcpt.train.models import save_tiny_gemma3
+        from morphcpt.modeling.models import save_tiny_gemma3
 
         builds.append(gguf.read_bytes())
         save_tiny_gemma3(paths.SAMPLE_TOKENIZER_DIR, folder, seed=0)

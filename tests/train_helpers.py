@@ -13,7 +13,7 @@ from pathlib import Path
 
 from morphcpt.preprocess import compose_config, run
 from morphcpt.train import load_plan
-from morphcpt.train.metrics import read_metrics
+from morphcpt.train.hf.metrics import read_metrics
 
 # demo_base (tiny Gemma 3), 4 steps of a global batch of 4 at seq 32, validated and checkpointed every 2 steps
 TINY_RUN = [

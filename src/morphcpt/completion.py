@@ -2,7 +2,7 @@
 
 A marker alone says a stage once finished; a file deleted or cut short since then would be skipped as done and
 read by the next stage (or never rebuilt). Each check here returns None when the stage is done, else one line
-saying why not, which `morphcpt.pipeline` shows and acts on (and `morphcpt.local_chain` too):
+saying why not, which `morphcpt.chain.pipeline` shows and acts on (and `morphcpt.chain.local` too):
 
     download        <corpus>.done, and the corpus (with the size the marker recorded, when it holds one)
     split           manifest.json, and every chunk and validation.jsonl it lists, with their recorded sizes
@@ -165,7 +165,7 @@ def analysis(results_dir: str | Path) -> str | None:
 
 
 def stage_states(everything: list) -> dict[str, tuple[bool, str]]:
-    """{stage: (done, what to show)} for every stage of the chain (`morphcpt.pipeline.Stage`s, in order).
+    """{stage: (done, what to show)} for every stage of the chain (`morphcpt.chain.pipeline.Stage`s, in order).
 
     A stage is done when its check passes. One whose outputs are gone (a corpus deleted after the split, a run's
     checkpoints deleted after its export) is done too when every stage that reads them is done: running it

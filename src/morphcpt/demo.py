@@ -131,8 +131,8 @@ def audit_table(processed: Path) -> str:
 def train_and_export(cfg: DemoConfig, processed: Path) -> dict[str, dict]:
     """Base pretraining on vanilla, then CPT per scheme; returns validation figures and export folders."""
     from morphcpt.export import export_run
-    from morphcpt.train.hf import train
-    from morphcpt.train.plan import load_plan
+    from morphcpt.train.hf.engine import train
+    from morphcpt.train.plan.compose import load_plan
 
     common = [
         f"data.root={processed}",
@@ -162,18 +162,18 @@ def train_and_export(cfg: DemoConfig, processed: Path) -> dict[str, dict]:
 
 def train_eeve(cfg: DemoConfig, base_export: Path, common: list[str]) -> dict:
     """The base grown by the EEVE tokenizer, through the seven stages (each resumable, skipped when done)."""
-    from morphcpt.train import eeve
-    from morphcpt.train.plan import load_plan
+    from morphcpt.train.eeve import engine
+    from morphcpt.train.plan.compose import load_plan
 
     folder = cfg.output_dir / "tokenizers" / "demo-eeve"
     plan = load_plan(
         ["recipe=demo_eeve", f"model.pretrained={base_export}", f"model.tokenizer={folder}", *common]
     )
-    result = eeve.run(plan)
-    last = read_json(eeve.stage_dir(plan, result.stages_run[-1]) / eeve.STAGE_DONE)
+    result = engine.run(plan)
+    last = read_json(engine.stage_dir(plan, result.stages_run[-1]) / engine.STAGE_DONE)
     steps = sum(plan.eeve.steps[k - 1] for k in result.stages_run)
     final = SimpleNamespace(  # the last stage's run, with the steps of every stage
-        run_dir=eeve.stage_dir(plan, result.stages_run[-1]),
+        run_dir=engine.stage_dir(plan, result.stages_run[-1]),
         val_loss=last["val_loss"],
         val_bpb=last["val_bpb"],
         final_step=steps,

@@ -31,7 +31,8 @@ from pathlib import Path
 from morphcpt.errors import UserError, reported
 from morphcpt.indexed import file_digest
 from morphcpt.jsonio import read_json
-from morphcpt.train.plan import CPTPlan, plan_from_yaml
+from morphcpt.train.plan.compose import plan_from_yaml
+from morphcpt.train.plan.schema import CPTPlan
 
 METADATA_FILE = "morphcpt_metadata.json"
 MEGATRON_TRACKER = "latest_checkpointed_iteration.txt"
@@ -50,7 +51,7 @@ class ExportResult:
 
 def find_checkpoint(plan: CPTPlan, step: int | None) -> tuple[Path, int]:
     """(checkpoint folder, step) of the run's latest checkpoint, or of `step`."""
-    from morphcpt.train import checkpoints
+    from morphcpt.train.hf import checkpoints
 
     root = plan.checkpoint_dir
     if plan.engine == "hf":
@@ -99,16 +100,16 @@ def _export_hf(checkpoint: Path, staging: Path) -> dict:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from morphcpt.train.models import load_strict
-    from morphcpt.train.parity import compare_logits, prompt_ids
-    from morphcpt.train.state import ADAPTER_DIR
+    from morphcpt.modeling.logit_parity import compare_logits, prompt_ids
+    from morphcpt.modeling.models import load_strict
+    from morphcpt.train.hf.checkpoint_layout import ADAPTER_DIR
 
     source = load_strict(checkpoint / "model").eval()
     tokenizer = AutoTokenizer.from_pretrained(checkpoint / "model")
     ids, mask = prompt_ids(tokenizer)
     adapter = checkpoint / ADAPTER_DIR
     if adapter.is_dir():
-        from morphcpt.train import lora
+        from morphcpt.modeling import lora
 
         source = lora.load_lora(source, adapter, trainable=False).eval()
     with torch.no_grad():
@@ -121,21 +122,6 @@ def _export_hf(checkpoint: Path, staging: Path) -> dict:
     with torch.no_grad():
         got = exported(input_ids=ids, attention_mask=mask).logits
     return compare_logits(got, want, tolerance="exact", mask=mask).check("export vs checkpoint").as_dict()
-
-
-def _export_megatron(plan: CPTPlan, checkpoint: Path, staging: Path) -> dict:
-    import torch
-    from megatron.bridge import AutoBridge
-    from transformers import AutoTokenizer
-
-    from morphcpt.train.megatron_prepare import megatron_hf_parity
-
-    bridge = AutoBridge.from_hf_pretrained(plan.model.pretrained, torch_dtype=torch.bfloat16)
-    bridge.export_ckpt(megatron_path=str(checkpoint), hf_path=str(staging))
-    tokenizer_dir = plan.model.tokenizer or plan.model.pretrained
-    AutoTokenizer.from_pretrained(tokenizer_dir).save_pretrained(staging)
-    parity = megatron_hf_parity(plan.model.pretrained, checkpoint, str(staging), tokenizer_dir)
-    return parity.check("export vs Megatron checkpoint").as_dict()
 
 
 def default_output(plan: CPTPlan, step: int | None) -> Path:
@@ -153,15 +139,15 @@ def export_run(
     `extra` adds to (or overrides) the metadata, e.g. the EEVE stages and added tokens."""
     plan = plan_from_yaml(Path(run_dir) / "config.yaml")
     plan.run_dir = str(Path(run_dir).resolve())  # where the run is now, should it have moved since
+    from morphcpt.train.megatron.convert import megatron_to_hf
+
     checkpoint, found_step = find_checkpoint(plan, step)
     output = Path(output) if output is not None else default_output(plan, step)
     staging = output.with_name(output.name + ".tmp")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     parity = (
-        _export_hf(checkpoint, staging)
-        if plan.engine == "hf"
-        else _export_megatron(plan, checkpoint, staging)
+        _export_hf(checkpoint, staging) if plan.engine == "hf" else megatron_to_hf(plan, checkpoint, staging)
     )
     facts = {"checkpoint": str(checkpoint), "parity": parity}
     if plan.engine == "hf":
@@ -177,7 +163,7 @@ def export_run(
 
 def _average_sources(plan: CPTPlan, k: int) -> tuple[list[Path], list[int]]:
     """The HF folders whose weights are averaged (the last k checkpoints' models, oldest first) and their steps."""
-    from morphcpt.train import checkpoints
+    from morphcpt.train.hf import checkpoints
 
     if k < 2:
         raise AverageError(f"--average-last needs at least 2 checkpoints, not {k}")
@@ -214,8 +200,8 @@ def average_last(run_dir: str | Path, k: int, output: str | Path | None = None) 
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from morphcpt.train.models import load_strict
-    from morphcpt.train.parity import compare_logits, prompt_ids
+    from morphcpt.modeling.logit_parity import compare_logits, prompt_ids
+    from morphcpt.modeling.models import load_strict
 
     plan = plan_from_yaml(Path(run_dir) / "config.yaml")
     plan.run_dir = str(Path(run_dir).resolve())

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from morphcpt import paths
-from morphcpt.train import bridge_compat, megatron, megatron_run
-from morphcpt.train.plan import load_plan
+from morphcpt.train.megatron import compat, config, engine
+from morphcpt.train.plan.compose import load_plan
 
 RECIPES = {"cpt_baseline": "vanilla", "cpt_stochastok": "stochastok", "cpt_patok": "patok"}
 SAMPLE_LINES = 360  # a slice of the shipped sample: 2 chunks + held-out validation, all three schemes
@@ -58,8 +58,8 @@ def plan_for(recipe: str, data_root: Path, tmp_path: Path, *extra: str):
 
 
 def test_the_installed_release_is_supported_and_has_the_gemma3_recipe():
-    version, api = bridge_compat.require_supported()
-    name, function = bridge_compat.recipe(api)
+    version, api = compat.require_supported()
+    name, function = compat.recipe(api)
     cfg = function()
     # the recipe traps our overrides exist for, as the real recipe has them
     assert cfg.model.vocab_size == 262144 and cfg.model.seq_length != 2048
@@ -70,7 +70,7 @@ def test_the_installed_release_is_supported_and_has_the_gemma3_recipe():
 @pytest.mark.parametrize("recipe", sorted(RECIPES))
 def test_every_override_is_a_field_of_the_real_config(recipe, tmp_path):
     plan = plan_for(recipe, tmp_path / "data", tmp_path)
-    cfg = megatron.build_config(plan)  # apply_overrides raises on any field the release lacks
+    cfg = config.build_config(plan)  # apply_overrides raises on any field the release lacks
     assert cfg.tokenizer.tokenizer_type == "NullTokenizer" and cfg.tokenizer.vocab_size == 262144
     assert cfg.model.vocab_size == 262144 and cfg.model.seq_length == cfg.dataset.seq_length == 2048
     assert cfg.scheduler.start_weight_decay == cfg.scheduler.end_weight_decay == 0.1
@@ -82,11 +82,11 @@ def test_the_settings_that_broke_the_cluster_path_really_break_this_release(tmp_
     """The two faults of the old overrides, reproduced on the real library (so the fix is not guessed)."""
     from megatron.bridge.training.setup import _validate_and_set_vocab_size
 
-    version, api = bridge_compat.require_supported()
-    cfg = bridge_compat.recipe(api)[1]()
+    version, api = compat.require_supported()
+    cfg = compat.recipe(api)[1]()
     if api.series == (0, 4):  # the field first appears in 0.6: setting it was an AttributeError on every rank
         with pytest.raises(AttributeError, match="use_tokenizer_vocab_size"):
-            megatron.apply_overrides(cfg, {"tokenizer.use_tokenizer_vocab_size": False}, version)
+            config.apply_overrides(cfg, {"tokenizer.use_tokenizer_vocab_size": False}, version)
     else:
         assert hasattr(cfg.tokenizer, "use_tokenizer_vocab_size")
     # a HuggingFaceTokenizer of gemma-3-1b-pt has len() 262,145 against the model's 262,144 rows: refused
@@ -97,10 +97,10 @@ def test_the_settings_that_broke_the_cluster_path_really_break_this_release(tmp_
 @pytest.mark.parametrize("recipe", sorted(RECIPES))
 def test_check_stage_passes_on_our_processed_data(recipe, processed, tmp_path, capsys):
     plan = plan_for(recipe, processed, tmp_path)
-    report = megatron_run.run(load_plan([*_overrides(plan), "cluster.stage=check"]))
+    report = engine.run(load_plan([*_overrides(plan), "cluster.stage=check"]))
     out = capsys.readouterr().out
     assert f"cluster check: {plan.run_name} (scheme {RECIPES[recipe]}) — OK" in out
-    assert report["megatron_bridge"] == bridge_compat.installed_version()
+    assert report["megatron_bridge"] == compat.installed_version()
     assert report["layout"]["data_parallel"] == 8  # validated at the job's world size, not this process's 1
     assert report["tokenizer"] == {"type": "NullTokenizer", "vocab_size": 262144, "model_vocab_size": 262144}
     assert report["validated"]["weight_decay"] == [0.1, 0.1]
@@ -121,7 +121,7 @@ def test_check_stage_validates_the_layout_of_every_node(processed, tmp_path, cap
     """Two nodes of 8 GPUs: Bridge's own runtime_config_update()/validate() run at world size 16, so the
     data-parallel size doubles and the gradient accumulation halves; three nodes cannot split the global batch."""
     base = _overrides(plan_for("cpt_patok", processed, tmp_path))
-    report = megatron_run.run(load_plan([*base, "cluster.stage=check", "cluster.nodes=2"]))
+    report = engine.run(load_plan([*base, "cluster.stage=check", "cluster.nodes=2"]))
     assert report["layout"] == {"world_size": 16, "data_parallel": 16, "gradient_accumulation": 8}
     assert "16 GPUs, DP 16" in capsys.readouterr().out
     err = _check_fails([*base, "cluster.nodes=3"], capsys)
@@ -140,7 +140,7 @@ def _overrides(plan) -> list[str]:
 
 def _check_fails(plan_overrides: list[str], capsys) -> str:
     with pytest.raises(SystemExit) as stop:
-        megatron_run.run(load_plan([*plan_overrides, "cluster.stage=check"]))
+        engine.run(load_plan([*plan_overrides, "cluster.stage=check"]))
     assert stop.value.code == 1
     return capsys.readouterr().err
 
@@ -192,7 +192,7 @@ def test_check_stage_fails_loudly_on_too_small_a_model_vocabulary(processed, tmp
 
 
 def test_an_unsupported_release_is_refused_with_the_fix(processed, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(bridge_compat, "installed_version", lambda: "0.3.1")
+    monkeypatch.setattr(compat, "installed_version", lambda: "0.3.1")
     err = _check_fails(_overrides(plan_for("cpt_patok", processed, tmp_path)), capsys)
     assert "0.3.1 is not a release" in err and "0.4.x" in err and "nemo:26.04" in err
 
@@ -210,7 +210,7 @@ def test_progress_is_written_once_by_rank0_when_bridge_exits_on_duration(
 
     plan = plan_for("cpt_patok", processed, tmp_path)
     Path(plan.cluster.import_dir).mkdir(parents=True)
-    (Path(plan.cluster.import_dir) / megatron.VERIFIED_MARKER).write_text("{}")
+    (Path(plan.cluster.import_dir) / config.VERIFIED_MARKER).write_text("{}")
     seen = {}
 
     def pretrain(config, forward_step_func):
@@ -226,7 +226,7 @@ def test_progress_is_written_once_by_rank0_when_bridge_exits_on_duration(
     )  # as torchrun sets it (a plain process is refused with the commands)
     for name in ("WANDB_RUN_ID", "WANDB_RESUME", "WANDB_MODE"):
         monkeypatch.delenv(name, raising=False)
-    megatron.train(plan)  # returns: exit 0 is a normal end of a job
+    config.train(plan)  # returns: exit 0 is a normal end of a job
     progress = Path(plan.run_dir) / "progress.json"
     assert seen["config"].tokenizer.tokenizer_type == "NullTokenizer"
     if rank == "1":
@@ -238,7 +238,7 @@ def test_progress_is_written_once_by_rank0_when_bridge_exits_on_duration(
         ]
     import os
 
-    assert os.environ["WANDB_RUN_ID"] == megatron.wandb_run_id(plan) and os.environ["WANDB_RESUME"] == "allow"
+    assert os.environ["WANDB_RUN_ID"] == config.wandb_run_id(plan) and os.environ["WANDB_RESUME"] == "allow"
 
 
 def test_bridge_starts_wandb_without_an_id_of_its_own(processed, tmp_path, monkeypatch):
@@ -250,7 +250,7 @@ def test_bridge_starts_wandb_without_an_id_of_its_own(processed, tmp_path, monke
     monkeypatch.setitem(sys.modules, "wandb", types.SimpleNamespace(init=lambda **kw: calls.append(kw)))
     plan = plan_for("cpt_patok", processed, tmp_path)
     state = GlobalState()
-    state.cfg = megatron.build_config(plan)
+    state.cfg = config.build_config(plan)
     assert state.wandb_logger is not None and len(calls) == 1
     assert "id" not in calls[0] and "resume" not in calls[0]
     assert calls[0]["project"] == "gemma3-seapile-cpt" and calls[0]["name"] == plan.run_name
@@ -260,7 +260,7 @@ def test_wandb_id_is_stable_across_jobs_and_differs_between_runs(tmp_path):
     first = plan_for("cpt_patok", tmp_path, tmp_path)
     again = plan_for("cpt_patok", tmp_path, tmp_path)
     other = plan_for("cpt_stochastok", tmp_path, tmp_path)
-    assert megatron.wandb_run_id(first) == megatron.wandb_run_id(again) != megatron.wandb_run_id(other)
+    assert config.wandb_run_id(first) == config.wandb_run_id(again) != config.wandb_run_id(other)
 
 
 def test_empty_chunks_are_left_out_of_the_blend_bridge_builds(processed, tmp_path, capsys):
@@ -280,21 +280,21 @@ def test_empty_chunks_are_left_out_of_the_blend_bridge_builds(processed, tmp_pat
         )
     )
     plan = plan_for("cpt_patok", data, tmp_path, "data.num_chunks=3")
-    blend = megatron.training_blend(plan)["dataset.blend_per_split"][0][0]
+    blend = config.training_blend(plan)["dataset.blend_per_split"][0][0]
     assert [Path(p).name for p in blend] == ["chunk_01_text_document", "chunk_02_text_document"]
-    report = megatron_run.run(load_plan([*_overrides(plan), "cluster.stage=check"]))
+    report = engine.run(load_plan([*_overrides(plan), "cluster.stage=check"]))
     assert report["datasets"]["train"]["read"] > 0
 
 
 def test_the_pilot_model_is_the_recipe_with_the_270m_shape_and_passes_the_check(processed, tmp_path, capsys):
     """No release has a gemma-3-270m recipe: the 1B recipe's settings with the shape AutoBridge reads from the
     model's Hugging Face config (here gemma-3-270m's released shape, saved without weights)."""
-    from morphcpt.train.models import gemma3_270m_config
+    from morphcpt.modeling.models import gemma3_270m_config
 
     folder = tmp_path / "gemma-3-270m"
-    config = gemma3_270m_config()
-    config.architectures = ["Gemma3ForCausalLM"]
-    config.save_pretrained(folder)
+    hf_config = gemma3_270m_config()
+    hf_config.architectures = ["Gemma3ForCausalLM"]
+    hf_config.save_pretrained(folder)
     base = [
         "recipe=pilot_patok",
         f"data.root={processed}",
@@ -304,8 +304,8 @@ def test_the_pilot_model_is_the_recipe_with_the_270m_shape_and_passes_the_check(
         f"model.pretrained={folder}",
     ]
     plan = load_plan(base)
-    cfg = megatron.build_config(plan)
-    recipe_model = bridge_compat.recipe(bridge_compat.require_supported()[1])[1]().model
+    cfg = config.build_config(plan)
+    recipe_model = compat.recipe(compat.require_supported()[1])[1]().model
     m = cfg.model
     assert (m.num_layers, m.hidden_size, m.ffn_hidden_size) == (18, 640, 2048)
     assert (m.num_attention_heads, m.num_query_groups, m.kv_channels, m.window_size) == (4, 1, 256, 512)
@@ -317,7 +317,7 @@ def test_the_pilot_model_is_the_recipe_with_the_270m_shape_and_passes_the_check(
         recipe_model.params_dtype,
     )
     assert cfg.train.train_iters == plan.loop.steps == 954  # 500M tokens at 256 x 2048 a step
-    report = megatron_run.run(load_plan([*base, "cluster.stage=check"]))
+    report = engine.run(load_plan([*base, "cluster.stage=check"]))
     assert "cluster check: gemma3-270m-patok (scheme patok) — OK" in capsys.readouterr().out
     assert report["validated"]["warmup_steps"] == 100 * 256
 
@@ -334,12 +334,12 @@ def test_the_planner_reads_the_config_bridge_validates(extra, tmp_path):
 
     from megatron.bridge.training.config import runtime_config_update
 
-    from morphcpt.train.memory import resolve_micro_batch
-    from morphcpt.train.memory_megatron import MegatronShape
+    from morphcpt.train.memory.megatron import MegatronShape
+    from morphcpt.train.memory.planner import resolve_micro_batch
 
     plan = plan_for("cpt_patok", tmp_path / "data", tmp_path, *extra)
     resolve_micro_batch(plan, "megatron")
-    cfg = megatron.build_config(plan)
+    cfg = config.build_config(plan)
     cfg.checkpoint.pretrained_checkpoint = tempfile.mkdtemp()  # validate() wants the import folder to exist
     before = os.environ.get("WORLD_SIZE")
     os.environ["WORLD_SIZE"] = "8"

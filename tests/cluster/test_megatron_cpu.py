@@ -1,6 +1,6 @@
 """The megatron path run for real on a CPU: Megatron-Bridge imports a Gemma 3 into a Megatron model (the TE-free spec
-of morphcpt.train.megatron_cpu), runs it, saves the Megatron checkpoint and exports it back to Hugging Face with
-`AutoBridge.export_ckpt`; logits and weights are compared at both ends (morphcpt.train.megatron_roundtrip).
+of morphcpt.train.megatron.cpu), runs it, saves the Megatron checkpoint and exports it back to Hugging Face with
+`AutoBridge.export_ckpt`; logits and weights are compared at both ends (morphcpt.train.megatron.roundtrip).
 
 - Always (in the contract environment): a tiny random Gemma 3 whose sliding window (4) is shorter than the
   prompts, with a global layer, and random norm weights (a Gemma checkpoint's norms are not the zeros a fresh
@@ -39,7 +39,7 @@ def tiny_gemma3(tmp_path_factory) -> Path:
     import torch
 
     from morphcpt import paths
-    from morphcpt.train.models import save_tiny_gemma3
+    from morphcpt.modeling.models import save_tiny_gemma3
 
     folder = save_tiny_gemma3(
         paths.SAMPLE_TOKENIZER_DIR,
@@ -60,7 +60,7 @@ def tiny_gemma3(tmp_path_factory) -> Path:
 
 
 def test_a_gemma3_imports_runs_and_exports_on_a_cpu(tiny_gemma3, tmp_path):
-    from morphcpt.train.megatron_roundtrip import roundtrip
+    from morphcpt.train.megatron.roundtrip import roundtrip
 
     report = roundtrip(tiny_gemma3, tmp_path)
     _check(report, max_logit_diff=1e-4)
@@ -68,16 +68,16 @@ def test_a_gemma3_imports_runs_and_exports_on_a_cpu(tiny_gemma3, tmp_path):
 
 def test_the_window_is_what_makes_the_logits_agree(tiny_gemma3, tmp_path, monkeypatch):
     """The sliding window really is applied: without it the tiny model's logits part from transformers'."""
-    from morphcpt.train import megatron_cpu
-    from morphcpt.train.megatron_roundtrip import roundtrip
+    from morphcpt.train.megatron import cpu
+    from morphcpt.train.megatron.roundtrip import roundtrip
 
-    original = megatron_cpu.Gemma3CoreAttention.__init__
+    original = cpu.Gemma3CoreAttention.__init__
 
     def no_window(self, *args, **kwargs):
         original(self, *args, **kwargs)
         self.window = None
 
-    monkeypatch.setattr(megatron_cpu.Gemma3CoreAttention, "__init__", no_window)
+    monkeypatch.setattr(cpu.Gemma3CoreAttention, "__init__", no_window)
     report = roundtrip(tiny_gemma3, tmp_path)
     assert report["import_parity"]["max_abs_diff"] > 1e-3
 
@@ -86,7 +86,7 @@ def test_the_window_is_what_makes_the_logits_agree(tiny_gemma3, tmp_path, monkey
     not REAL_MODEL, reason="MORPHCPT_REAL_MODEL (a real Gemma 3 Hugging Face folder) is not set"
 )
 def test_a_real_gemma3_round_trips_through_megatron(tmp_path):
-    from morphcpt.train.megatron_roundtrip import roundtrip
+    from morphcpt.train.megatron.roundtrip import roundtrip
 
     if not Path(REAL_MODEL, "config.json").exists():
         pytest.fail(f"MORPHCPT_REAL_MODEL={REAL_MODEL} holds no config.json")

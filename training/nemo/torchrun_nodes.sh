@@ -19,7 +19,7 @@
 #           --max-restarts 0, inside the container. Its output: <log-dir>/job_<id>_nodes/node<k>.log, shown here
 #           too, each line prefixed [node k].
 #   watch   a node that exits non-zero, ends without a status (killed, lost), or whose heartbeat (from the
-#           training loop, morphcpt.train.heartbeat, once it has started) stops for
+#           training loop, morphcpt.train.hf.heartbeat, once it has started) stops for
 #           --node-timeout seconds fails the job: this says which and why, shows the end of its log, stops the
 #           others (SIGTERM; SIGKILL after 10 s) and exits non-zero, and PBS or Slurm ends what is left.
 set -uo pipefail
@@ -53,7 +53,7 @@ node_main() {
     echo "[$(date -Is)] node $rank of $NNODES on ${HOSTS[rank]} ($(hostname)): torchrun, $GPUS processes"
     cd "$PROJECT_DIR" || exit 2
     local parent=$$
-    # The heartbeat comes from the training loop (morphcpt.train.heartbeat writes $MORPHCPT_HEARTBEAT): this loop
+    # The heartbeat comes from the training loop (morphcpt.train.hf.heartbeat writes $MORPHCPT_HEARTBEAT): this loop
     # passes its count on, so a torchrun that hangs while alive falls silent and the head reads the node as lost.
     # Until training's first beat (loading the model) and for programs that do not beat, the launcher beats; the
     # heartbeat stops with this launcher either way.

@@ -161,7 +161,7 @@ def seed_t_pvalues(
     """(difference, p) of the report's t test over items and seeds of arm a minus arm b for every simulated
     experiment at once; `scores` (experiments, arms, seeds, items); run and churn variances pooled over the arms in
     `pool` (the report pools over every arm; `(a, b)` is the test before pooling). The same formulas as
-    `replicates.difference(..., pooled=...)`, vectorised (tests/test_primary.py checks they agree)."""
+    `replicates.difference(..., pooled=...)`, vectorised (tests/analysis/test_primary.py checks they agree)."""
     e, _, s, n = scores.shape
     run_means = scores.mean(axis=3)  # (e, arms, seeds)
     per_item = scores[:, a].mean(axis=1) - scores[:, b].mean(axis=1)  # (e, items)

@@ -25,7 +25,7 @@ from typing import TextIO
 
 import torch
 
-from morphcpt.evaluate.hf import resolve_device
+from morphcpt.evaluate.hf_model import resolve_device
 
 
 class NotACausalLM(ValueError):

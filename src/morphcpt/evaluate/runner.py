@@ -32,11 +32,25 @@ from tqdm.auto import tqdm
 
 from morphcpt import paths
 from morphcpt.errors import reported
-from morphcpt.evaluate import items as catalogue
 from morphcpt.evaluate.gen import GEN_METRICS, score_gen
-from morphcpt.evaluate.items import BENCHMARK_DIR, LANGUAGES, Item, find_subset, load_benchmark
+from morphcpt.evaluate.items import (
+    BENCHMARK_DIR,
+    CONTROL_TASKS,
+    LANGUAGES,
+    BenchmarkEmpty,
+    Item,
+    benchmark_name,
+    expand_benchmark,
+    expand_groups,
+    find_subset,
+    load_benchmark,
+    missing_subsets,
+    not_generated,
+    not_generated_note,
+    survey,
+)
 from morphcpt.evaluate.mcq import MCQ_METRICS, score_mcq
-from morphcpt.evaluate.models import ModelResolutionError, resolve_models
+from morphcpt.evaluate.resolve import ModelResolutionError, resolve_models
 from morphcpt.evaluate.summary import current, summarise
 from morphcpt.jsonio import read_json
 
@@ -65,9 +79,7 @@ class EvalConfig:
     )
 
     def __post_init__(self) -> None:
-        self.benchmarks = catalogue.expand_groups(
-            self.benchmarks
-        )  # `controls` -> langgame, multi_digit_addition
+        self.benchmarks = expand_groups(self.benchmarks)  # `controls` -> langgame, multi_digit_addition
 
     @property
     def modes(self) -> list[str]:
@@ -107,7 +119,7 @@ def model_specs(
     models: Sequence[str], names: Sequence[str] | None = None, last: int | None = None
 ) -> list[ModelSpec]:
     """A folder is named after itself, a hub id `org/name` becomes `org__name`, a training run (or one of its
-    checkpoints) `<run_name>-step<N>` after its export (`morphcpt.evaluate.models`), or with `last` each of its last
+    checkpoints) `<run_name>-step<N>` after its export (`morphcpt.evaluate.resolve`), or with `last` each of its last
     checkpoints `<run_name>/ckpt-<step>`; names must not collide."""
     if names is not None and len(names) != len(models):
         raise ValueError(f"{len(names)} --model-names for {len(models)} --models")
@@ -151,7 +163,7 @@ def load_tasks(cfg: EvalConfig) -> dict[tuple[str, str], list[Item]]:
                 continue
             for task, items in loaded.items():
                 if not items:
-                    raise catalogue.BenchmarkEmpty(
+                    raise BenchmarkEmpty(
                         f"{task} ({mode}) has no items under {cfg.benchmark_dir}: its file is empty; "
                         "regenerate the benchmarks or leave that task out"
                     )
@@ -167,12 +179,12 @@ def load_tasks(cfg: EvalConfig) -> dict[tuple[str, str], list[Item]]:
                 cfg.benchmark_dir,
             )
     check_manifest(Path(cfg.benchmark_dir), tasks)
-    skipped = catalogue.not_generated(cfg.benchmark_dir)
+    skipped = not_generated(cfg.benchmark_dir)
     for name in cfg.benchmarks:
-        benchmark, subsets = catalogue.expand_benchmark(name)
+        benchmark, subsets = expand_benchmark(name)
         for subset in subsets:
             if f"{benchmark}/{subset}" in skipped and len(subsets) > 1:
-                log.info(catalogue.not_generated_note(cfg.benchmark_dir, benchmark, subset))
+                log.info(not_generated_note(cfg.benchmark_dir, benchmark, subset))
     one_prompt = sorted({t for (t, _), items in tasks.items() if items[0].prompt_en == items[0].prompt_tl})
     if cfg.language != "en" and one_prompt:
         log.info(
@@ -336,7 +348,7 @@ def evaluate_task(
             "benchmark_dir": str(Path(cfg.benchmark_dir).resolve()),
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
             "checkpoint_set": spec.checkpoint_set,  # {"run_name", "step", "steps"} under --last-checkpoints
-            "control": benchmark in catalogue.CONTROL_TASKS,  # a forgetting check (`--benchmarks controls`)
+            "control": benchmark in CONTROL_TASKS,  # a forgetting check (`--benchmarks controls`)
             "missing_subsets": list(missing),  # of this benchmark, not evaluated in this run
             "not_generated": dict(not_generated or {}),  # of this benchmark, which the generator cannot make
             "scored_now": len(todo),
@@ -356,7 +368,7 @@ ModelFactory = Callable[[ModelSpec, EvalConfig], object]
 
 
 def load_hf_model(spec: ModelSpec, cfg: EvalConfig):
-    from morphcpt.evaluate.hf import HFCausalLM
+    from morphcpt.evaluate.hf_model import HFCausalLM
 
     return HFCausalLM.load(
         spec.path, device=cfg.device, batch_size=cfg.batch_size, share_prompt=cfg.share_prompt
@@ -370,7 +382,7 @@ def run_evaluation(cfg: EvalConfig, model_factory: ModelFactory = load_hf_model)
     tasks = load_tasks(cfg)
     for (task, mode), items in tasks.items():
         log.info("%s %s: %d items", task, mode, len(items))
-    files = catalogue.survey(cfg.benchmark_dir, cfg.benchmarks, cfg.modes)
+    files = survey(cfg.benchmark_dir, cfg.benchmarks, cfg.modes)
     log.info("benchmark files read under %s: %s", cfg.benchmark_dir, ", ".join(files["found"]))
     if files["skipped"]:
         log.warning("benchmark files skipped (not asked for): %s", ", ".join(files["skipped"]))
@@ -399,10 +411,10 @@ def run_evaluation(cfg: EvalConfig, model_factory: ModelFactory = load_hf_model)
             log.info("%s: every task already done", spec.folder)
             continue
         model = model_factory(spec, cfg)
-        skipped = catalogue.not_generated(cfg.benchmark_dir)
+        skipped = not_generated(cfg.benchmark_dir)
         for task, mode in pending:
             benchmark = task.partition("-")[0]
-            absent = catalogue.missing_subsets(task, [t for t, m in tasks if m == mode])
+            absent = missing_subsets(task, [t for t, m in tasks if m == mode])
             missing = [s for s in absent if f"{benchmark}/{s}" not in skipped]
             unmade = {s: skipped[f"{benchmark}/{s}"] for s in absent if f"{benchmark}/{s}" in skipped}
             outputs.append(evaluate_task(model, spec, task, mode, tasks[(task, mode)], cfg, missing, unmade))
@@ -427,7 +439,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--benchmarks",
         nargs="+",
-        type=catalogue.benchmark_name,
+        type=benchmark_name,
         default=["pacute", "hierarchical"],
         help="pacute, pacute-<subset>, hierarchical, hierarchical-level<N>, cute, langgame, multi_digit_addition; "
         "controls (= langgame multi_digit_addition)",

@@ -13,7 +13,7 @@ token after `<bos>` are divided by ln 2 and by the UTF-8 bytes of the *text*: on
 whatever the number of tokens. The ids of a scheme that draws (stochastok, patok) come from the same per-document
 generators preprocessing uses (`document_rng(seed, scheme, index)`). EEVE ids are the expanded tokenizer's
 canonical ids, scored by the model grown to that tokenizer with its new rows at their EEVE initialisation
-(`train.eeve.resize`), untrained.
+(`modeling.resize`), untrained.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def scheme_ids(
 
 def bits_per_byte(lm, ids: Sequence[Sequence[int]], texts: Sequence[str]) -> dict:
     """Summed nats of each document's ids after `<bos>` (`lm.sequence_logprobs`), in bits per UTF-8 byte of the
-    texts. `lm` is an `evaluate.hf.HFCausalLM` (or anything with `sequence_logprobs` and `prefix`)."""
+    texts. `lm` is an `evaluate.hf_model.HFCausalLM` (or anything with `sequence_logprobs` and `prefix`)."""
     if len(ids) != len(texts):
         raise ValueError(f"{len(ids)} id lists for {len(texts)} texts")
     empty = [i for i, doc in enumerate(ids) if not doc]
@@ -81,11 +81,11 @@ def measure(
 ) -> dict[str, dict]:
     """scheme -> `bits_per_byte` of the model in `model_dir` (fp32, CPU) on `texts` as that scheme tokenizes them.
     eeve needs `eeve_tokenizer` (an expanded tokenizer folder of the model's own tokenizer) and `work_dir`, where
-    the model grown to it is written (`train.eeve.resize`)."""
+    the model grown to it is written (`modeling.resize`)."""
     import tempfile
     from pathlib import Path
 
-    from morphcpt.evaluate.hf import HFCausalLM
+    from morphcpt.evaluate.hf_model import HFCausalLM
     from morphcpt.tokenization.vocabulary import Vocabulary
 
     unknown = sorted(set(schemes) - set(SCHEME_NAMES))
@@ -103,7 +103,7 @@ def measure(
             results[scheme] = bits_per_byte(lm, ids, texts)
         del lm
     if "eeve" in schemes:
-        from morphcpt.train.eeve import resize
+        from morphcpt.modeling.resize import resize
 
         with tempfile.TemporaryDirectory(dir=work_dir) as tmp:
             grown = Path(tmp) / "eeve-model"

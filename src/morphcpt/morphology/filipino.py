@@ -89,7 +89,7 @@ def _bare(f: str) -> bool:
     four letters (at the start, or after an onset of one or two letters) and no CV copy at its start (a vowel
     followed by the word's first letter, or r after d, within three letters). Every reading with more than one
     morph starts from one of those (`_readings`, `_prefixed`, `_body`), so `spans` skips the search for such words
-    (tests/test_morphology.py checks it against the search). Conservative: a word that fails it is searched."""
+    (tests/morphology/test_language_pack.py checks it against the search). Conservative: a word that fails it is searched."""
     if "-" in f or f.endswith(_AFFIXED_ENDS) or f.startswith(_AFFIXED_STARTS):
         return False
     head = f[:4]

@@ -1,10 +1,13 @@
-"""Continued pretraining: one typed plan (`plan.py`), two engines that execute it.
+"""Continued pretraining: one typed plan (`plan/`), two engines that execute it, each in its own folder.
 
-- `megatron` (`megatron.py`): Megatron-Bridge inside the NeMo container on the cluster (torchrun, 8 GPUs/node).
-- `hf` (`hf.py`): transformers' Gemma3ForCausalLM on any machine; powers the demo and the tests.
+- `megatron/`: Megatron-Bridge inside the NeMo container on the cluster (torchrun, 8 GPUs/node).
+- `hf/`: transformers' Gemma3ForCausalLM on any machine; powers the demo and the tests. `eeve/` runs EEVE's staged
+  training with it.
 
-Both have a `check` stage (`cluster.stage=check`: `megatron_check.py`, `hf_check.py`) that a job runs first, and
-both plan their GPU memory with `memory.py` for the card the plan names (`cluster.gpu_memory`).
+Every engine meets the contract in `engine.py` (check, describe, train); this module only dispatches on
+`plan.engine`. Both engines have a `check` stage (`cluster.stage=check`: `megatron/check.py`, `hf/check.py`) that a
+job runs first, and both plan their GPU memory with `memory/` for the card the plan names (`cluster.gpu_memory`).
+README.md in this folder says what each file is for.
 
     python -m morphcpt.train recipe=demo_base data.root=outputs/demo/data     # or: morphcpt train ...
     python -m morphcpt.train recipe=cpt_patok dry_run=true                    # print the cluster plan
@@ -23,45 +26,34 @@ import hydra
 
 from morphcpt import paths
 from morphcpt.errors import UserError, reported
-from morphcpt.train.plan import CPTPlan, check_outputs_mounted, load_plan, plan_from_config, register
-from morphcpt.train.progress import write_progress
+from morphcpt.train.engine import Engine
+from morphcpt.train.plan.compose import check_outputs_mounted, load_plan, plan_from_config, register
+from morphcpt.train.plan.schema import CPTPlan
 
 __all__ = ["CPTPlan", "load_plan", "main", "run"]
+
+
+def engine_for(plan: CPTPlan) -> Engine:
+    """The engine `plan.engine` names (`engine.py` is the contract); on the hf engine, `data.scheme=eeve` trains as
+    EEVE's seven stages. Each engine's module is imported only when its engine runs."""
+    if plan.engine == "megatron":
+        from morphcpt.train.megatron.engine import MegatronEngine
+
+        return MegatronEngine()
+    if plan.data.scheme == "eeve":
+        from morphcpt.train.eeve.engine import EEVEEngine
+
+        return EEVEEngine()
+    from morphcpt.train.hf.engine import HFEngine
+
+    return HFEngine()
 
 
 def run(plan: CPTPlan):
     """Execute a plan with its engine. Dry runs resolve and print without training (see each engine);
     `cluster.stage=check` checks what a job needs (data, tokenizer, memory on the plan's card) without training."""
     check_outputs_mounted(plan, os.environ.get("MORPHCPT_MOUNTS"))
-    if plan.engine == "hf" and plan.cluster.stage != "train":
-        if plan.cluster.stage == "prepare":
-            raise ValueError(
-                "cluster.stage=prepare imports weights for the megatron engine; the hf engine has none"
-            )
-        from morphcpt.train import hf_check
-
-        return hf_check.run(plan)
-    if plan.data.scheme == "eeve" and not plan.dry_run:  # vocabulary expansion: resize, then seven stages
-        from morphcpt.train import eeve
-
-        return eeve.run(plan)
-    if plan.engine == "megatron":
-        from morphcpt.train import megatron_run
-
-        return megatron_run.run(plan)
-    from morphcpt.train import hf
-
-    if plan.dry_run:
-        return hf.describe(plan)
-    result = hf.train(plan)
-    if (
-        int(os.environ.get("RANK", "0")) == 0
-    ):  # what the job script and the chain read (as the megatron engine)
-        exit_reason = (
-            "signal" if result.signalled else "max_steps_per_run" if result.interrupted else "finished"
-        )
-        write_progress(result.run_dir, result.final_step, plan.loop.steps, exit_reason)
-    return result
+    return engine_for(plan).run(plan)
 
 
 register()
@@ -72,7 +64,7 @@ def exit_status(result) -> int:
     signal ended) when SIGTERM stopped it, so a job script can tell an interrupted run from a finished one; else
     0. Says on stderr how the run stopped and where it can resume.
 
-    `result` is an `hf.RunResult` or an `eeve.EEVEResult` (which also names the stage); the megatron engine and
+    `result` is an `hf.engine.RunResult` or an `eeve.engine.EEVEResult` (which also names the stage); the megatron engine and
     dry runs return other things, which never count as interrupted."""
     if not getattr(result, "interrupted", False):
         return 0
@@ -90,8 +82,8 @@ def exit_status(result) -> int:
 
 def _said_errors() -> tuple[type[Exception], ...]:
     """Errors whose message says what to do: shown alone, without Hydra's traceback."""
-    from morphcpt.train.megatron import WeightVerificationError
-    from morphcpt.train.plan import OutputsNotMounted
+    from morphcpt.train.megatron.config import WeightVerificationError
+    from morphcpt.train.plan.compose import OutputsNotMounted
 
     return (WeightVerificationError, OutputsNotMounted)
 
@@ -118,8 +110,8 @@ def _hydra_main(cfg) -> None:
 
 def main() -> None:
     """Entry point: `python -m morphcpt.train KEY=VALUE ...`; the plan's flags (`--max-steps 10000`, see
-    `morphcpt.train.flags`) are read as the overrides they stand for."""
-    from morphcpt.train.flags import rewrite_argv
+    `morphcpt.train.plan.flags`) are read as the overrides they stand for."""
+    from morphcpt.train.plan.flags import rewrite_argv
 
     rewrite_argv()
     _hydra_main()

@@ -25,7 +25,7 @@ import torch.distributed as dist
 from morphcpt.errors import UserError
 from morphcpt.indexed import bin_path, dataset_exists, idx_path, read_index, verify_dataset
 from morphcpt.jsonio import JSONFileError, read_json
-from morphcpt.train.plan import DataPlan, LoopPlan
+from morphcpt.train.plan.schema import DataPlan, LoopPlan
 
 log = logging.getLogger(__name__)
 
@@ -59,10 +59,15 @@ class _Ids:
         self.unique_identifiers = {"vocabulary": vocab.fingerprint}
 
 
-def ensure_process_group() -> None:
-    """Create a 1-process gloo group when torch.distributed is not initialised (a GPTDataset blend needs one)."""
-    if not dist.is_initialized():
-        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+def ensure_process_group(device: torch.device | None = None) -> bool:
+    """Create a 1-process group when torch.distributed is not initialised: a GPTDataset blend needs one (gloo), and
+    so does FSDP2 even on one rank (nccl on a GPU `device`). True when this call created it (the caller destroys
+    it when done)."""
+    if dist.is_initialized():
+        return False
+    backend = "nccl" if device is not None and device.type == "cuda" else "gloo"
+    dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1)
+    return True
 
 
 def done_marker(prefix: Path) -> Path:

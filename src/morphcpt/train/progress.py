@@ -1,7 +1,7 @@
 """`<run_dir>/progress.json`: how far a run got and whether it is complete, for job scripts and the chain.
 
 Both engines write it when a training invocation ends (rank 0 only, atomically): the job script reads it to choose
-between "export" and "resubmit", and `morphcpt.pipeline` reads `complete` to know the CPT stage is done.
+between "export" and "resubmit", and `morphcpt.chain.pipeline` reads `complete` to know the CPT stage is done.
 """
 
 from __future__ import annotations

@@ -41,9 +41,9 @@ else
     enroot create --name "$CONTAINER_NAME" "$CONTAINER_SQSH"
 fi
 # The container must import what the jobs use, and ship a Megatron-Bridge release the cluster engine supports: the
-# same probe verify_setup runs (morphcpt.train.bridge_compat); the project comes in through PYTHONPATH at run time.
+# same probe verify_setup runs (morphcpt.train.megatron.compat); the project comes in through PYTHONPATH at run time.
 if ! enroot start --mount "$ROOT:$ROOT" --env "PYTHONPATH=$ROOT/src" "$CONTAINER_NAME" \
-    python -m morphcpt.train.bridge_compat; then
+    python -m morphcpt.train.megatron.compat; then
     if [[ "$existed" == 1 ]]; then
         # e.g. the earlier pipeline created nemo_framework from nemo:25.11, which has no supported Megatron-Bridge
         echo "the container $CONTAINER_NAME existed before this setup and is not this image ($CONTAINER_SQSH):" \

@@ -34,7 +34,7 @@ and the canonical encoding of a span (`WordStates.encode_span`, a callback). A s
 ids and the morpheme cuts inside it), so the kernel answers a span it has seen in one state for every state holding
 it, " kumain" and " kumain," alike (its span cache, `native/patok_states.c`). Without the kernels
 (`MORPHCPT_NATIVE=off`, or no C compiler), `transform_many` does the array work (groups, the draws' values) once for
-a batch and loops in Python: the same ids, which tests/test_native.py checks on every setting.
+a batch and loops in Python: the same ids, which tests/tokenization/test_native.py checks on every setting.
 `benchmarks/preprocess.py` measures both against vanilla.
 """
 

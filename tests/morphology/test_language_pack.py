@@ -1,0 +1,503 @@
+"""Tests for the Filipino language pack and the Tagalog syllabifier (run: pytest tests/morphology/test_language_pack.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from morphcpt.morphology import (
+    LANGUAGE_PACKS,
+    FilipinoPack,
+    LanguagePack,
+    Morph,
+    apply_affix,
+    get_language_pack,
+    syllabify,
+)
+from morphcpt.morphology.affixation import AffixSpec, reduplicate
+from morphcpt.morphology.filipino import FILIPINO, load_root_tiers, load_roots
+from morphcpt.morphology.syllabify import first_syllable_cv, fold_letters, folded_first_syllable_cv
+from morphcpt.paths import LEXICON_DIR
+
+FIL = get_language_pack("fil")
+
+
+def split(word: str) -> str:
+    return "|".join(m.text for m in FIL.analyze(word))
+
+
+@pytest.mark.parametrize(
+    ("word", "expected", "root"),
+    [
+        ("kumain", "k|um|ain", "kain"),
+        ("sumulat", "s|um|ulat", "sulat"),
+        ("umalis", "um|alis", "alis"),
+        ("inalis", "in|alis", "alis"),
+        ("kinain", "k|in|ain", "kain"),
+        ("nagluto", "nag|luto", "luto"),
+        ("magluto", "mag|luto", "luto"),
+        ("naglalaro", "nag|la|laro", "laro"),
+        ("sumusulat", "s|um|u|sulat", "sulat"),
+        ("kinakain", "k|in|a|kain", "kain"),
+        ("umaalis", "um|a|alis", "alis"),
+        ("gaganda", "ga|ganda", "ganda"),
+        ("kainan", "kain|an", "kain"),
+        ("basahin", "basa|hin", "basa"),
+        ("tawanan", "tawa|nan", "tawa"),
+        ("pagsulatan", "pag|sulat|an", "sulat"),
+        ("pinagsulatan", "pinag|sulat|an", "sulat"),
+        ("sinulatan", "s|in|ulat|an", "sulat"),
+        ("maganda", "ma|ganda", "ganda"),
+        ("napakaganda", "napaka|ganda", "ganda"),
+        ("pinakamaganda", "pinaka|ma|ganda", "ganda"),
+        ("inumin", "inum|in", "inom"),
+        ("tapusin", "tapus|in", "tapos"),
+        ("gawin", "gaw|in", "gawa"),
+        ("dalhin", "dal|hin", "dala"),
+        ("mamili", "mam|ili", "bili"),
+        ("manahi", "man|ahi", "tahi"),
+        ("mangisda", "mang|isda", "isda"),
+        ("pamilihan", "pam|ili|han", "bili"),
+        ("mag-aral", "mag-|aral", "aral"),
+        ("nag-aaral", "nag-|a|aral", "aral"),
+        ("ibinigay", "i|b|in|igay", "bigay"),
+        ("niluto", "ni|luto", "luto"),
+        ("ipinagluto", "ipinag|luto", "luto"),
+        ("nakakatawa", "naka|ka|tawa", "tawa"),
+        ("kaibigan", "ka|ibig|an", "ibig"),
+        ("magandang", "ma|ganda|ng", "ganda"),
+        ("araw-araw", "araw-|araw", "araw"),
+        # issue 11: -g after n-final words, naki-/maki- vs CV reduplication, pag-, pala-/mala-, -ado,
+        # capitalised roots after a hyphen, nasal prefixes with reduplication and substitution, d -> r
+        ("noong", "noon|g", "noon"),
+        ("ating", "atin|g", "atin"),
+        ("panahong", "panahon|g", "panahon"),
+        ("kaibigang", "ka|ibig|an|g", "ibig"),
+        ("malaking", "ma|laki|ng", "laki"),
+        ("nakikita", "na|ki|kita", "kita"),
+        ("makikita", "ma|ki|kita", "kita"),
+        ("nakikain", "naki|kain", "kain"),
+        ("pagkain", "pag|kain", "kain"),
+        ("palabiro", "pala|biro", "biro"),
+        ("palaaway", "pala|away", "away"),
+        ("sigurado", "sigur|ado", "siguro"),
+        ("taga-Leyte", "taga-|Leyte", "leyte"),
+        ("maka-Amerikano", "maka-|Amerikano", "amerikano"),
+        ("mala-Marcos", "mala-|Marcos", "marcos"),
+        ("nangyayari", "nang|ya|yari", "yari"),
+        ("pangangailangan", "pa|nga|ngailangan", "kailangan"),
+        ("kinakailangan", "k|in|a|kailangan", "kailangan"),
+        ("naniniwala", "na|ni|niwala", "tiwala"),
+        ("namimili", "na|mi|mili", "bili"),
+        ("nararamdaman", "na|ra|ramdam|an", "damdam"),
+        ("marunong", "ma|runong", "dunong"),
+        # found against the gold set (data/gold): reduplication over magsi-/nagsi-, a d-copy of an r-initial
+        # base, syncope after reduplication, -ng or -g by the more frequent stem
+        ("nagsisimula", "nag|si|simula", "simula"),
+        ("darating", "da|rating", "dating"),
+        ("pagdiriwang", "pag|di|riwang", "diwang"),
+        ("dadalhin", "da|dal|hin", "dala"),
+        ("unang", "una|ng", "una"),
+        ("bagong", "bago|ng", "bago"),
+    ],
+)
+def test_affixed_words(word, expected, root):
+    assert split(word) == expected
+    assert FIL.parse(word).root == root
+
+
+@pytest.mark.parametrize(
+    "word", ["bansa", "bayan", "ganda", "kabayo", "umaga", "tinapay", "ulan", "halaman", "x"]
+)
+def test_words_without_affixes_stay_whole(word):
+    assert FIL.analyze(word) == [Morph(word, "root", 0, len(word))]
+    assert FIL.boundaries(word) == []
+
+
+def test_affix_substrings_inside_unknown_words_are_not_split():
+    # "an", "in", "um" appear inside these, but no reading leaves a lexicon root.
+    for word in ["bantay", "lindol", "bundok", "kumot", "sinulid", "mangga", "tulungan-xyz", "computer"]:
+        assert FIL.parse(word).is_affixed is False, word
+
+
+def test_labels_of_a_reading():
+    a = FIL.parse("sumusulat")
+    assert (a.infix, a.reduplicant, a.prefixes, a.suffix) == ("um", "su", (), "")
+    assert [m.kind for m in a.morphs] == ["reduplicant", "infix", "reduplicant", "root"]
+    b = FIL.parse("pagsulatan")
+    assert (b.prefixes, b.suffix, b.root) == (("pag",), "an", "sulat")
+    assert ("pag", "an") in FIL.circumfixes
+
+
+@pytest.mark.parametrize("word", ["NagLaLaro", "KUMAIN", "Mag-Aral", "kumáin", "Pinakamagandang"])
+def test_case_and_diacritics_keep_original_text(word):
+    morphs = FIL.analyze(word)
+    assert len(morphs) > 1
+    assert "".join(m.text for m in morphs) == word
+    assert all(word[m.start : m.end] == m.text for m in morphs)
+
+
+@pytest.mark.parametrize("word", ["", "a", "kumain", "pag-aaral", "ABC123", "hello-world", "ñ" * 50, "isang"])
+def test_morphs_cover_the_word_in_order(word):
+    morphs = FIL.analyze(word)
+    assert "".join(m.text for m in morphs) == word
+    assert all(a.end == b.start for a, b in zip(morphs, morphs[1:], strict=False))
+    bounds = FIL.boundaries(word)
+    assert bounds == sorted(bounds) and all(0 < b < len(word) for b in bounds)
+    assert all(m.kind in ("prefix", "infix", "suffix", "root", "reduplicant") for m in morphs)
+
+
+def _lexicon_sample(every: int = 7) -> list[str]:
+    """Every `every`-th headword of the shipped dictionary, plain, capitalised and upper-case."""
+    lines = (LEXICON_DIR / "tgl_words.txt").read_text(encoding="utf-8").split()[::every]
+    return [v for w in lines for v in (w, w.capitalize(), w.upper())]
+
+
+def test_spans_are_the_morphs_of_analyze():
+    """The pack's own `spans` (patok's path, which builds no `Morph`) answers what the generic one reads off
+    `analyze`, over a sample of the dictionary and the special cases."""
+    words = _lexicon_sample() + [
+        "",
+        "a",
+        "taga-Leyte",
+        "maka-Amerikano",
+        "ñ" * 50,
+        "kumáin",
+        "ABC123",
+        "isang",
+    ]
+    mismatched = [w for w in words if FIL.spans(w) != LanguagePack.spans(FIL, w)]
+    assert not mismatched, mismatched[:10]
+    assert FIL.spans("naglalaro") == ((0, 3, "prefix"), (3, 5, "reduplicant"), (5, 9, "root"))
+
+
+def test_words_without_an_affix_pattern_skip_the_search(sample_corpus):
+    """`spans` answers a word with no affix pattern (`_bare`) as one root without searching: the same spans as
+    the search gives, on every headword of the shipped dictionary and every word of the sample corpus, in three
+    casings; the shortcut served a good part of them and the search the rest."""
+    import json
+    import re
+
+    from morphcpt.morphology.filipino import _bare
+
+    words = set((LEXICON_DIR / "tgl_words.txt").read_text(encoding="utf-8").split())
+    with open(sample_corpus, encoding="utf-8") as f:
+        for line in f:
+            words.update(re.findall(r"[^\W\d_]+(?:-[^\W\d_]+)*", json.loads(line)["text"]))
+    words = sorted(v for w in words for v in (w, w.capitalize(), w.upper()))
+    mismatched = [w for w in words if FIL.spans(w) != FIL._reading(w).spans]
+    assert not mismatched, mismatched[:10]
+    bare = sum(_bare(fold_letters(w)) for w in words)
+    assert len(words) // 5 < bare < len(words) - len(words) // 5, (bare, len(words))
+    assert (
+        not any(map(_bare, ("naglalaro", "kumain", "halo-halo", "bansang")))
+        and _bare("bahay")
+        and _bare("computer")
+    )
+
+
+def test_folded_first_syllable_cv_is_first_syllable_cv_of_a_folded_word():
+    words = [fold_letters(w) for w in _lexicon_sample(3)] + [
+        "",
+        "ng",
+        "ngiti",
+        "trabaho",
+        "aalis",
+        "brr",
+        "sya",
+    ]
+    assert [folded_first_syllable_cv(w) for w in words] == [first_syllable_cv(w) for w in words]
+    assert folded_first_syllable_cv("ngiti") == "ngi" and folded_first_syllable_cv("trabaho") == "ta"
+
+
+def test_pack_registry():
+    assert LANGUAGE_PACKS["tl"] is LANGUAGE_PACKS["fil"] is FIL
+    assert {"mag", "nag", "pag", "ma", "na", "pa", "ka", "i", "ipag", "ipina", "maka", "naka"} <= set(
+        FIL.prefixes
+    )
+    assert {
+        "makapag",
+        "nakapag",
+        "pinag",
+        "pina",
+        "mang",
+        "man",
+        "mam",
+        "pang",
+        "sing",
+        "kasing",
+        "tag",
+    } <= set(FIL.prefixes)
+    assert FIL.infixes == ("um", "in")
+    with pytest.raises(ValueError):
+        get_language_pack("xx")
+
+
+def test_custom_root_lexicon_controls_the_analysis():
+    pack = FilipinoPack(roots=["sulat"])
+    assert [m.text for m in pack.analyze("sumulat")] == ["s", "um", "ulat"]
+    assert pack.analyze("kumain") == [Morph("kumain", "root", 0, 6)]
+
+
+def test_each_folded_word_is_searched_once(monkeypatch):
+    """The analysis is cached by folded word: a word met again, in any case, costs a lookup, not a search
+    (patok asks for every word of a corpus; its speed is measured in benchmarks/, not here)."""
+    pack = FilipinoPack(roots=FIL.roots)
+    searched = []
+    readings = pack._readings
+    monkeypatch.setattr(pack, "_readings", lambda folded: searched.append(folded) or readings(folded))
+    words = ["naglalaro", "Naglalaro", "kumain", "KUMAIN", "bansa", "pinagsulatan", "magandang", "computer"]
+    first = [pack.boundaries(w) for w in words]
+    assert [pack.boundaries(w) for w in words * 500] == first * 500
+    assert first[0] == first[1] == [3, 5] and first[2] == first[3] == [1, 3]
+    assert searched and len(searched) == len(set(searched))  # "bansa" is a root: no search at all
+    assert set(searched) <= {fold_letters(w) for w in words}
+
+
+@pytest.mark.parametrize(
+    ("root", "spec", "word"),
+    [
+        ("laro", "nag- CV", "naglalaro"),
+        ("sulat", "-um- CV", "sumusulat"),
+        ("kain", "-in- CV", "kinakain"),
+        ("kain", "-um-", "kumain"),
+        ("alis", "-um-", "umalis"),
+        ("alis", "-in-", "inalis"),
+        ("ngiti", "-um-", "ngumiti"),
+        ("luto", "-in-", "niluto"),
+        ("bigay", "i- -in-", "ibinigay"),
+        ("basa", "-in", "basahin"),
+        ("kain", "-an", "kainan"),
+        ("inom", "-in", "inumin"),
+        ("sulat", "pag-…-an", "pagsulatan"),
+        ("sulat", "-in- -an", "sinulatan"),
+        ("ganda", "ka- -an", "kagandahan"),
+        ("aral", "mag-", "mag-aral"),
+        ("aral", "nag- CV", "nag-aaral"),
+        ("bansa", "pang-", "pambansa"),
+        ("laki", "kasing-", "kasinlaki"),
+        ("isda", "mang-", "mangisda"),
+        ("ganda", "pinaka- ma-", "pinakamaganda"),
+        ("ganda", "napaka-", "napakaganda"),
+    ],
+)
+def test_apply_affix(root, spec, word):
+    assert apply_affix(root, spec) == word
+
+
+def test_apply_affix_then_analyze_round_trips():
+    for root, spec in [
+        ("laro", "nag- CV"),
+        ("sulat", "-um- CV"),
+        ("kain", "-an"),
+        ("basa", "-in"),
+        ("alis", "-um-"),
+    ]:
+        word = apply_affix(root, spec)
+        assert FIL.parse(word).root == root
+    assert apply_affix("luto", "-in", glottal=True) == "lutuin"
+    assert reduplicate("trabaho") == "tatrabaho"
+    with pytest.raises(ValueError):
+        AffixSpec.parse("-xy-")
+
+
+@pytest.mark.parametrize(
+    ("word", "syllables"),
+    [
+        ("ngayon", ["nga", "yon"]),
+        ("sanggol", ["sang", "gol"]),
+        ("matanggal", ["ma", "tang", "gal"]),
+        ("mangga", ["mang", "ga"]),
+        ("pangalan", ["pa", "nga", "lan"]),
+        ("aalis", ["a", "a", "lis"]),
+        ("buo", ["bu", "o"]),
+        ("bahay", ["ba", "hay"]),
+        ("araw", ["a", "raw"]),
+        ("kutsara", ["kut", "sa", "ra"]),
+        ("kontra", ["kon", "tra"]),
+        ("angkla", ["ang", "kla"]),
+        ("eksperto", ["eks", "per", "to"]),
+        ("ekstra", ["eks", "tra"]),
+        ("tren", ["tren"]),
+        ("plato", ["pla", "to"]),
+        ("mag-aral", ["mag", "a", "ral"]),
+        ("Ngipin", ["Ngi", "pin"]),
+        ("kumáin", ["ku", "má", "in"]),
+    ],
+)
+def test_syllabify(word, syllables):
+    assert syllabify(word) == syllables
+
+
+def test_spec_notation_round_trips():
+    for spec in ["nag- CV", "-um- CV", "ka- -an", "i- -in-", "pinaka- ma-", "-hin"]:
+        assert AffixSpec.parse(str(AffixSpec.parse(spec))) == AffixSpec.parse(spec)
+    assert str(AffixSpec.parse("nag- CV")) == "nag- CV"
+    assert AffixSpec.parse("ka-…-an") == AffixSpec.parse("ka- -an")
+
+
+def test_headword_roots_are_derived_and_cached(tmp_path):
+    lexicon, cache = tmp_path / "lexicon", tmp_path / "cache"
+    lexicon.mkdir()
+    # "tulog" is a curated root, so "natulog" is derived; "saka" has no affixed reading, so it is a root.
+    (lexicon / "tgl_words.txt").write_text("natulog\nsaka\npagsasaka\n", encoding="utf-8")
+    cache.mkdir()
+    (cache / "tl_underived_0123456789abcdef0123.txt").write_text("stale\n", encoding="utf-8")  # older rules
+    roots = load_roots(lexicon, cache)
+    assert "saka" in roots and "natulog" not in roots and "pagsasaka" not in roots and "stale" not in roots
+    assert len(list(cache.iterdir())) == 1  # the stale one is gone
+    assert load_roots(lexicon, cache) == roots  # read back from the cache
+    assert [m.text for m in FilipinoPack(roots=roots).analyze("pagsasaka")] == ["pag", "sa", "saka"]
+
+
+# ---------------------------------------------------------------- issue #25: each failure class, fixed by a rule
+@pytest.mark.parametrize(
+    ("failure_class", "word", "cut", "root"),
+    [
+        ("missing root (dictionary headwords)", "inakusahan", "in|akusa|han", "akusa"),
+        ("missing -ng root read as root + linker", "magsumbong", "mag|sumbong", "sumbong"),
+        ("missing -ng root read as root + linker", "sulong", "sulong", "sulong"),
+        ("syncope before a suffix", "datnan", "datn|an", "dating"),
+        ("final d -> r before a suffix", "lakarin", "lakar|in", "lakad"),
+        ("final d -> r before a suffix", "bayaran", "bayar|an", "bayad"),
+        ("CV copy after an infix, d -> r", "dumarating", "d|um|a|rating", "dating"),
+        ("CV copy after an infix, d -> r", "dinaragdagan", "d|in|a|ragdag|an", "dagdag"),
+        ("nasal prefix on a vowel-initial root", "nang-aakusa", "nang-|a|akusa", "akusa"),
+        ("stacked prefixes", "nakikisama", "naki|ki|sama", "sama"),
+        ("stacked prefixes", "nakikipaglaro", "naki|ki|pag|laro", "laro"),
+        ("ni- before r", "nirenta", "ni|renta", "renta"),
+        ("over-segmentation guard", "bansa", "bansa", "bansa"),
+        ("over-segmentation guard", "bayan", "bayan", "bayan"),
+        ("over-segmentation guard", "kabayo", "kabayo", "kabayo"),
+        ("over-segmentation guard", "pansin", "pansin", "pansin"),
+        ("linker after a known word", "magandang", "ma|ganda|ng", "ganda"),
+        ("linker after a common word", "kanyang", "kanya|ng", "kanya"),
+        ("cluster CV copy", "nagpriprito", "nag|pri|prito", "prito"),
+        ("cluster CV copy", "magplaplantsa", "mag|pla|plantsa", "plantsa"),
+        ("cluster CV copy", "nagpiprito", "nag|pi|prito", "prito"),
+        ("pa-/ka-initial root after a copy-like prefix", "pinapansin", "p|in|a|pansin", "pansin"),
+        ("pa-/ka-initial root after a copy-like prefix", "ipinapalit", "i|p|in|a|palit", "palit"),
+        ("pa-/ka-initial root after a copy-like prefix", "ikinakabit", "i|k|in|a|kabit", "kabit"),
+        ("pa-/ka-initial root after a copy-like prefix", "ipaplantsa", "i|pa|plantsa", "plantsa"),
+        ("pa-/ka-initial root after a copy-like prefix", "nagkakamay", "nag|ka|kamay", "kamay"),
+        ("nasal substitution, the more frequent root", "nanguha", "nang|uha", "kuha"),
+        ("nasal substitution with a copy", "namimili", "na|mi|mili", "bili"),
+        ("nasal prefix on a vowel-initial root", "nangangaral", "na|nga|ngaral", "aral"),
+        ("nasal prefix on a vowel-initial root", "nangingisda", "na|ngi|ngisda", "isda"),
+        ("CV copy after a nasal prefix, d -> r", "mandaragat", "man|da|ragat", "dagat"),
+        ("syncope before a suffix", "kaibgan", "ka|ibg|an", "ibig"),
+        ("syncope before a suffix", "kamtan", "kamt|an", "kamit"),
+        ("syncope before a suffix", "masdan", "masd|an", "masid"),
+        ("syncope before a suffix", "saktan", "sakt|an", "sakit"),
+        ("root the word lists show inflecting", "bumubulong", "b|um|u|bulong", "bulong"),
+        ("root the word lists show inflecting", "libangan", "libang|an", "libang"),
+        ("noun: ka-...-an", "kagandahan", "ka|ganda|han", "ganda"),
+        ("noun: pa-...-an", "paaralan", "pa|aral|an", "aral"),
+        ("noun: pag-", "pagkain", "pag|kain", "kain"),
+        ("noun: -an place", "tindahan", "tinda|han", "tinda"),
+        ("adjective: pinaka-", "pinakamaganda", "pinaka|ma|ganda", "ganda"),
+        ("adjective: napaka-", "napakaganda", "napaka|ganda", "ganda"),
+        ("adjective: ma- plural copy", "magaganda", "ma|ga|ganda", "ganda"),
+        ("reduplicated noun", "bahay-bahay", "bahay-|bahay", "bahay"),
+        ("stacked prefix against a CV copy", "nagigipit", "na|gi|gipit", "gipit"),
+    ],
+)
+def test_issue_25_failure_classes(failure_class, word, cut, root):
+    analysis = FILIPINO.parse(word)
+    assert ("|".join(m.text for m in analysis.morphs), analysis.root) == (cut, root), failure_class
+
+
+def test_syncope_and_d_to_r_are_undone_by_rule_not_by_a_table():
+    pack = FilipinoPack(roots={"tikim", "lipad", "kaway"})  # none of them in affixes.SYNCOPE
+    assert [m.text for m in pack.analyze("tikman")] == ["tikm", "an"] and pack.parse("tikman").root == "tikim"
+    assert pack.parse("liparin").root == "lipad" and pack.parse("kawyan").root == "kaway"
+    assert [m.text for m in pack.analyze("tikmang")] != [
+        "tikman",
+        "g",
+    ]  # no root "tikman": no -g linker reading
+
+
+def test_a_linker_reading_needs_the_unlinked_word_to_be_known():
+    pack = FilipinoPack(roots={"sumbo", "ganda"})
+    pack._known = frozenset({"sumbo", "ganda", "maganda"})
+    assert pack.analyze("magsumbong")[-1].text != "ng"  # "magsumbo" is no word
+    assert [m.text for m in pack.analyze("magandang")] == ["ma", "ganda", "ng"]
+
+
+def test_enclitics_in_running_text_stay_whole_and_the_linker_is_cut():
+    """Patok analyses the words of `alignment.WORD_PATTERN`: an enclitic (ba, na, pa, daw, raw, din, po) is a word
+    of its own, never read as an affix, and a contraction's 'y is cut off by the pattern."""
+    from morphcpt.tokenization.alignment import WORD_PATTERN
+
+    text = (
+        "Kumain ka na ba? Aalis na raw sila, at ako'y naglinis din po. Talagang magandang bahay, hindi pa ba?"
+    )
+    cuts = ["|".join(m.text for m in FILIPINO.analyze(w.group())) for w in WORD_PATTERN.finditer(text)]
+    assert cuts == [
+        "K|um|ain", "ka", "na", "ba", "A|alis", "na", "raw", "sila", "at", "ako", "y", "nag|linis", "din", "po",
+        "Talaga|ng", "ma|ganda|ng", "bahay", "hindi", "pa", "ba",
+    ]  # fmt: skip
+    for enclitic in (
+        "ba",
+        "na",
+        "pa",
+        "daw",
+        "raw",
+        "din",
+        "rin",
+        "nga",
+        "lang",
+        "naman",
+        "pala",
+        "muna",
+        "yata",
+    ):
+        assert [m.kind for m in FILIPINO.analyze(enclitic)] == ["root"], enclitic
+    # an enclitic takes the linker too; a short one stays whole (pang, bang), a longer one is cut
+    assert [m.text for m in FILIPINO.analyze("namang")] == ["naman", "g"]
+    assert [m.text for m in FILIPINO.analyze("pang")] == ["pang"]
+
+
+@pytest.mark.parametrize(
+    ("word", "cut"),
+    [
+        ("mag-cast", "mag-|cast"),
+        ("naka-block", "naka-|block"),
+        ("mai-update", "ma|i-|update"),
+        ("madi-disable", "ma|di-|disable"),  # prefix and the copy of the borrowed root
+        ("nag-nanavigate", "nag-|na|navigate"),  # the copy after the hyphen
+        ("sine-save", "s|in|e-|save"),  # -in- inside the copy, whose vowel follows the sound
+        ("in-import", "in-|import"),
+        ("pop-up", "pop-up"),  # English compounds: no affix before the hyphen
+        ("third-party", "third-party"),
+        ("e-mail", "e-mail"),
+        ("-ako", "-ako"),  # a stray hyphen at either end: no reading, no error
+        ("mag-", "mag-"),
+    ],
+)
+def test_taglish_affixes_before_a_hyphen_on_a_borrowed_root(word, cut):
+    pack = FilipinoPack(roots={"aral"})  # none of the borrowed roots is in the lexicon
+    assert "|".join(m.text for m in pack.analyze(word)) == cut
+
+
+def test_same_cut_takes_the_more_frequent_root_and_syncope_the_likelier_vowel():
+    pack = FilipinoPack(roots={"kuha", "uha", "ibig", "ibag", "kamit", "kamot"})
+    pack._zipf = {"kuha": 4.6, "ibig": 5.8, "kamot": 3.2}
+    pack._known = frozenset({"kamutin"})  # kamot keeps its vowel before a suffix
+    assert pack.parse("nanguha").root == "kuha" and pack.parse("kaibgan").root == "ibig"
+    assert pack.parse("kamtan").root == "kamit"
+
+
+def test_roots_the_word_lists_show_inflecting_join_the_lexicon(tmp_path):
+    lexicon, cache = tmp_path / "lexicon", tmp_path / "cache"
+    lexicon.mkdir()
+    (lexicon / "tgl_words.txt").write_text("saka\nisa\n", encoding="utf-8")
+    forms = "bulong bumulong bumubulong ibinulong pagbulong bulungan isang nagisang pinakaisang ikaisang"
+    (lexicon / "fil_tesseract_words.txt").write_text("\n".join(forms.split()) + "\n", encoding="utf-8")
+    (lexicon / "fil_wordfreq.tsv").write_text("word\tzipf\nisa\t6.3\nisang\t6.5\n", encoding="utf-8")
+    roots, induced = load_root_tiers(lexicon, cache)
+    assert "bulong" in induced and "bulong" in roots
+    assert "bulungan" not in roots  # bulung|an, a form of the new root
+    assert "isang" not in roots  # isa|ng: a common word plus the linker
+    pack = FilipinoPack(roots=roots)
+    assert [m.text for m in pack.analyze("bumubulong")] == ["b", "um", "u", "bulong"]
+    assert load_root_tiers(lexicon, cache) == (roots, induced)  # read back from the cache
