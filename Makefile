@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-elsewhere test-cluster docs-check lint format clean-demo
+.PHONY: demo test test-slow test-elsewhere test-cluster docs-check lint format clean-demo
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -16,8 +16,14 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) -m morphcpt.demo
 
+# The suite in two parts, both run by .ci/run: `test` is everything but the tests marked slow (the units, the
+# checks, the fake-scheduler chains, the short runs: under ten minutes on 2 CPU cores); `test-slow` is the marked
+# ones (the demo and the local chains end to end, training runs that are killed and resume, several ranks and nodes).
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -m "not slow"
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -q -m slow
 
 # The tests that write, cut or compare absolute paths, once more from a clone of the checkout at another path (of
 # another length: a cut at half a file that holds paths lands elsewhere): no test may depend on where the checkout

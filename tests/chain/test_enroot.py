@@ -230,6 +230,7 @@ def _fake_site(tmp_path: Path, bridge: str, core: str) -> Path:
     return site
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("bridge", "ok"), [("0.4.0", True), ("0.6.2", True), ("0.3.1", False)])
 def test_verify_setup_reports_the_containers_bridge(fake_enroot, tmp_path, monkeypatch, bridge, ok):
     monkeypatch.setenv("FAKE_ENROOT_EXEC", "1")
@@ -240,6 +241,7 @@ def test_verify_setup_reports_the_containers_bridge(fake_enroot, tmp_path, monke
         assert "not a release this code was checked against" in check.detail and "26.04" in check.fix
 
 
+@pytest.mark.slow
 def test_the_container_probe_names_a_module_the_jobs_need_that_does_not_import(
     fake_enroot, tmp_path, monkeypatch
 ):

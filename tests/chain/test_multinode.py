@@ -277,6 +277,7 @@ def test_a_node_that_fails_ends_the_job_naming_it(scheduler, tmp_path, make_job)
         assert [r["signalled"] for r in job.torchruns()] == [True, False]
 
 
+@pytest.mark.slow
 def test_a_node_that_falls_silent_ends_the_job(tmp_path, make_job):
     job = make_job("pbs", settings(tmp_path, TRAIN_NODE_TIMEOUT="6"), stub_torchrun=True)
     proc = job.start("run_cpt_baseline", MORPHCPT_TEST_TORCHRUN="127.0.0.1=sleep,127.0.0.2=sleep")
@@ -427,6 +428,7 @@ def test_two_slurm_nodes_with_fsdp_train_as_one(data_root, tiny_gemma3, tmp_path
     assert latest["complete"] and latest["iteration"] == steps
 
 
+@pytest.mark.slow
 def test_a_node_whose_training_hangs_while_alive_ends_the_job(tmp_path, make_job):
     """The heartbeat comes from the training loop: node 1's torchrun stays alive (its launcher too) but stops
     stepping after 3 beats, as a stuck collective does; node 0 keeps training."""

@@ -66,12 +66,12 @@ def test_every_stage_waits_for_exactly_its_inputs(cluster, schemes, seeds):
         for n, line in enumerate(lines, 1)
     }
     settings = jobs.derived_settings({**jobs.SETTINGS, **jobs.read_env(".env")})
-    for stage in pipeline.build_stages(settings, schemes):
+    stages = pipeline.build_stages(settings, schemes)  # built once: each build composes every run's plan
+    script_of = {s.name: s.script for s in stages}
+    for stage in stages:
         line = next(line for line in lines if line.endswith(f"/{stage.script}.pbs"))
         waits_for = {
-            ids[f"cpt_done_{name[4:]}"]
-            if name.startswith("cpt_")
-            else ids[next(s.script for s in pipeline.build_stages(settings, schemes) if s.name == name)]
+            ids[f"cpt_done_{name[4:]}"] if name.startswith("cpt_") else ids[script_of[name]]
             for name in stage.inputs
         }
         shown = set(line.split("depend=afterok:")[1].split()[0].split(":")) if "depend=" in line else set()
@@ -84,7 +84,7 @@ def test_every_stage_waits_for_exactly_its_inputs(cluster, schemes, seeds):
     if (
         seeds > 1
     ):  # seed 1: patok's own data, vanilla's and eeve's shared; its own runs and exports, all evaluated
-        names = {stage.name: stage for stage in pipeline.build_stages(settings, schemes)}
+        names = {stage.name: stage for stage in stages}
         assert names["cpt_patok_seed1"].inputs == ("preprocess_patok_seed1", "preprocess_vanilla")
         assert names["cpt_baseline_seed1"].inputs == ("preprocess_vanilla",)
         assert names["cpt_eeve_seed1"].inputs == ("preprocess_eeve",)

@@ -54,6 +54,7 @@ def hf_plan(data, *extra):
     )
 
 
+@pytest.mark.slow
 def test_a_run_resumes_on_unchanged_inputs_and_records_them_by_content(data):
     plan = hf_plan(data)
     first = train(plan)
@@ -65,6 +66,7 @@ def test_a_run_resumes_on_unchanged_inputs_and_records_them_by_content(data):
     assert train(plan).final_step == 4
 
 
+@pytest.mark.slow
 def test_a_tokenizer_changed_in_place_is_refused_on_resume(data):
     """Same folder, same pieces (the data still matches its fingerprint), other content: the old run resumed."""
     plan = hf_plan(data)
@@ -78,6 +80,7 @@ def test_a_tokenizer_changed_in_place_is_refused_on_resume(data):
     assert str(plan.checkpoint_dir) in message and "run_name" in message
 
 
+@pytest.mark.slow
 def test_a_validation_set_preprocessed_again_is_refused_on_resume(data, sample_corpus):
     """The first-samples check could not see this: validation is not among the training samples."""
     tmp, tokenizer, root = data

@@ -34,6 +34,7 @@ def overflowing(steps: int | None):
     return TrainHooks(freeze=poison)
 
 
+@pytest.mark.slow
 def test_every_step_overflowing_stops_the_run_naming_bf16_and_fp32(data_root, tmp_path):
     plan = tiny_plan(
         data_root,
@@ -47,6 +48,7 @@ def test_every_step_overflowing_stops_the_run_naming_bf16_and_fp32(data_root, tm
         train(plan, overflowing(None))
 
 
+@pytest.mark.slow
 def test_a_few_skipped_steps_at_the_start_train_on(data_root, tmp_path):
     plan = tiny_plan(
         data_root,

@@ -26,6 +26,7 @@ def tiny(vocab):
     return plan, planner.model_shape(plan, vocab.size), planner.model_config(plan, vocab.size)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("checkpointing", [False, True])
 def test_estimate_matches_the_measured_peak_of_the_tiny_model(tiny, checkpointing):
     _, shape, config = tiny

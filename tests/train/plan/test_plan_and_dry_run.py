@@ -198,6 +198,33 @@ def test_cluster_runs_name_the_job_variants():
     assert len(seeded) == 6
 
 
+def test_cluster_runs_compose_each_recipe_once_until_the_config_tree_changes(tmp_path, monkeypatch):
+    """One chain submission asks for the recipes a dozen times; an edited recipe is read again."""
+    import inspect
+    import shutil
+
+    recipes = inspect.getmodule(cluster_runs)
+    conf = tmp_path / "conf"
+    shutil.copytree(paths.CONF_DIR, conf)
+    monkeypatch.setattr(paths, "CONF_DIR", conf)
+    composed = []
+    monkeypatch.setattr(
+        recipes, "load_plan", lambda overrides: composed.append(overrides) or load_plan(overrides)
+    )
+    first = cluster_runs(seeds=2)
+    assert cluster_runs(seeds=2) == first and cluster_runs(seeds=3)[:2] == first[:2]
+    assert sorted(o[0] for o in composed) == [
+        "recipe=cpt_baseline",
+        "recipe=cpt_patok",
+        "recipe=cpt_stochastok",
+    ]
+    recipe = conf / "recipe" / "cpt_patok.yaml"
+    recipe.write_text(
+        recipe.read_text().replace("run_name: gemma3-1b-patok", "run_name: gemma3-1b-patok-edited")
+    )
+    assert [r["RUN_NAME"] for r in cluster_runs() if r["SCHEME"] == "patok"] == ["gemma3-1b-patok-edited"]
+
+
 def test_a_replicate_is_its_own_run_with_its_own_seeds_and_data(tmp_path):
     """Seed k of an arm: -seed<k> run (folder, export, W&B), data.seed and loop.seed k above the arm's, the
     scheme's seed<k>/ ids where they depend on the seed; seed 0 keeps today's plan, paths and config hash."""
