@@ -40,11 +40,8 @@ def cluster_runs(seeds: int = 1, prefix: str = "cpt") -> list[dict[str, str]]:
 
 def _conf_version() -> tuple:
     """Every file of the config tree with its size and modification time: an edited file is a new version."""
-    return tuple(
-        (str(f), f.stat().st_mtime_ns, f.stat().st_size)
-        for f in sorted(paths.CONF_DIR.rglob("*"))
-        if f.is_file()
-    )
+    stats = ((f, f.stat()) for f in sorted(paths.CONF_DIR.rglob("*")) if f.is_file())
+    return tuple((str(f), st.st_mtime_ns, st.st_size) for f, st in stats)
 
 
 @functools.lru_cache(maxsize=64)
