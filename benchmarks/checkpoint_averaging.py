@@ -39,8 +39,8 @@ def prepare(out: Path) -> tuple[Path, Path]:
     from morphcpt import preprocess
     from morphcpt.corpus.split import split_jsonl
     from morphcpt.export import export_run
+    from morphcpt.plan.compose import load_plan
     from morphcpt.train.hf.engine import train
-    from morphcpt.train.plan.compose import load_plan
 
     chunks, processed = out / "chunks", out / "processed"
     if not chunks.is_dir():
@@ -63,8 +63,8 @@ def prepare(out: Path) -> tuple[Path, Path]:
 
 
 def train_arms(out: Path, processed: Path, base: Path, steps: int, interval: int) -> list[Path]:
+    from morphcpt.plan.compose import load_plan
     from morphcpt.train.hf.engine import train
-    from morphcpt.train.plan.compose import load_plan
 
     runs = []
     for scheme in ARMS:

@@ -247,7 +247,7 @@ def runner_signal(work: Path) -> tuple[str, bool]:
     "7. corrupt or truncated latest checkpoint (9 ways)", "falls back to the previous one; resume completes"
 )
 def checkpoint_fallback(work: Path) -> tuple[str, bool]:
-    from morphcpt.train.hf import checkpoints
+    from morphcpt.modeling import checkpoint_files
     from morphcpt.train.hf.engine import train
 
     data = training_data(work)
@@ -271,7 +271,7 @@ def checkpoint_fallback(work: Path) -> tuple[str, bool]:
         shutil.rmtree(root, ignore_errors=True)
         shutil.copytree(run_plan.checkpoint_dir, root)
         corrupt(root / "step_00000004")
-        fell_back += checkpoints.latest_checkpoint(root).name == "step_00000002"
+        fell_back += checkpoint_files.latest_checkpoint(root).name == "step_00000002"
     _truncate(run_plan.checkpoint_dir / "step_00000004" / "model" / "model.safetensors")
     resumed = train(run_plan)
     ok = fell_back == len(ways) and resumed.final_step == 4
@@ -365,11 +365,13 @@ def sigterm_training(work: Path) -> tuple[str, bool]:
     proc.send_signal(signal.SIGTERM)
     err = proc.communicate(timeout=120)[1].decode(errors="replace")
     said = "stopped by SIGTERM" in err
-    from morphcpt.train.hf import checkpoints
+    from morphcpt.modeling import checkpoint_files
     from morphcpt.train.hf.metrics import read_metrics
 
     stopped = max(row["step"] for row in read_metrics(metrics.parent))
-    saved = checkpoints.read_meta(checkpoints.latest_checkpoint(metrics.parent / "checkpoints"))["step"]
+    saved = checkpoint_files.read_meta(checkpoint_files.latest_checkpoint(metrics.parent / "checkpoints"))[
+        "step"
+    ]
     ok = proc.returncode == 143 and said and saved == stopped
     return (
         f"exit {proc.returncode}; says 'stopped by SIGTERM': {said}; checkpoint at step {saved} of {stopped}",

@@ -109,7 +109,7 @@ def cap_memory(args) -> None:
     import torch
 
     if args.gpu_memory and torch.cuda.is_available():
-        from morphcpt.train.memory.card import parse_bytes
+        from morphcpt.plan.card import parse_bytes
 
         total = torch.cuda.get_device_properties(0).total_memory
         torch.cuda.set_per_process_memory_fraction(min(0.99 * parse_bytes(args.gpu_memory) / total, 1.0), 0)
@@ -118,7 +118,7 @@ def cap_memory(args) -> None:
 def peak_tflops(plan) -> float | None:
     import torch
 
-    from morphcpt.train.memory.card import gpu_type
+    from morphcpt.plan.card import gpu_type
 
     if not torch.cuda.is_available():
         return None
@@ -209,7 +209,7 @@ def run_bare_row(args, micro_batch: int) -> dict:
         timings.append(batch * seq / (time.perf_counter() - tic))
     tokens_per_s = statistics.median(timings[2:] or timings)
     facts_peak = peak_tflops(None)
-    from morphcpt.train.plan.schema import ModelPlan
+    from morphcpt.plan.schema import ModelPlan
 
     shape_plan = ModelPlan(**shape)  # {}: ModelPlan's defaults are the tiny shape
     return {

@@ -34,12 +34,12 @@ import torch
 from morphcpt import paths
 from morphcpt.indexed import IndexedWriter, dataset_digest
 from morphcpt.modeling.models import GEMMA3_1B_SHAPE, GEMMA3_1B_VOCAB
+from morphcpt.plan.card import gpu_type
 from morphcpt.tokenization.vocabulary import Vocabulary
 from morphcpt.train import load_plan
 from morphcpt.train.hf.engine import train
 from morphcpt.train.hf.metrics import read_metrics
 from morphcpt.train.memory import planner
-from morphcpt.train.memory.card import gpu_type
 
 SHAPES = {
     "tiny": [],

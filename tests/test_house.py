@@ -21,21 +21,21 @@ MAX_LINES = 500
 
 # Low to high: a module may import its own layer and the ones below, never one above. An entry names a package or
 # module and everything below it; "=name" names that module (a package's __init__) alone. A module belongs to the
-# most specific entry naming it ("=train" before "train.eeve" before "train"). Within a layer, the circle test
+# most specific entry naming it (an "=name" entry before a package entry of the same name). Within a layer, the circle test
 # keeps order.
 LAYERS: list[tuple[str, ...]] = [
     ("=", "errors", "dotenv", "paths", "jsonio", "lockfile", "indexed", "completion"),  # "=": morphcpt itself
     ("corpus", "morphology", "realmodel"),  # raw material: documents, the word analyser, a real model
     ("tokenization",),  # schemes over a vocabulary, built on the analyser
     ("preprocess", "audit", "bench"),  # indexed data from a corpus; benchmarks from the analyser
-    ("train.plan", "train.memory.card"),  # the training plan every layer above reads, and the card it names
-    ("modeling",),  # models, the chunked loss, logit parity, LoRA: below train, evaluate and export
-    ("train",),  # the two engines, EEVE's stages, the memory planner
-    ("export",),  # a run's checkpoint to a Hugging Face folder (reads train's plan and checkpoints)
-    # runners that chain a stage with the next: EEVE exports after its last stage, and `morphcpt.train.run`
-    # (the package's __init__, run by `python -m morphcpt.train`) dispatches to it
-    ("train.eeve", "=train", "train.__main__"),
-    ("evaluate",),
+    ("plan",),  # the training plan every layer above reads, and the card it names
+    # models, the chunked loss, logit parity, LoRA, HF<->Megatron conversion, reading checkpoints: below export,
+    # evaluation and the engines
+    ("modeling",),
+    ("export",),  # a run's checkpoint to a Hugging Face folder (reads the plan and modeling's checkpoint files)
+    ("evaluate",),  # scoring models: needs a model and a plan, never an engine
+    # the two engines, EEVE's stages (which export after the last one), the memory planner, the dispatch
+    ("train",),
     ("analysis",),
     (
         "chain",
@@ -173,10 +173,10 @@ def test_no_import_circle_among_morphcpt_modules():
 
 
 def test_imports_only_run_down_the_layers():
-    assert (
-        layer_of("morphcpt.train.eeve.engine") > layer_of("morphcpt.export") > layer_of("morphcpt.train.plan")
-    )
-    assert layer_of("morphcpt.train") > layer_of("morphcpt.export")
+    assert layer_of("morphcpt.train.eeve.engine") > layer_of("morphcpt.export") > layer_of("morphcpt.plan")
+    # export and evaluation read a run's plan and checkpoints and load its model, never an engine
+    assert layer_of("morphcpt.train") > layer_of("morphcpt.evaluate.resolve") > layer_of("morphcpt.export")
+    assert layer_of("morphcpt.export") > layer_of("morphcpt.modeling.checkpoint_files") > layer_of("morphcpt.plan")
     upward = [
         f"{module} (layer {layer_of(module)}) imports {target} (layer {layer_of(target)}) at line {line}"
         for module, targets in GRAPH.items()

@@ -185,9 +185,9 @@ def _one_chunk_and_validation(tmp_path, sample_corpus) -> None:
 
 
 def test_a_cut_off_marker_in_training_data_names_the_marker(tmp_path, sample_corpus):
+    from morphcpt.plan.schema import DataPlan
     from morphcpt.preprocess import output_paths
     from morphcpt.train.data import check_ready
-    from morphcpt.train.plan.schema import DataPlan
 
     _one_chunk_and_validation(tmp_path, sample_corpus)
     _, marker = output_paths(tmp_path / "data", "vanilla", "chunk_01")
@@ -197,9 +197,9 @@ def test_a_cut_off_marker_in_training_data_names_the_marker(tmp_path, sample_cor
 
 
 def test_the_cluster_check_reads_the_markers_training_reads(tmp_path, sample_corpus, sample_tokenizer_dir):
+    from morphcpt.plan.compose import load_plan
     from morphcpt.train.data import read_marker
     from morphcpt.train.megatron.check import ClusterCheckError, check_data_markers
-    from morphcpt.train.plan.compose import load_plan
 
     _one_chunk_and_validation(tmp_path, sample_corpus)
     overrides = [f"output_root={tmp_path / 'out'}", f"data.root={tmp_path / 'data'}", "data.num_chunks=1"]
@@ -232,7 +232,7 @@ def test_a_cut_off_model_config_is_named(tmp_path, tiny_gemma3):
 @pytest.mark.parametrize("meta", [None, b"", b"{"])
 def test_a_checkpoint_whose_meta_json_is_missing_or_cut_is_not_usable(tmp_path, meta):
     """What a missing file looked like to the checkpoint check changed with the reader: it must still say so."""
-    from morphcpt.train.hf.checkpoints import verify
+    from morphcpt.modeling.checkpoint_files import verify
 
     (tmp_path / "step_00000002").mkdir()
     if meta is not None:

@@ -131,8 +131,8 @@ def audit_table(processed: Path) -> str:
 def train_and_export(cfg: DemoConfig, processed: Path) -> dict[str, dict]:
     """Base pretraining on vanilla, then CPT per scheme; returns validation figures and export folders."""
     from morphcpt.export import export_run
+    from morphcpt.plan.compose import load_plan
     from morphcpt.train.hf.engine import train
-    from morphcpt.train.plan.compose import load_plan
 
     common = [
         f"data.root={processed}",
@@ -162,8 +162,8 @@ def train_and_export(cfg: DemoConfig, processed: Path) -> dict[str, dict]:
 
 def train_eeve(cfg: DemoConfig, base_export: Path, common: list[str]) -> dict:
     """The base grown by the EEVE tokenizer, through the seven stages (each resumable, skipped when done)."""
+    from morphcpt.plan.compose import load_plan
     from morphcpt.train.eeve import engine
-    from morphcpt.train.plan.compose import load_plan
 
     folder = cfg.output_dir / "tokenizers" / "demo-eeve"
     plan = load_plan(

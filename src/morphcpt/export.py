@@ -31,8 +31,8 @@ from pathlib import Path
 from morphcpt.errors import UserError, reported
 from morphcpt.indexed import file_digest
 from morphcpt.jsonio import read_json
-from morphcpt.train.plan.compose import plan_from_yaml
-from morphcpt.train.plan.schema import CPTPlan
+from morphcpt.plan.compose import plan_from_yaml
+from morphcpt.plan.schema import CPTPlan
 
 METADATA_FILE = "morphcpt_metadata.json"
 MEGATRON_TRACKER = "latest_checkpointed_iteration.txt"
@@ -51,18 +51,24 @@ class ExportResult:
 
 def find_checkpoint(plan: CPTPlan, step: int | None) -> tuple[Path, int]:
     """(checkpoint folder, step) of the run's latest checkpoint, or of `step`."""
-    from morphcpt.train.hf import checkpoints
+    from morphcpt.modeling import checkpoint_files
 
     root = plan.checkpoint_dir
     if plan.engine == "hf":
-        path = checkpoints.step_dir(root, step) if step is not None else checkpoints.latest_checkpoint(root)
+        path = (
+            checkpoint_files.step_dir(root, step)
+            if step is not None
+            else checkpoint_files.latest_checkpoint(root)
+        )
         if path is None or not (path / "meta.json").exists():
             raise FileNotFoundError(
                 f"no hf checkpoint {'for step ' + str(step) if step else ''} under {root}"
             )
-        if step is not None and (problem := checkpoints.verify(path)):  # latest_checkpoint verified its own
-            raise checkpoints.CheckpointError(f"checkpoint {path} is not usable: {problem}")
-        return path, checkpoints.read_meta(path)["step"]
+        if step is not None and (
+            problem := checkpoint_files.verify(path)
+        ):  # latest_checkpoint verified its own
+            raise checkpoint_files.CheckpointError(f"checkpoint {path} is not usable: {problem}")
+        return path, checkpoint_files.read_meta(path)["step"]
     if step is None:
         tracker = root / MEGATRON_TRACKER
         if not tracker.exists():
@@ -100,9 +106,9 @@ def _export_hf(checkpoint: Path, staging: Path) -> dict:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from morphcpt.modeling.checkpoint_files import ADAPTER_DIR
     from morphcpt.modeling.logit_parity import compare_logits, prompt_ids
     from morphcpt.modeling.models import load_strict
-    from morphcpt.train.hf.checkpoint_layout import ADAPTER_DIR
 
     source = load_strict(checkpoint / "model").eval()
     tokenizer = AutoTokenizer.from_pretrained(checkpoint / "model")
@@ -139,7 +145,7 @@ def export_run(
     `extra` adds to (or overrides) the metadata, e.g. the EEVE stages and added tokens."""
     plan = plan_from_yaml(Path(run_dir) / "config.yaml")
     plan.run_dir = str(Path(run_dir).resolve())  # where the run is now, should it have moved since
-    from morphcpt.train.megatron.convert import megatron_to_hf
+    from morphcpt.modeling.convert import megatron_to_hf
 
     checkpoint, found_step = find_checkpoint(plan, step)
     output = Path(output) if output is not None else default_output(plan, step)
@@ -163,15 +169,15 @@ def export_run(
 
 def _average_sources(plan: CPTPlan, k: int) -> tuple[list[Path], list[int]]:
     """The HF folders whose weights are averaged (the last k checkpoints' models, oldest first) and their steps."""
-    from morphcpt.train.hf import checkpoints
+    from morphcpt.modeling import checkpoint_files
 
     if k < 2:
         raise AverageError(f"--average-last needs at least 2 checkpoints, not {k}")
     if plan.engine == "hf":
-        found = checkpoints.intact_checkpoints(plan.checkpoint_dir)
+        found = checkpoint_files.intact_checkpoints(plan.checkpoint_dir)
         if any((path / "adapter").is_dir() for path in found[-k:]):
             raise AverageError(f"{plan.run_dir}: a LoRA run; average its merged exports instead")
-        steps = [int(checkpoints.read_meta(path)["step"]) for path in found]
+        steps = [int(checkpoint_files.read_meta(path)["step"]) for path in found]
         folders = [path / "model" for path in found]
     else:
         tracker = plan.checkpoint_dir / MEGATRON_TRACKER

@@ -8,7 +8,7 @@ import shlex
 import subprocess
 
 from morphcpt.chain.jobs import render_jobs
-from morphcpt.train.plan.compose import load_plan
+from morphcpt.plan.compose import load_plan
 
 
 def test_eeve_jobs_render_to_valid_bash_with_the_expanded_tokenizer(tmp_path):

@@ -13,7 +13,7 @@ import pytest
 
 from morphcpt import paths
 from morphcpt.chain import jobs
-from morphcpt.train.memory import card
+from morphcpt.plan import card
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pytest
 
 from morphcpt import paths
 from morphcpt.chain.jobs import SETTINGS, derived_settings, render_template
-from morphcpt.train.plan.recipes import cluster_runs
+from morphcpt.plan.recipes import cluster_runs
 
 # Settings the training templates use beyond the data pipeline's (defaults proposed for morphcpt.chain.jobs.SETTINGS).
 TRAINING_SETTINGS = {

@@ -23,7 +23,7 @@ import pytest
 
 from morphcpt import paths
 from morphcpt.chain import jobs
-from morphcpt.train.hf import checkpoints
+from morphcpt.modeling import checkpoint_files
 from train_helpers import write_data
 
 # At the walltime: SIGTERM, then SIGKILL `kill_delay` later. OpenPBS: `kill_delay`, 10 s by default
@@ -146,9 +146,9 @@ def test_a_training_job_stops_itself_before_the_walltime_saves_and_resubmits(
     assert result["events"] == [] and result["status"] == 0, (result["events"], output)
     assert result["seconds"] < walltime_s and "stopped for the walltime" in output
     run_dir = tmp_path / "out" / "runs" / "gemma3-1b-baseline"
-    latest = checkpoints.latest_checkpoint(run_dir / "checkpoints")
-    assert latest is not None and checkpoints.verify(latest) is None, output
-    step = checkpoints.read_meta(latest)["step"]
+    latest = checkpoint_files.latest_checkpoint(run_dir / "checkpoints")
+    assert latest is not None and checkpoint_files.verify(latest) is None, output
+    step = checkpoint_files.read_meta(latest)["step"]
     assert step >= 1 and f"checkpoint iteration 0 -> {step}" in output
     submit = "qsub" if scheduler == "pbs" else "sbatch"
     [submission] = (tmp_path / "submissions").read_text().splitlines()

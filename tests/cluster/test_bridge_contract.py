@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from morphcpt import paths
+from morphcpt.plan.compose import load_plan
 from morphcpt.train.megatron import compat, config, engine
-from morphcpt.train.plan.compose import load_plan
 
 RECIPES = {"cpt_baseline": "vanilla", "cpt_stochastok": "stochastok", "cpt_patok": "patok"}
 SAMPLE_LINES = 360  # a slice of the shipped sample: 2 chunks + held-out validation, all three schemes

@@ -16,9 +16,9 @@ from morphcpt.evaluate import resolve
 from morphcpt.evaluate.resolve import ModelResolutionError, locate, resolve_models
 from morphcpt.evaluate.runner import EvalConfig, main, run_evaluation
 from morphcpt.indexed import file_digest
+from morphcpt.plan.compose import plan_to_yaml
 from morphcpt.train import load_plan
 from morphcpt.train.hf.engine import train
-from morphcpt.train.plan.compose import plan_to_yaml
 from suite_paths import OFFICIAL
 from train_helpers import write_data
 

@@ -17,11 +17,11 @@ import torch
 
 from morphcpt import paths
 from morphcpt.chain.jobs import SETTINGS, derived_settings, render_template
+from morphcpt.modeling import checkpoint_files
 from morphcpt.modeling.models import config_from_plan, gemma3_1b_config
 from morphcpt.tokenization.train_tokenizer import language_shares, train_sentencepiece_tokenizer
 from morphcpt.tokenization.vocabulary import Vocabulary
 from morphcpt.train import load_plan
-from morphcpt.train.hf import checkpoints
 from morphcpt.train.hf.metrics import read_metrics
 
 SCRATCH = paths.DATA_DIR / "scratch"
@@ -186,7 +186,10 @@ def test_sigint_writes_a_checkpoint_like_sigterm(tmp_path, sample_corpus):
     assert proc.wait(timeout=120) == 128 + signal.SIGTERM
     stopped = max(r["step"] for r in read_metrics(run_dir))
     assert 2 <= stopped < 400
-    assert checkpoints.read_meta(checkpoints.latest_checkpoint(run_dir / "checkpoints"))["step"] == stopped
+    assert (
+        checkpoint_files.read_meta(checkpoint_files.latest_checkpoint(run_dir / "checkpoints"))["step"]
+        == stopped
+    )
 
 
 @pytest.mark.slow

@@ -5,7 +5,7 @@
     torchrun --nproc-per-node 8 training/nemo/run_cpt.py recipe=cpt_patok          # train (resumes if possible)
     python training/nemo/run_cpt.py recipe=demo_base data.root=...                 # hf engine on CPU
 
-Config: src/morphcpt/conf/train.yaml + recipe/ + model/ (schema morphcpt.train.plan.schema.CPTPlan); library code:
+Config: src/morphcpt/conf/train.yaml + recipe/ + model/ (schema morphcpt.plan.schema.CPTPlan); library code:
 morphcpt.train. The PBS job (job_templates/run_cpt.pbs) runs the two cluster stages inside enroot.
 """
 

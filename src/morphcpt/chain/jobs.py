@@ -210,7 +210,7 @@ def preprocess_variants(settings: dict[str, str]) -> list[dict[str, str]]:
 
 
 def _one_per_training_run(settings: dict[str, str]) -> list[dict[str, str]]:
-    from morphcpt.train.plan.recipes import cluster_runs  # imports Hydra; only needed when rendering
+    from morphcpt.plan.recipes import cluster_runs  # imports Hydra; only needed when rendering
 
     return cluster_runs(seeds(settings), prefix=settings.get("RECIPES", "cpt"))
 
@@ -266,14 +266,14 @@ def _cpu_stages(settings: dict[str, str]) -> list[dict[str, str]]:
 @functools.cache
 def eeve_run_name(recipe: str = "eeve") -> str:
     """The EEVE arm's run name (recipe `eeve`, or `pilot_eeve`): its run folder and its export are named after it."""
-    from morphcpt.train.plan.compose import load_plan  # imports Hydra; only needed when rendering
+    from morphcpt.plan.compose import load_plan  # imports Hydra; only needed when rendering
 
     return load_plan([f"recipe={recipe}"]).run_name
 
 
 def eeve_runs(settings: dict[str, str]) -> list[dict[str, str]]:
     """The EEVE arm's runs, one per seed: VARIANT (`eeve`, `eeve_seed1`, ...), RUN_NAME, REPLICATE, EEVE_RECIPE."""
-    from morphcpt.train.plan.compose import replicate_name
+    from morphcpt.plan.compose import replicate_name
 
     recipe = RECIPE_SETS[settings.get("RECIPES", "cpt")][0]
     return [

@@ -77,8 +77,8 @@ def training_plan_overrides(settings: dict[str, str], stage: Stage) -> list[str]
 def check_training_memory(settings: dict[str, str], stages: list[Stage], echo=print) -> None:
     """Plan the memory of every CPT run about to be submitted on GPU_MEMORY (its job's check stage does the same),
     so that a chain is not queued for hours to die of out-of-memory; PipelineError naming what fits otherwise."""
+    from morphcpt.plan.compose import load_plan
     from morphcpt.train.memory.planner import DoesNotFit, check_fits, engine_world, per_rank_batch
-    from morphcpt.train.plan.compose import load_plan
 
     for stage in stages:
         if stage.group != "cpt" or stage.check() is None:

@@ -58,7 +58,7 @@ def whole(
 
 def check_settings(settings: dict[str, str]) -> None:
     """Refuse, one line each, the number and size settings the rendered jobs and the chain would trip on later."""
-    from morphcpt.train.memory.card import SizeError, card_bytes
+    from morphcpt.plan.card import SizeError, card_bytes
 
     whole(settings, "SEEDS", 1, MAX_SEEDS, "runs per arm", default="1")
     whole(settings, "TRAIN_NODES", 1, MAX_TRAIN_NODES, "nodes", default="1")

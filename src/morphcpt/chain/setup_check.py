@@ -98,7 +98,7 @@ def check_gpu_plan(env: dict[str, str]) -> list[Check]:
     import torch
 
     from morphcpt.chain.jobs import SETTINGS
-    from morphcpt.train.memory.card import card_bytes, gib
+    from morphcpt.plan.card import card_bytes, gib
 
     memory, kind = (
         env.get("GPU_MEMORY") or SETTINGS["GPU_MEMORY"],
@@ -139,8 +139,8 @@ def check_gpu_plan(env: dict[str, str]) -> list[Check]:
         *shlex.split(env.get("TRAIN_OVERRIDES", "")),
     ]
     try:
+        from morphcpt.plan.compose import load_plan
         from morphcpt.train.memory.planner import DoesNotFit, check_fits, engine_world
-        from morphcpt.train.plan.compose import load_plan
 
         plan = load_plan(overrides)
         layout = check_layout(plan, engine, env)

@@ -68,8 +68,8 @@ def _analysed(results_dir: str) -> str | None:
 
 def build_stages(settings: dict[str, str], schemes: list[str] | None = None) -> list[Stage]:
     """Every stage for `schemes` (default: all), in submission order, each with exactly its inputs."""
+    from morphcpt.plan.recipes import cluster_runs  # Hydra; only needed here
     from morphcpt.tokenization.schemes import data_folder
-    from morphcpt.train.plan.recipes import cluster_runs  # Hydra; only needed here
 
     known = jobs.scheme_names()
     schemes = list(schemes or known)

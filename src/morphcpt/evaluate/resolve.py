@@ -35,8 +35,8 @@ from pathlib import Path
 
 from morphcpt import paths
 from morphcpt.export import MEGATRON_TRACKER, METADATA_FILE, default_output
-from morphcpt.train.plan.compose import plan_from_yaml
-from morphcpt.train.plan.schema import CPTPlan
+from morphcpt.plan.compose import plan_from_yaml
+from morphcpt.plan.schema import CPTPlan
 
 log = logging.getLogger(__name__)
 
@@ -186,30 +186,30 @@ def _read_plan(run_dir: Path, given: str) -> CPTPlan:
 
 
 def _hf_checkpoint(run_dir: Path, named: Path | None, given: str) -> tuple[Path, int]:
-    from morphcpt.train.hf import checkpoints
+    from morphcpt.modeling import checkpoint_files
 
     if named is not None:
-        if problem := checkpoints.verify(named):
+        if problem := checkpoint_files.verify(named):
             raise ModelResolutionError(f"{given}: checkpoint {named} is not usable: {problem}")
-        return named, int(checkpoints.read_meta(named)["step"])
+        return named, int(checkpoint_files.read_meta(named)["step"])
     try:
-        found = checkpoints.latest_checkpoint(run_dir / CHECKPOINTS)
-    except checkpoints.CheckpointError as error:
+        found = checkpoint_files.latest_checkpoint(run_dir / CHECKPOINTS)
+    except checkpoint_files.CheckpointError as error:
         raise ModelResolutionError(f"{given}: {error}") from None
     if found is None:
         raise ModelResolutionError(
             f"{given}: the run has no checkpoint yet (none under {run_dir / CHECKPOINTS}); train it first"
         )
-    return found, int(checkpoints.read_meta(found)["step"])
+    return found, int(checkpoint_files.read_meta(found)["step"])
 
 
 def _check_belongs(plan: CPTPlan, checkpoint: Path, step: int, given: str) -> None:
     """A named checkpoint must be this run's own: its folder's step, its recorded step and the plan's config hash
     agree (a checkpoint copied in from another run would otherwise be exported, or another step scored, under this
     run's name)."""
-    from morphcpt.train.hf import checkpoints
+    from morphcpt.modeling import checkpoint_files
 
-    meta = checkpoints.read_meta(checkpoint)
+    meta = checkpoint_files.read_meta(checkpoint)
     folder_step = int(_CHECKPOINT_NAME.fullmatch(checkpoint.name).group(2))
     problems = []
     if folder_step != step:
@@ -314,8 +314,8 @@ def locate(entry: str) -> ResolvedModel | RunCheckpoint:
 
 def _intact_steps(run: RunCheckpoint) -> list[tuple[Path, int]]:
     """(checkpoint, step) of every complete checkpoint of the run up to `run.step`, oldest first: hf folders that
-    pass `checkpoints.verify`, megatron iter_ folders no newer than the tracker's with their index file."""
-    from morphcpt.train.hf import checkpoints
+    pass `checkpoint_files.verify`, megatron iter_ folders no newer than the tracker's with their index file."""
+    from morphcpt.modeling import checkpoint_files
 
     root = run.run_dir / CHECKPOINTS
     prefix = _ENGINE_PREFIX[run.plan.engine]
@@ -325,10 +325,10 @@ def _intact_steps(run: RunCheckpoint) -> list[tuple[Path, int]]:
         if not match or not folder.is_dir() or int(match.group(2)) > run.step:
             continue
         if run.plan.engine == "hf":
-            if (problem := checkpoints.verify(folder)) is not None:
+            if (problem := checkpoint_files.verify(folder)) is not None:
                 log.warning("%s: checkpoint %s is not usable (%s); left out", run.given, folder, problem)
                 continue
-            found.append((folder, int(checkpoints.read_meta(folder)["step"])))
+            found.append((folder, int(checkpoint_files.read_meta(folder)["step"])))
         elif any((folder / index).exists() for index in MEGATRON_INDEX):
             found.append((folder, int(match.group(2))))
     return sorted(found, key=lambda pair: pair[1])
@@ -357,7 +357,7 @@ def export_job_command(run: RunCheckpoint) -> str:
     slurm = (os.environ.get("SCHEDULER") or _env_settings().get("SCHEDULER")) == "slurm"
     suffix = "slurm" if slurm else "pbs"
     try:
-        from morphcpt.train.plan.recipes import cluster_runs
+        from morphcpt.plan.recipes import cluster_runs
 
         seeds = run.plan.data.replicate + 1  # a seed k run's job is export_<variant>_seed<k>
         runs = cluster_runs(seeds) + cluster_runs(seeds, prefix="pilot")

@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from morphcpt.errors import UserError
-from morphcpt.train.plan.schema import PeftPlan
+from morphcpt.plan.schema import PeftPlan
 
 
 class LoraError(UserError, ValueError):

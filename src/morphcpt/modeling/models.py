@@ -16,7 +16,7 @@ from morphcpt import paths
 from morphcpt.errors import UserError
 from morphcpt.jsonio import check_json_files
 from morphcpt.modeling.logit_parity import compare_logits, prompt_batch
-from morphcpt.train.plan.schema import ModelPlan
+from morphcpt.plan.schema import ModelPlan
 
 # google/gemma-3-1b-pt's text model (REFERENCE.md), in `tiny_config`'s (and ModelPlan's) terms: the ~1B benchmark
 # shape, randomly initialised, never downloaded.

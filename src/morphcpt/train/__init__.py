@@ -26,9 +26,9 @@ import hydra
 
 from morphcpt import paths
 from morphcpt.errors import UserError, reported
+from morphcpt.plan.compose import check_outputs_mounted, load_plan, plan_from_config, register
+from morphcpt.plan.schema import CPTPlan
 from morphcpt.train.engine import Engine
-from morphcpt.train.plan.compose import check_outputs_mounted, load_plan, plan_from_config, register
-from morphcpt.train.plan.schema import CPTPlan
 
 __all__ = ["CPTPlan", "load_plan", "main", "run"]
 
@@ -82,8 +82,8 @@ def exit_status(result) -> int:
 
 def _said_errors() -> tuple[type[Exception], ...]:
     """Errors whose message says what to do: shown alone, without Hydra's traceback."""
+    from morphcpt.plan.compose import OutputsNotMounted
     from morphcpt.train.megatron.config import WeightVerificationError
-    from morphcpt.train.plan.compose import OutputsNotMounted
 
     return (WeightVerificationError, OutputsNotMounted)
 
@@ -110,8 +110,8 @@ def _hydra_main(cfg) -> None:
 
 def main() -> None:
     """Entry point: `python -m morphcpt.train KEY=VALUE ...`; the plan's flags (`--max-steps 10000`, see
-    `morphcpt.train.plan.flags`) are read as the overrides they stand for."""
-    from morphcpt.train.plan.flags import rewrite_argv
+    `morphcpt.plan.flags`) are read as the overrides they stand for."""
+    from morphcpt.plan.flags import rewrite_argv
 
     rewrite_argv()
     _hydra_main()

@@ -25,7 +25,7 @@ import torch.distributed as dist
 from morphcpt.errors import UserError
 from morphcpt.indexed import bin_path, dataset_exists, idx_path, read_index, verify_dataset
 from morphcpt.jsonio import JSONFileError, read_json
-from morphcpt.train.plan.schema import DataPlan, LoopPlan
+from morphcpt.plan.schema import DataPlan, LoopPlan
 
 log = logging.getLogger(__name__)
 

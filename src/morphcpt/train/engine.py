@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from morphcpt.train.plan.schema import CPTPlan
+from morphcpt.plan.schema import CPTPlan
 
 
 class Engine(ABC):

@@ -14,6 +14,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from morphcpt.plan.schema import PlanError
 from morphcpt.preprocess import compose_config, run
 from morphcpt.tokenization.eeve import Expansion, expand
 from morphcpt.train import load_plan
@@ -21,7 +22,6 @@ from morphcpt.train.eeve import engine
 from morphcpt.train.eeve.engine import STAGE_DONE, stage_dir
 from morphcpt.train.eeve.params import STAGE_TRAINS
 from morphcpt.train.hf.metrics import read_metrics
-from morphcpt.train.plan.schema import PlanError
 from suite_paths import TESTS
 
 pytestmark = pytest.mark.slow  # seven short training stages on the tiny model, about a minute and a half

@@ -15,14 +15,14 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
+from morphcpt.modeling import checkpoint_files
 from morphcpt.modeling.models import WeightLoadError, build_model, load_pretrained, tiny_config
+from morphcpt.plan.schema import OptimPlan
 from morphcpt.train import load_plan
 from morphcpt.train.data import DataNotReady, build_datasets, check_ready, collate, dataset_bytes, fingerprint
-from morphcpt.train.hf import checkpoints
 from morphcpt.train.hf.engine import train
 from morphcpt.train.hf.metrics import read_metrics
 from morphcpt.train.hf.optim import lr_multiplier, param_groups
-from morphcpt.train.plan.schema import OptimPlan
 from train_helpers import read_texts, write_data
 
 SMALL = [
@@ -75,7 +75,7 @@ def test_run_folder_records_config_metadata_and_data(straight_run):
     lrs = [r["lr"] for r in train_rows]
     assert lrs[0] < lrs[1] == pytest.approx(plan.optim.lr) and lrs[1] > lrs[2] > lrs[-1]
     assert lrs[-1] == pytest.approx(plan.optim.min_lr)
-    assert result.checkpoint_dir == checkpoints.latest_checkpoint(plan.checkpoint_dir)
+    assert result.checkpoint_dir == checkpoint_files.latest_checkpoint(plan.checkpoint_dir)
     assert (result.checkpoint_dir / "model" / "tokenizer.json").exists()
 
 
@@ -227,8 +227,8 @@ def test_sigterm_writes_a_checkpoint_and_the_run_resumes(data_root, tmp_path):
     assert proc.wait(timeout=120) == 143  # 128 + SIGTERM: a job script can tell it was interrupted
     stopped = max(r["step"] for r in read_metrics(run_dir))
     assert 2 <= stopped < 400
-    latest = checkpoints.latest_checkpoint(run_dir / "checkpoints")
-    assert checkpoints.read_meta(latest)["step"] == stopped
+    latest = checkpoint_files.latest_checkpoint(run_dir / "checkpoints")
+    assert checkpoint_files.read_meta(latest)["step"] == stopped
     resumed = train(load_plan([*overrides, f"loop.max_steps_per_run={2}"]))
     steps = [r["step"] for r in read_metrics(run_dir) if r["kind"] == "train"]
     assert steps == list(range(1, stopped + 3)) and resumed.final_step == stopped + 2
@@ -273,7 +273,9 @@ def test_two_ranks_under_torchrun_match_one_process(straight_run, data_root, tmp
     done = subprocess.run([*torchrun, *overrides], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     run_dir = tmp_path / "runs" / "ddp"
-    assert {p.name for p in checkpoints.latest_checkpoint(run_dir / "checkpoints").glob("rng_rank*.pt")} == {
+    assert {
+        p.name for p in checkpoint_files.latest_checkpoint(run_dir / "checkpoints").glob("rng_rank*.pt")
+    } == {
         "rng_rank0.pt",
         "rng_rank1.pt",
     }

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from morphcpt.plan.compose import load_plan
+from morphcpt.plan.schema import PlanError
 from morphcpt.train.hf.engine import TrainHooks, train
 from morphcpt.train.hf.precision import Fp16Overflow
-from morphcpt.train.plan.compose import load_plan
-from morphcpt.train.plan.schema import PlanError
 from train_helpers import tiny_plan, train_losses, write_data
 
 

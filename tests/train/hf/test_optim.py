@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from morphcpt.plan.schema import PlanError
 from morphcpt.train import load_plan
 from morphcpt.train.hf.engine import train
 from morphcpt.train.memory import hf
-from morphcpt.train.plan.schema import PlanError
 from train_helpers import tiny_plan, write_data
 from train_helpers import train_losses as losses
 

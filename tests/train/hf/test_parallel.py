@@ -14,9 +14,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from morphcpt.modeling import checkpoint_files
 from morphcpt.modeling.models import build_model, tiny_config
 from morphcpt.train import load_plan
-from morphcpt.train.hf import checkpoints
 from morphcpt.train.hf.engine import train
 from morphcpt.train.hf.metrics import read_metrics
 from scale_scenarios import STEPS
@@ -65,8 +65,8 @@ def one_process(tmp_path_factory, data_root):
 def test_fsdp_at_two_ranks_matches_one_process_and_writes_shards(two_ranks, one_process):
     run = two_ranks / "runs" / "fsdp"
     assert_close(numbers(run), numbers(one_process.run_dir), rel=1e-5)
-    latest = checkpoints.latest_checkpoint(run / "checkpoints")
-    meta = checkpoints.read_meta(latest)
+    latest = checkpoint_files.latest_checkpoint(run / "checkpoints")
+    meta = checkpoint_files.read_meta(latest)
     assert (meta["sharding"], meta["world_size"]) == ("fsdp", 2)
     assert {p.name for p in (latest / "sharded").iterdir()} >= {".metadata", "__0_0.distcp", "__1_0.distcp"}
     assert torch.load(latest / "trainer.pt", weights_only=False)["optimizer"] is None  # it is in sharded/
@@ -108,8 +108,8 @@ def test_hsdp_replicas_compute_what_one_process_does_and_resume_as_one_copy(two_
 
 
 def test_an_fsdp_shard_size_that_splits_no_copy_is_refused(monkeypatch):
+    from morphcpt.plan.schema import LoopPlan
     from morphcpt.train.hf.parallel import ShardingError, fsdp_mesh
-    from morphcpt.train.plan.schema import LoopPlan
 
     monkeypatch.setattr(torch.distributed, "is_initialized", lambda: True)
     monkeypatch.setattr(torch.distributed, "get_world_size", lambda: 6)
@@ -144,13 +144,13 @@ def test_a_checkpoint_of_another_layout_is_refused_naming_both(two_ranks, data_r
     plan = load_plan(
         [*STEPS, f"data.root={data_root}", f"output_root={tmp_path}", "run_name=fsdp", "loop.steps=4"]
     )
-    with pytest.raises(checkpoints.CheckpointError, match="loop.sharding=fsdp.*cannot be converted"):
+    with pytest.raises(checkpoint_files.CheckpointError, match="loop.sharding=fsdp.*cannot be converted"):
         train(plan)  # the plan says ddp
 
 
 @pytest.mark.slow
 def test_lora_trains_only_the_adapters(two_ranks, tiny_gemma3):
-    latest = checkpoints.latest_checkpoint(two_ranks / "runs" / "lora" / "checkpoints")
+    latest = checkpoint_files.latest_checkpoint(two_ranks / "runs" / "lora" / "checkpoints")
     base, start = (
         load_file(latest / "model" / "model.safetensors"),
         load_file(tiny_gemma3 / "model.safetensors"),
@@ -180,7 +180,7 @@ def test_lora_export_is_merged_and_matches_the_adapter_model(two_ranks, tmp_path
         result.parity["tolerance"] == "exact" and result.parity["max_abs_diff"] <= 1e-4
     )  # checked on export
     assert not any("lora" in k for k in load_file(result.output / "model.safetensors"))
-    latest = checkpoints.latest_checkpoint(run / "checkpoints")
+    latest = checkpoint_files.latest_checkpoint(run / "checkpoints")
     adapted = lora.load_lora(load_strict(latest / "model"), latest / "adapter", trainable=False).eval()
     merged = AutoModelForCausalLM.from_pretrained(result.output, dtype=torch.float32).eval()
     ids = torch.arange(3, 40).view(1, -1)
@@ -198,15 +198,15 @@ def tiny_model(vocab):
 
 def test_lora_target_modules_that_do_not_exist_are_named(vocab):
     from morphcpt.modeling.lora import LoraError, apply_lora
-    from morphcpt.train.plan.schema import PeftPlan
+    from morphcpt.plan.schema import PeftPlan
 
     with pytest.raises(LoraError, match=r"\['qkv_proj'\] are not modules of Gemma3ForCausalLM.*'q_proj'"):
         apply_lora(tiny_model(vocab), PeftPlan(method="lora", target_modules=["q_proj", "qkv_proj"]), seed=0)
 
 
 def test_a_model_without_findable_layers_cannot_be_sharded(vocab):
+    from morphcpt.plan.schema import LoopPlan
     from morphcpt.train.hf.parallel import ShardingError, shard
-    from morphcpt.train.plan.schema import LoopPlan
 
     model = tiny_model(vocab)
     model._no_split_modules = None  # what a custom model without transformers' layer list looks like
@@ -216,9 +216,9 @@ def test_a_model_without_findable_layers_cannot_be_sharded(vocab):
 
 
 def test_offload_without_enough_host_memory_is_refused(vocab, monkeypatch):
+    from morphcpt.plan.schema import LoopPlan
     from morphcpt.train.data import ensure_process_group
     from morphcpt.train.hf import parallel
-    from morphcpt.train.plan.schema import LoopPlan
 
     model = tiny_model(vocab)
     need = 16 * sum(p.numel() for p in model.parameters())
@@ -236,8 +236,8 @@ def test_offload_without_enough_host_memory_is_refused(vocab, monkeypatch):
 
 
 def test_activation_checkpointing_is_switched_on_in_every_layer(vocab):
+    from morphcpt.plan.schema import LoopPlan
     from morphcpt.train.hf.parallel import decoder_layers, shard
-    from morphcpt.train.plan.schema import LoopPlan
 
     model = tiny_model(vocab)
     shard(model, LoopPlan(activation_checkpointing=True), torch.device("cpu"), bf16=False, world=1)

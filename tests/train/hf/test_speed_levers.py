@@ -10,6 +10,7 @@ import json
 import pytest
 import torch
 
+from morphcpt.modeling import checkpoint_files
 from morphcpt.train.hf import checkpoints
 from morphcpt.train.hf.engine import train
 from morphcpt.train.memory import planner
@@ -73,9 +74,9 @@ def test_a_checkpoint_written_in_the_background_resumes_exactly_and_is_the_same_
     assert stopped.interrupted and stopped.final_step == 3
     resumed = train(plan_for(data_root, tmp_path, "run_name=async"))
     assert losses(resumed.run_dir) == losses(sync.run_dir)
-    assert checkpoints.verify(resumed.checkpoint_dir) is None
-    written = json.loads((resumed.checkpoint_dir / checkpoints.FILES).read_text())
-    expected = json.loads((sync.checkpoint_dir / checkpoints.FILES).read_text())
+    assert checkpoint_files.verify(resumed.checkpoint_dir) is None
+    written = json.loads((resumed.checkpoint_dir / checkpoint_files.FILES).read_text())
+    expected = json.loads((sync.checkpoint_dir / checkpoint_files.FILES).read_text())
     same = ("model/model.safetensors", "rng_rank0.pt")
     assert {k: written[k]["sha256"] for k in same} == {k: expected[k]["sha256"] for k in same}
     times = [
@@ -90,9 +91,11 @@ def test_a_failed_background_write_is_raised_and_never_becomes_latest(data_root,
 
     monkeypatch.setattr(checkpoints, "finalize", broken)
     plan = plan_for(data_root, tmp_path, "run_name=broken", "loop.steps=2")
-    with pytest.raises(checkpoints.CheckpointError, match=r"step_00000002 could not be written: disk full"):
+    with pytest.raises(
+        checkpoint_files.CheckpointError, match=r"step_00000002 could not be written: disk full"
+    ):
         train(plan)
-    assert not (plan.checkpoint_dir / checkpoints.LATEST).exists()
+    assert not (plan.checkpoint_dir / checkpoint_files.LATEST).exists()
 
 
 def test_auto_trains_with_the_micro_batch_the_planner_picks(data_root, tmp_path):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from morphcpt.modeling import checkpoint_files
 from morphcpt.modeling.models import WeightLoadError, load_strict
 from morphcpt.preprocess import compose_config, run
 from morphcpt.tokenization.vocabulary import Vocabulary
@@ -162,10 +163,10 @@ def test_a_corrupt_latest_checkpoint_falls_back_to_the_previous_one(finished_run
     root = tmp_path / "checkpoints"
     shutil.copytree(plan.checkpoint_dir, root)
     assert (root / "latest").read_text() == "step_00000004"
-    assert checkpoints.latest_checkpoint(root).name == "step_00000004"
+    assert checkpoint_files.latest_checkpoint(root).name == "step_00000004"
     _corrupt(kind, root / "step_00000004")
     with caplog.at_level(logging.WARNING, logger="morphcpt.train.hf.checkpoints"):
-        found = checkpoints.latest_checkpoint(root)
+        found = checkpoint_files.latest_checkpoint(root)
     assert found.name == "step_00000002"
     assert "step_00000004" in caplog.text  # the warning names the checkpoint it skipped
 
@@ -186,7 +187,7 @@ def test_training_resumes_from_the_previous_checkpoint_and_matches_a_clean_run(
         return [{k: v for k, v in row.items() if k in keep} for row in read_metrics(run_dir)]
 
     assert numbers(resumed.run_dir) == numbers(plan.run_dir)
-    assert checkpoints.verify(resumed.checkpoint_dir / "step_00000004") is None
+    assert checkpoint_files.verify(resumed.checkpoint_dir / "step_00000004") is None
 
 
 def test_exporting_a_chosen_corrupt_step_names_it(finished_run, data_root, tmp_path):
@@ -197,7 +198,7 @@ def test_exporting_a_chosen_corrupt_step_names_it(finished_run, data_root, tmp_p
     shutil.copytree(plan.run_dir, copy.run_dir)
     _corrupt("truncated weights", copy.checkpoint_dir / "step_00000002")
     with pytest.raises(
-        checkpoints.CheckpointError, match="step_00000002 is not usable: model/model.safetensors"
+        checkpoint_files.CheckpointError, match="step_00000002 is not usable: model/model.safetensors"
     ):
         find_checkpoint(copy, 2)
     assert find_checkpoint(copy, None)[1] == 4
@@ -209,8 +210,8 @@ def test_no_intact_checkpoint_is_an_error_listing_each(finished_run, tmp_path):
     shutil.copytree(plan.checkpoint_dir, root)
     for step in ("step_00000002", "step_00000004"):
         _corrupt("empty trainer state", root / step)
-    with pytest.raises(checkpoints.CheckpointError) as error:
-        checkpoints.latest_checkpoint(root)
+    with pytest.raises(checkpoint_files.CheckpointError) as error:
+        checkpoint_files.latest_checkpoint(root)
     assert "step_00000002" in str(error.value) and "step_00000004" in str(error.value)
 
 
@@ -219,19 +220,19 @@ def test_a_checkpoint_that_fails_its_check_never_becomes_latest(finished_run, mo
     root = tmp_path / "checkpoints"
     shutil.copytree(plan.checkpoint_dir, root)
     model = load_strict(root / "step_00000004" / "model")
-    real = checkpoints._manifest
+    real = checkpoints.manifest
 
     def misrecorded(folder):
         files = real(folder)
         files["trainer.pt"]["bytes"] += 1  # as if the file on disk were not what was written
         return files
 
-    monkeypatch.setattr(checkpoints, "_manifest", misrecorded)
+    monkeypatch.setattr(checkpoints, "manifest", misrecorded)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
     state = checkpoints.TrainerState(step=6, consumed_samples=24)
     tokenizer = Vocabulary.load(root / "step_00000004" / "model").tokenizer
-    with pytest.raises(checkpoints.CheckpointError, match="step_00000006 failed its check"):
+    with pytest.raises(checkpoint_files.CheckpointError, match="step_00000006 failed its check"):
         checkpoints.save(root, model, tokenizer, optimizer, scheduler, state, {}, keep=3)
     assert (root / "latest").read_text() == "step_00000004"
     assert not (root / "step_00000006").exists()
@@ -245,7 +246,7 @@ def test_errors_loading_an_old_checkpoint_name_it(finished_run, tmp_path):
     (step / "trainer.pt").write_bytes(b"garbage")
     optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
-    with pytest.raises(checkpoints.CheckpointError, match=f"checkpoint {step}: cannot restore"):
+    with pytest.raises(checkpoint_files.CheckpointError, match=f"checkpoint {step}: cannot restore"):
         checkpoints.load_trainer(step, optimizer, scheduler)
     model = step / "model" / "model.safetensors"
     model.write_bytes(model.read_bytes()[:100])

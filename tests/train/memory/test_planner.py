@@ -10,10 +10,11 @@ import torch
 
 from morphcpt import paths
 from morphcpt.modeling.models import build_model
+from morphcpt.plan import card
+from morphcpt.plan.compose import load_plan
 from morphcpt.train.hf.parallel import enable_activation_checkpointing
-from morphcpt.train.memory import card, hf, planner
+from morphcpt.train.memory import estimate, hf, planner
 from morphcpt.train.memory.megatron import MegatronShape
-from morphcpt.train.plan.compose import load_plan
 
 # The estimate's stated accuracy on the tiny model (fp32 on CPU, no flash attention): within 15% of the
 # measured peak (it was within 7% at every shape below when written).
@@ -62,8 +63,8 @@ def test_largest_micro_batch_is_the_last_that_fits(tiny):
     assert est.total(5) <= usable < est.total(6)
     # with the margin, and only micro batches that divide the per-rank batch
     assert est.largest_micro_batch(usable, margin=0.5) < 5
-    assert card.fitting_micro_batch(est, usable, per_rank=8, margin=0.0) == 4
-    assert card.fitting_micro_batch(est, est.static() // 2, per_rank=8) == 0
+    assert estimate.fitting_micro_batch(est, usable, per_rank=8, margin=0.0) == 4
+    assert estimate.fitting_micro_batch(est, est.static() // 2, per_rank=8) == 0
 
 
 def test_the_command_reports_both_engines_for_the_1b_shape_offline(capsys):
@@ -174,7 +175,7 @@ def test_every_shipped_default_fits_40gb_with_margin_on_both_engines(recipe):
     engines = ["hf"] if recipe in ("eeve", "pretrain_scratch") else ["megatron", "hf"]
     for engine in engines:
         fit = planner.check_fits(_recipe(recipe), engine)
-        assert fit["margin"] >= card.MARGIN and "A100 40GB" in fit["card"], (engine, fit)
+        assert fit["margin"] >= estimate.MARGIN and "A100 40GB" in fit["card"], (engine, fit)
         if recipe.startswith("cpt_"):
             assert fit["micro_batch"] == 2  # the user's plan, both engines
         if engine == "hf":
@@ -234,7 +235,7 @@ def test_auto_takes_the_largest_micro_batch_the_planner_fits():
     expected = planner.rows(plan, "megatron")[0].largest
     assert planner.resolve_micro_batch(plan, "megatron") == expected == plan.loop.micro_batch_size
     per_rank = plan.loop.global_batch_size // 8
-    assert per_rank % expected == 0 and planner.check_fits(plan, "megatron")["margin"] >= card.MARGIN
+    assert per_rank % expected == 0 and planner.check_fits(plan, "megatron")["margin"] >= estimate.MARGIN
     roomy = load_plan(["recipe=cpt_patok", "loop.micro_batch_size=auto", "cluster.gpu_memory=80GB"])
     assert planner.resolve_micro_batch(roomy, "megatron") > expected
 

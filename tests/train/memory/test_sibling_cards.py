@@ -13,11 +13,11 @@ import pytest
 import torch
 
 from morphcpt.modeling import models
+from morphcpt.plan.schema import PlanError
 from morphcpt.train import load_plan
 from morphcpt.train.hf import optim, precision
 from morphcpt.train.hf.engine import train
 from morphcpt.train.memory import hf, planner, recipe_table
-from morphcpt.train.plan.schema import PlanError
 from train_helpers import tiny_plan, write_data
 from train_helpers import train_losses as losses
 

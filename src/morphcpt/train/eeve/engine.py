@@ -45,11 +45,11 @@ from pathlib import Path
 from morphcpt import completion
 from morphcpt.jsonio import JSONFileError, read_json, write_json
 from morphcpt.modeling.resize import RESIZE_FILE, resize
+from morphcpt.plan.schema import CPTPlan, PlanError
 from morphcpt.tokenization.eeve import Expansion
 from morphcpt.train.eeve.params import STAGE_NAMES, StageParams
 from morphcpt.train.engine import Engine
 from morphcpt.train.hf.parallel import barrier
-from morphcpt.train.plan.schema import CPTPlan, PlanError
 
 STAGE_DONE = "stage_done.json"
 
@@ -81,7 +81,7 @@ def stage_dir(plan: CPTPlan, stage: int) -> Path:
 
 def stage_plan(plan: CPTPlan, stage: int, start_from: Path) -> CPTPlan:
     """The hf-engine plan of one stage: the EEVE plan with this stage's folder, start, length and learning rate."""
-    from morphcpt.train.plan.schema import validate
+    from morphcpt.plan.schema import validate
 
     sub = copy.deepcopy(plan)
     sub.run_name = f"{plan.run_name}-stage{stage}"

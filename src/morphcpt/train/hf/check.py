@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from morphcpt.train.plan.schema import CPTPlan, PlanError
+from morphcpt.plan.schema import CPTPlan, PlanError
 
 
 class HFCheckError(RuntimeError):

@@ -18,16 +18,8 @@ from pathlib import Path
 
 import torch
 
-from morphcpt.errors import UserError
+from morphcpt.modeling.checkpoint_files import ADAPTER_DIR, SHARDED_DIR, CheckpointError
 from morphcpt.train.hf.parallel import is_fsdp
-
-SHARDED_DIR = "sharded"
-ADAPTER_DIR = "adapter"
-
-
-class CheckpointError(UserError, RuntimeError):
-    """A checkpoint is incomplete, corrupt or unloadable; the message names it. (Defined here, below
-    checkpoints.py, which raises it too and through which callers import it.)"""
 
 
 def is_lora(model: torch.nn.Module) -> bool:

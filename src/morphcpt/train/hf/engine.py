@@ -38,8 +38,11 @@ import torch.distributed as dist
 from transformers.utils import logging as transformers_logging
 
 from morphcpt.jsonio import read_json
+from morphcpt.modeling import checkpoint_files
 from morphcpt.modeling.loss import check_against_model
 from morphcpt.modeling.models import build_model, config_from_plan, load_pretrained, load_strict, place
+from morphcpt.plan.compose import plan_to_yaml, save_dry_run
+from morphcpt.plan.schema import CPTPlan, PlanError
 from morphcpt.train import run_inputs
 from morphcpt.train.data import (
     FINGERPRINT_SAMPLES,
@@ -53,8 +56,6 @@ from morphcpt.train.hf import checkpoints, optim, parallel, precision
 from morphcpt.train.hf.metrics import Metrics, peak_memory_mb, truncate_metrics
 from morphcpt.train.hf.step import Ranks, Run, all_reduce, evaluate, optimizer_step
 from morphcpt.train.memory import planner
-from morphcpt.train.plan.compose import plan_to_yaml, save_dry_run
-from morphcpt.train.plan.schema import CPTPlan, PlanError
 from morphcpt.train.progress import write_progress
 
 
@@ -172,7 +173,7 @@ def _build_model(plan: CPTPlan, vocab, resume: Path | None, device: torch.device
         model = place(build_model(config, seed=plan.loop.seed, device=init), init, dtype)
     if plan.peft.method == "lora":
         from morphcpt.modeling import lora
-        from morphcpt.train.hf.checkpoint_layout import ADAPTER_DIR
+        from morphcpt.modeling.checkpoint_files import ADAPTER_DIR
 
         if resume is not None and (resume / ADAPTER_DIR).is_dir():
             return lora.load_lora(model, resume / ADAPTER_DIR)
@@ -254,7 +255,7 @@ def describe(plan: CPTPlan) -> dict:
         "train_prefixes": [str(p) for p in plan.data.chunk_prefixes()],
         "validation_prefix": str(plan.data.validation_prefix()),
         "checkpoint_dir": str(plan.checkpoint_dir),
-        "resume_from": str(checkpoints.latest_checkpoint(plan.checkpoint_dir))
+        "resume_from": str(checkpoint_files.latest_checkpoint(plan.checkpoint_dir))
         if plan.checkpoint_dir.exists()
         else None,
     }
@@ -286,9 +287,9 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
         raise PlanError(
             f"global batch {loop.global_batch_size} is not a multiple of micro {loop.micro_batch_size} x {ranks.world} ranks"
         )
-    resume = checkpoints.latest_checkpoint(ckpt_root)
-    if resume is not None and checkpoints.read_meta(resume)["config_hash"] != plan.config_hash():
-        raise checkpoints.CheckpointError(
+    resume = checkpoint_files.latest_checkpoint(ckpt_root)
+    if resume is not None and checkpoint_files.read_meta(resume)["config_hash"] != plan.config_hash():
+        raise checkpoint_files.CheckpointError(
             f"{resume} was written by another plan (config hash differs); use a new run_name"
         )
 
@@ -315,7 +316,7 @@ def train(plan: CPTPlan, hooks: TrainHooks | None = None) -> RunResult:
         torch.manual_seed(plan.loop.seed + ranks.rank)
     else:
         state = checkpoints.load_trainer(resume, optimizer, scheduler, model=model)
-        last_val = checkpoints.read_meta(resume).get("validation") or last_val
+        last_val = checkpoint_files.read_meta(resume).get("validation") or last_val
     if ranks.main:
         truncate_metrics(run_dir, state.step)
 

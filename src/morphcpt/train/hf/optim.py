@@ -16,7 +16,7 @@ import math
 import torch
 import torch.distributed as dist
 
-from morphcpt.train.plan.schema import OptimPlan
+from morphcpt.plan.schema import OptimPlan
 
 
 def lr_multiplier(step: int, optim: OptimPlan, total_steps: int) -> float:

@@ -23,7 +23,7 @@ import torch
 import torch.distributed as dist
 
 from morphcpt.errors import UserError
-from morphcpt.train.plan.schema import LoopPlan
+from morphcpt.plan.schema import LoopPlan
 
 
 class ShardingError(UserError, ValueError):

@@ -38,7 +38,7 @@ from __future__ import annotations
 import torch
 
 from morphcpt.errors import UserError
-from morphcpt.train.plan.schema import LoopPlan, PeftPlan, PlanError
+from morphcpt.plan.schema import LoopPlan, PeftPlan, PlanError
 
 
 def param_dtype(loop: LoopPlan, peft: PeftPlan, device: torch.device) -> str:
@@ -78,7 +78,7 @@ def amp_dtype(loop: LoopPlan) -> torch.dtype:
 def check_bf16(loop: LoopPlan, gpu_type: str, device: torch.device | None = None) -> None:
     """bf16-mixed on a card without bf16 (the plan's `cluster.gpu_type`, or the GPU this rank runs on) stops
     before anything is allocated, naming fp16-mixed."""
-    from morphcpt.train.memory.card import gpu_type as facts
+    from morphcpt.plan.card import gpu_type as facts
 
     if loop.precision != "bf16-mixed":
         return

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+from morphcpt.plan.schema import CPTPlan
 from morphcpt.train.data import TrainData, collate
 from morphcpt.train.hf import heartbeat, parallel, precision
-from morphcpt.train.plan.schema import CPTPlan
 
 
 @dataclass

@@ -30,9 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
+from morphcpt.plan.schema import CPTPlan
 from morphcpt.train.megatron import compat
 from morphcpt.train.megatron.config import IMPORT_MARKER, build_config, parallel_layout, training_blend
-from morphcpt.train.plan.schema import CPTPlan
 
 CHECK_SAMPLES = 4  # samples read from each of the train and validation datasets
 
@@ -106,7 +106,7 @@ def check_memory(cfg, plan: CPTPlan, layout: dict) -> dict:
     """The planner's per-GPU estimate from Bridge's validated config (its model shape, parallelism, distributed
     optimiser, recomputation, micro batch) against the plan's card; ClusterCheckError saying what fits when it
     does not. Nothing is allocated."""
-    from morphcpt.train.memory.card import gpu_type
+    from morphcpt.plan.card import gpu_type
     from morphcpt.train.memory.megatron import MegatronShape
     from morphcpt.train.memory.planner import DoesNotFit, check_fits
 

@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import Any
 
 from morphcpt.errors import UserError
+from morphcpt.plan.compose import save_dry_run
+from morphcpt.plan.schema import CPTPlan, PlanError
 from morphcpt.train.megatron import compat
 from morphcpt.train.megatron.parallel import parallel_layout, recompute_overrides
-from morphcpt.train.plan.compose import save_dry_run
-from morphcpt.train.plan.schema import CPTPlan, PlanError
 from morphcpt.train.progress import write_progress
 
 IMPORT_MARKER = "import.done.json"

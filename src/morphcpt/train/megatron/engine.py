@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import sys
 
+from morphcpt.plan.schema import CPTPlan, PlanError
 from morphcpt.train.engine import Engine
 from morphcpt.train.megatron import compat, config, prepare
 from morphcpt.train.megatron.check import ClusterCheckError, check
-from morphcpt.train.plan.schema import CPTPlan, PlanError
 
 
 class MegatronEngine(Engine):

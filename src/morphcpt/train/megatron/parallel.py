@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from morphcpt.train.plan.schema import CPTPlan
+from morphcpt.plan.schema import CPTPlan
 
 
 def data_parallel_size(plan: CPTPlan) -> int:

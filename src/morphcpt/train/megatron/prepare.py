@@ -5,7 +5,7 @@ fingerprint the data once, and record the job in the run folder.
     python training/nemo/run_cpt.py recipe=cpt_patok cluster.stage=prepare
 
 `train` (config.py) refuses to start until `verified.json` stands beside the import. The conversion and its logit
-check are `convert.py`'s (the export of a megatron run uses them too). The same import, forward and export run on a
+check are `morphcpt.modeling.convert`'s (the export of a megatron run uses them too). The same import, forward and export run on a
 CPU with a TE-free spec in `roundtrip.py` (a check, not a stage of the job).
 """
 
@@ -17,12 +17,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from morphcpt.jsonio import read_json
+from morphcpt.modeling.convert import hf_to_megatron, megatron_hf_parity
+from morphcpt.plan.compose import plan_to_yaml
+from morphcpt.plan.schema import CPTPlan
 from morphcpt.train import run_inputs
 from morphcpt.train.megatron import compat
 from morphcpt.train.megatron.config import IMPORT_MARKER, VERIFIED_MARKER, WeightVerificationError, overrides
-from morphcpt.train.megatron.convert import hf_to_megatron, megatron_hf_parity
-from morphcpt.train.plan.compose import plan_to_yaml
-from morphcpt.train.plan.schema import CPTPlan
 
 
 def write_run_folder(plan: CPTPlan, extra: dict) -> None:

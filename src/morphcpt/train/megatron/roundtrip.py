@@ -25,6 +25,7 @@ from pathlib import Path
 
 import torch
 
+from morphcpt.modeling.convert import megatron_logits
 from morphcpt.modeling.logit_parity import compare_logits, prompt_ids
 
 
@@ -42,15 +43,6 @@ class _Clock:
             "wall": round(time.perf_counter() - wall, 1),
             "cpu": round(time.process_time() - cpu, 1),
         }
-
-
-def megatron_logits(model: torch.nn.Module, ids: torch.Tensor, vocab_size: int) -> torch.Tensor:
-    """A Megatron GPT model's logits [batch, seq, vocab] for right-padded `ids` (causal attention, so padding
-    never reaches an earlier position), cut to the HF vocabulary (Megatron may pad the rows)."""
-    positions = torch.arange(ids.shape[1], device=ids.device).expand_as(ids)
-    with torch.no_grad():
-        logits = model(input_ids=ids, position_ids=positions, attention_mask=None)
-    return logits[..., :vocab_size].float()
 
 
 def hf_logits(folder: str | Path, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -23,8 +23,8 @@ from pathlib import Path
 import torch
 
 from morphcpt.modeling.loss import default_chunk
-from morphcpt.train.memory.card import Estimate
-from morphcpt.train.plan.schema import CPTPlan
+from morphcpt.plan.schema import CPTPlan
+from morphcpt.train.memory.estimate import Estimate
 
 EEVE_DEFAULT_NEW = (
     2048  # `morphcpt.tokenization.eeve --num-new`'s default, when the expanded tokenizer is not made yet

@@ -34,8 +34,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from morphcpt.train.memory.card import Estimate
-from morphcpt.train.plan.schema import CPTPlan
+from morphcpt.plan.schema import CPTPlan
+from morphcpt.train.memory.estimate import Estimate
 
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "float8_e4m3fn": 1, "uint8": 1}
 

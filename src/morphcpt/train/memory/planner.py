@@ -9,7 +9,8 @@ It prints, per engine, the plan's layout and the alternatives a user would weigh
 checkpointing, offload, LoRA; megatron: recomputation, tensor parallelism): parameters, gradients, optimiser state,
 per-step working memory and activations per sample, the total at the plan's micro batch with the share of the card
 it leaves free, and the largest micro batch that fits with the planner's 10 % margin and divides the global batch.
-The estimates are `hf.py` and `megatron.py` (this folder); the card arithmetic is `card.py`.
+The estimates are `hf.py` and `megatron.py` (this folder); the arithmetic is `estimate.py`, the
+card `morphcpt.plan.card`.
 
     resolve_micro_batch(plan, "hf", world)   # loop.micro_batch_size=auto -> the number; the engines call it
     check_fits(plan, "megatron", world)      # DoesNotFit with what fits instead; the check stages call it
@@ -25,19 +26,11 @@ from dataclasses import dataclass, replace
 import torch
 
 from morphcpt.errors import UserError, reported
+from morphcpt.plan.card import GPU_TYPES, Card, gib, gpu_type, parse_bytes
+from morphcpt.plan.schema import CPTPlan, PlanError
 from morphcpt.train.hf import parallel, precision
 from morphcpt.train.memory import hf, megatron
-from morphcpt.train.memory.card import (
-    GPU_TYPES,
-    MARGIN,
-    Card,
-    Estimate,
-    fitting_micro_batch,
-    gib,
-    gpu_type,
-    parse_bytes,
-)
-from morphcpt.train.plan.schema import CPTPlan, PlanError
+from morphcpt.train.memory.estimate import MARGIN, Estimate, fitting_micro_batch
 
 # Re-exported: the hf estimate's names, as this module offered them before the megatron estimate existed.
 Shape, model_config, model_shape, estimate = (
@@ -386,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    from morphcpt.train.plan.compose import load_plan
+    from morphcpt.plan.compose import load_plan
 
     args = list(sys.argv[1:] if argv is None else argv)
     legacy = {"gpu_memory=": "cluster.gpu_memory=", "gpus=": None}  # older spellings of the card and ranks

@@ -126,10 +126,10 @@ class Verdict:
 
 def verdict(use: str, overrides: list[str], card: str, model_dir: Path) -> Verdict:
     """The planner's answer for one use on one card profile (the engine's own check, nothing allocated)."""
+    from morphcpt.plan.card import Card
+    from morphcpt.plan.compose import load_plan
+    from morphcpt.plan.schema import PlanError
     from morphcpt.train.memory import planner
-    from morphcpt.train.memory.card import Card
-    from morphcpt.train.plan.compose import load_plan
-    from morphcpt.train.plan.schema import PlanError
 
     profile = PROFILES[card]
     plan = load_plan([o.replace("{llama8b}", str(model_dir)) for o in overrides] + profile.overrides())

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 
 from morphcpt import paths
-from morphcpt.train.plan.compose import load_plan, replicate_name
+from morphcpt.plan.compose import load_plan, replicate_name
 
 
 def cluster_runs(seeds: int = 1, prefix: str = "cpt") -> list[dict[str, str]]:

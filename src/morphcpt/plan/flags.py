@@ -1,7 +1,7 @@
 """The training plan's flag-style options, read as the plan keys they stand for.
 
 The user's training plan (and the earlier pipeline's `run_cpt.py`) writes training settings as flags; this suite
-takes `key=value` overrides of one typed plan (`morphcpt.train.plan`). Every command of `morphcpt.train` (and
+takes `key=value` overrides of one typed plan (`morphcpt.plan`). Every command of `morphcpt.train` (and
 `training/nemo/run_cpt.py`) accepts both: the flags are rewritten into overrides before Hydra sees them, and the
 equivalent overrides are printed once (rank 0), so the next command can use them directly.
 

@@ -5,8 +5,9 @@ that proves a conversion (the same fixed prompts, bf16 tolerance):
     megatron_hf_parity(reference, folder, hf, tok)   # the prepare stage's verification; the export's check
     megatron_to_hf(plan, checkpoint, staging)        # the export of a megatron run (`morphcpt.export`)
 
-All three run on one GPU inside the NeMo container; `roundtrip.py` runs the same import, forward and export on a
-CPU with a TE-free spec.
+All three run on one GPU inside the NeMo container; `morphcpt.train.megatron.roundtrip` runs the same import,
+forward (`megatron_logits`) and export on a CPU with a TE-free spec. The conversion lives here, below `train`, because
+both the megatron engine's prepare stage and `morphcpt.export` use it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from morphcpt.train.plan.schema import CPTPlan
+from morphcpt.plan.schema import CPTPlan
 
 
 def hf_to_megatron(pretrained: str, megatron_path: Path) -> None:
@@ -40,6 +41,17 @@ def megatron_to_hf(plan: CPTPlan, checkpoint: Path, staging: Path) -> dict:
     AutoTokenizer.from_pretrained(tokenizer_dir).save_pretrained(staging)
     parity = megatron_hf_parity(plan.model.pretrained, checkpoint, str(staging), tokenizer_dir)
     return parity.check("export vs Megatron checkpoint").as_dict()
+
+
+def megatron_logits(model, ids, vocab_size: int):
+    """A Megatron GPT model's logits [batch, seq, vocab] for right-padded `ids` (causal attention, so padding
+    never reaches an earlier position), cut to the HF vocabulary (Megatron may pad the rows)."""
+    import torch
+
+    positions = torch.arange(ids.shape[1], device=ids.device).expand_as(ids)
+    with torch.no_grad():
+        logits = model(input_ids=ids, position_ids=positions, attention_mask=None)
+    return logits[..., :vocab_size].float()
 
 
 def _free_port() -> int:
@@ -69,7 +81,6 @@ def megatron_hf_parity(hf_reference: str, megatron_dir: Path, hf_dir: str, token
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from morphcpt.modeling.logit_parity import compare_logits, prompt_ids
-    from morphcpt.train.megatron.roundtrip import megatron_logits
 
     _init_single_process()
     ids, mask = (t.cuda() for t in prompt_ids(AutoTokenizer.from_pretrained(tokenizer_dir)))

@@ -17,7 +17,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
 from morphcpt import paths
-from morphcpt.train.plan.schema import CPTPlan, validate
+from morphcpt.plan.schema import CPTPlan, validate
 
 
 class OutputsNotMounted(ValueError):

@@ -1,15 +1,14 @@
-"""What one GPU holds: the card a plan names (`cluster.gpu_memory`, `cluster.gpu_type`), the memory kept back for
-the CUDA context, and the arithmetic of an estimate against it. Both engines' memory estimates
-(`memory/hf.py`, `memory/megatron.py`) are `Estimate`s; the planner (`memory/planner.py`) fits them to a `Card`.
+"""What one GPU holds: the card a plan names (`cluster.gpu_memory`, `cluster.gpu_type`), what is known of each GPU
+type, and the memory kept back for the CUDA context. The plan's schema checks its sizes here; the memory planner
+(`train/memory/`) fits both engines' estimates (`train/memory/estimate.py`) to a `Card`.
 
     card = Card.of(plan)                      # A100 40GB: 38.0 GiB usable
-    est.total(micro_batch=2) <= card.usable   # fits
-    est.largest_micro_batch(card.usable, margin=MARGIN)
+    card_bytes("40GB")                        # 42949672960
+    gpu_type("A100-SXM4-40GB").bf16_tflops    # 312.0
 
 "40GB" is 40 x 2**30 bytes, as cards are quoted; torch reports a little less for a real card (an A100-SXM4-40GB
 shows 39.59 GiB) and the CUDA context, NCCL's buffers and the caching allocator's fragmentation take more, so
-`RESERVE_BYTES` comes off before anything is planned. `MARGIN` is the share of the usable memory a default layout
-leaves free: the estimates aim to be within 10 % of the measured peak.
+`RESERVE_BYTES` comes off before anything is planned.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from dataclasses import dataclass
 from morphcpt.errors import UserError
 
 RESERVE_BYTES = 2 * 2**30  # CUDA context, NCCL buffers, allocator fragmentation, what the driver keeps
-MARGIN = 0.10  # free share of the usable memory `auto` and the shipped defaults keep
 
 
 @dataclass(frozen=True)
@@ -113,41 +111,3 @@ class Card:
 
     def describe(self) -> str:
         return f"{self.name} {self.memory} ({gib(self.usable)} usable after a {gib(RESERVE_BYTES)} reserve)"
-
-
-@dataclass
-class Estimate:
-    """Bytes one GPU holds for a layout: what lives through the run (parameters, gradients, optimiser state), what
-    one step adds whatever the micro batch (`working`: gathered layers, weight copies, loss chunks), and what each
-    sample of a micro batch adds at the peak (activations, logits)."""
-
-    layout: str
-    params: int
-    grads: int
-    optimizer: int
-    working: int
-    activations_per_sample: int
-    host: int = 0  # bytes kept in host memory (offload)
-    load: int = 0  # bytes on the GPU at the peak of loading the model, before training (a second peak)
-    host_load: int = 0  # bytes each rank holds in host memory while it loads
-
-    def static(self) -> int:
-        return self.params + self.grads + self.optimizer + self.working
-
-    def total(self, micro_batch: int) -> int:
-        """The peak of a step at `micro_batch`, or the load peak when that is higher."""
-        return max(self.static() + micro_batch * self.activations_per_sample, self.load)
-
-    def largest_micro_batch(self, usable: int, margin: float = 0.0) -> int:
-        """The largest micro batch whose total stays within `usable` x (1 - margin) bytes (0: none fits)."""
-        limit = int(usable * (1 - margin))
-        if self.load > limit:
-            return 0
-        return max((limit - self.static()) // max(self.activations_per_sample, 1), 0)
-
-
-def fitting_micro_batch(est: Estimate, usable: int, per_rank: int, margin: float = MARGIN) -> int:
-    """The largest micro batch that divides `per_rank` (the global batch over data-parallel ranks) and fits with
-    `margin`; 0 when not even one sample does."""
-    limit = est.largest_micro_batch(usable, margin)
-    return max((m for m in range(1, min(limit, per_rank) + 1) if per_rank % m == 0), default=0)

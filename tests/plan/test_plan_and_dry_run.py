@@ -17,9 +17,9 @@ from hydra.errors import ConfigCompositionException
 
 from morphcpt import paths
 from morphcpt.modeling.logit_parity import LogitParity, compare_logits
+from morphcpt.plan.compose import load_plan
+from morphcpt.plan.recipes import cluster_runs
 from morphcpt.train.megatron import config, engine, prepare
-from morphcpt.train.plan.compose import load_plan
-from morphcpt.train.plan.recipes import cluster_runs
 
 CLUSTER_RECIPES = {"cpt_baseline": "vanilla", "cpt_stochastok": "stochastok", "cpt_patok": "patok"}
 

@@ -16,10 +16,10 @@ import pytest
 
 from morphcpt import paths
 from morphcpt.chain.jobs import render_jobs, run_local
+from morphcpt.plan.compose import check_outputs_mounted, load_plan, plan_to_yaml
+from morphcpt.plan.flags import FlagError, data_path_overrides, rewrite_argv, translate
+from morphcpt.plan.schema import PlanError
 from morphcpt.train.megatron import config, engine
-from morphcpt.train.plan.compose import check_outputs_mounted, load_plan, plan_to_yaml
-from morphcpt.train.plan.flags import FlagError, data_path_overrides, rewrite_argv, translate
-from morphcpt.train.plan.schema import PlanError
 from train_helpers import write_data
 
 
@@ -109,7 +109,7 @@ def test_the_plans_workspace_path_is_this_checkout(monkeypatch, tmp_path):
 def test_the_plans_step5_command_reads_as_the_cluster_layout_inside_an_ngc_image(monkeypatch, tmp_path):
     """NGC images have a /workspace of their own, and nothing mounts the earlier pipeline's /logs: the plan's
     paths are read as $DATA_ROOT and $OUTPUT_ROOT/runs, so the command trains as typed instead of refusing."""
-    from morphcpt.train.plan import flags
+    from morphcpt.plan import flags
 
     ngc_workspace = tmp_path / "workspace"
     ngc_workspace.mkdir()  # the image's own, without the project in it
@@ -236,7 +236,7 @@ def test_a_preprocessing_job_says_where_the_plans_chunks_are(tmp_path, monkeypat
 
 
 def test_the_docs_table_lists_every_flag_with_its_key():
-    from morphcpt.train.plan.flags import FLAGS
+    from morphcpt.plan.flags import FLAGS
 
     doc = (paths.REPO_ROOT / "docs" / "training-plan-commands.md").read_text(encoding="utf-8")
     listed = {}

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from morphcpt.errors import UserError
-from morphcpt.train.memory.card import card_bytes
+from morphcpt.plan.card import card_bytes
 
 ENGINES = ("megatron", "hf")
 STAGES = ("check", "prepare", "train")
