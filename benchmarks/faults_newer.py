@@ -584,7 +584,7 @@ def register(fault, env: dict, sample_lines) -> None:
     def prepare_faults(work: Path):
         (work / "in").mkdir()
         (work / "in" / "a.jsonl").write_bytes(sample_lines(30))
-        base = ["-m", "morphcpt.corpus.prepare", "--no-progress", "--output"]
+        base = ["-m", "morphcpt.corpus.assemble", "--no-progress", "--output"]
         c1, o1 = cli(*base, str(work / "o1.jsonl"), str(work / "in" / "a.jsonl"), f"{work}/in/./a.jsonl")
         c2, o2 = cli(*base, str(work / "o2.jsonl"), str(work / "in"), str(work / "in" / "a.jsonl"))
         c3, _ = cli(*base, str(work / "in" / "corpus.jsonl"), str(work / "in"))

@@ -30,7 +30,7 @@ from morphcpt import paths
 _PREPARE_CHILD = """
 import json, resource, sys, time
 from pathlib import Path
-from morphcpt.corpus.prepare import PrepareConfig, prepare
+from morphcpt.corpus.assemble import PrepareConfig, prepare
 source, output, tokenizer = sys.argv[1], Path(sys.argv[2]), sys.argv[3] or None
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 tic = time.perf_counter()

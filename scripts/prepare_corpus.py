@@ -5,12 +5,12 @@
         --output outputs/scratch/corpus.jsonl [--max-tokens 10M|100M|1B|10B|N] [--tokenizer DIR]
 
 Normalises (NFC, line ends, control characters), drops exact duplicates, samples deterministically to a token
-budget and writes `<output>.manifest.json`. Library code: `morphcpt.corpus.prepare` (also `morphcpt prepare`).
+budget and writes `<output>.manifest.json`. Library code: `morphcpt.corpus.assemble` (also `morphcpt prepare`).
 """
 
 import sys
 
-from morphcpt.corpus.prepare import main
+from morphcpt.corpus.assemble import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -32,7 +32,9 @@ LAYERS: list[tuple[str, ...]] = [
     # models, the chunked loss, logit parity, LoRA, HF<->Megatron conversion, reading checkpoints: below export,
     # evaluation and the engines
     ("modeling",),
-    ("export",),  # a run's checkpoint to a Hugging Face folder (reads the plan and modeling's checkpoint files)
+    (
+        "export",
+    ),  # a run's checkpoint to a Hugging Face folder (reads the plan and modeling's checkpoint files)
     ("evaluate",),  # scoring models: needs a model and a plan, never an engine
     # the two engines, EEVE's stages (which export after the last one), the memory planner, the dispatch
     ("train",),
@@ -176,7 +178,11 @@ def test_imports_only_run_down_the_layers():
     assert layer_of("morphcpt.train.eeve.engine") > layer_of("morphcpt.export") > layer_of("morphcpt.plan")
     # export and evaluation read a run's plan and checkpoints and load its model, never an engine
     assert layer_of("morphcpt.train") > layer_of("morphcpt.evaluate.resolve") > layer_of("morphcpt.export")
-    assert layer_of("morphcpt.export") > layer_of("morphcpt.modeling.checkpoint_files") > layer_of("morphcpt.plan")
+    assert (
+        layer_of("morphcpt.export")
+        > layer_of("morphcpt.modeling.checkpoint_files")
+        > layer_of("morphcpt.plan")
+    )
     upward = [
         f"{module} (layer {layer_of(module)}) imports {target} (layer {layer_of(target)}) at line {line}"
         for module, targets in GRAPH.items()
@@ -202,6 +208,34 @@ def test_build_time_code_is_out_of_the_runtime_package():
     assert not [m for m in BUILD_TIME_MODULES if m in MODULES]
     importers = [m for m, targets in GRAPH.items() for t in targets if t in BUILD_TIME_MODULES]
     assert not importers
+
+
+# Module names that repeat across folders because the role repeats: a file name says what a module is for, once.
+SHARED_NAMES = {
+    "engine": "each engine's entry, and the contract every engine meets (train/engine.py)",
+    "check": "each engine's check stage",
+    "parallel": "each engine's parallel layout",
+    "base": "the interface of a folder of interchangeable parts (analysers, schemes, benchmark tasks)",
+    "affixation": "the affixation benchmark family is named after what it tests (bench/tasks/<family>.py)",
+    "eeve": "the eeve scheme (tokenization/schemes/<scheme>.py) and the `python -m` command that builds its vocabulary",
+}
+
+
+def test_a_module_name_means_one_role():
+    folders: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        if path.stem not in ("__init__", "__main__"):
+            folders.setdefault(path.stem, []).append(str(path.parent.relative_to(PACKAGE)))
+    repeated = {name: sorted(where) for name, where in folders.items() if len(where) > 1}
+    assert set(SHARED_NAMES) <= set(repeated), (
+        f"no longer repeated: {sorted(set(SHARED_NAMES) - set(repeated))}"
+    )
+    unexplained = sorted(
+        f"{name}.py in {', '.join(where)}" for name, where in repeated.items() if name not in SHARED_NAMES
+    )
+    assert not unexplained, "modules of one name in different folders: name each by its role\n" + "\n".join(
+        unexplained
+    )
 
 
 TESTS = Path(__file__).resolve().parent

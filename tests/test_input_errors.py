@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from morphcpt.corpus.prepare import PrepareConfig, prepare
-from morphcpt.corpus.prepare import main as prepare_main
+from morphcpt.corpus.assemble import PrepareConfig, prepare
+from morphcpt.corpus.assemble import main as prepare_main
 from morphcpt.tokenization import train_tokenizer as tt
 
 

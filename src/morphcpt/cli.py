@@ -12,7 +12,7 @@ import sys
 STAGES: dict[str, tuple[str, str]] = {
     "download": ("morphcpt.corpus.download", "stream SEA-PILE v2 (or local parquet shards) to JSONL"),
     "prepare": (
-        "morphcpt.corpus.prepare",
+        "morphcpt.corpus.assemble",
         "prepare one corpus from txt/jsonl/json/csv/parquet/Hub sources, to a token budget",
     ),
     "split": ("morphcpt.corpus.split", "split a JSONL corpus into N byte-balanced chunks"),

@@ -16,11 +16,11 @@ import pytest
 
 from morphcpt import paths
 from morphcpt.bench import gates
-from morphcpt.bench.config import BenchmarkConfig
 from morphcpt.bench.generate import balanced_positions, generate, load_config, main
 from morphcpt.bench.io import Record, from_row, read_records, to_row, write_records
-from morphcpt.bench.lexicon import BenchLexicon
+from morphcpt.bench.settings import BenchmarkConfig
 from morphcpt.bench.suites import HIERARCHICAL_LEVELS, PACUTE_SUBSETS
+from morphcpt.bench.words import BenchLexicon
 from morphcpt.morphology import apply_affix, get_language_pack, syllabify
 
 SMALL_PACUTE = {"affixation": 32, "composition": 40, "manipulation": 42, "syllabification": 30}

@@ -9,8 +9,8 @@ import logging
 
 import pytest
 
-from morphcpt.bench.config import BenchmarkConfig
 from morphcpt.bench.generate import generate, load_config, main
+from morphcpt.bench.settings import BenchmarkConfig
 from morphcpt.bench.suites import HIERARCHICAL_LEVELS, PACUTE_SUBSETS
 from morphcpt.evaluate.items import BenchmarkFormatError, load_file
 from morphcpt.evaluate.runner import EvalConfig, result_path, run_evaluation

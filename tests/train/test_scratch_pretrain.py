@@ -34,7 +34,7 @@ def _write_jsonl(path, rows):
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    from morphcpt.corpus.prepare import PrepareConfig, prepare
+    from morphcpt.corpus.assemble import PrepareConfig, prepare
 
     out = tmp_path_factory.mktemp("scratch") / "corpus.jsonl"
     sources = [

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from morphcpt.analysis.evidence import ARMS, ArmLevel
-from morphcpt.analysis.metrics import FALLBACK, fmt, unit_scale
+from morphcpt.analysis.item_scores import FALLBACK, fmt, unit_scale
 from morphcpt.analysis.replicates import ITEM_METHOD, SeedDifference
 from morphcpt.analysis.stats import PairedDifference, bonferroni
 

@@ -32,7 +32,7 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from morphcpt.analysis import replicates
-from morphcpt.analysis.metrics import is_binary, oriented, unit_scale, value
+from morphcpt.analysis.item_scores import is_binary, oriented, unit_scale, value
 from morphcpt.analysis.results import TaskResult, role_of
 from morphcpt.analysis.stats import paired_difference, wilson_ci
 

@@ -29,7 +29,7 @@ from morphcpt.analysis.answer import (
     short,
 )
 from morphcpt.analysis.evidence import ARMS
-from morphcpt.analysis.metrics import FALLBACK, UNITS, fmt, unit_scale
+from morphcpt.analysis.item_scores import FALLBACK, UNITS, fmt, unit_scale
 from morphcpt.analysis.replicates import components
 from morphcpt.analysis.tables import markdown_table, p_text, percent
 

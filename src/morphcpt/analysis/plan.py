@@ -25,7 +25,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from morphcpt.analysis.metrics import metric_mode
+from morphcpt.analysis.item_scores import metric_mode
 
 PLAN_FILE = "analysis_plan.json"
 DEFAULTS = Path(__file__).resolve().parents[1] / "conf" / "analysis.yaml"

@@ -200,7 +200,7 @@ def write_curve(evidence, fam, language: str, out_dir: Path | str) -> Path | Non
     """`curve.png`: each arm's accuracy and primary metric along its evaluated checkpoints (mean over seeds), the
     base model as a horizontal line; None with fewer than two checkpoints."""
     from morphcpt.analysis.evidence import ARMS
-    from morphcpt.analysis.metrics import FALLBACK
+    from morphcpt.analysis.item_scores import FALLBACK
 
     metrics = list(dict.fromkeys((fam.metric, FALLBACK[fam.mode])))
     curves = {

@@ -36,7 +36,7 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from morphcpt.analysis import replicates
-from morphcpt.analysis.metrics import is_binary
+from morphcpt.analysis.item_scores import is_binary
 
 POWER = 0.8
 ALPHA = 0.05
@@ -158,7 +158,7 @@ def variances_from(evidence, group: str, mode: str, language: str = "en", metric
     """Variance components on a group: the arm-by-item variance averaged over the research pairs present, the seed
     and churn variances pooled over every arm (as the report's test pools them); None without a seed variance."""
     from morphcpt.analysis.answer import QUESTIONS
-    from morphcpt.analysis.metrics import FALLBACK
+    from morphcpt.analysis.item_scores import FALLBACK
 
     metric = metric or FALLBACK[mode]
     pooled = evidence.pooled(group, mode, language, metric)
@@ -205,7 +205,7 @@ def pilot_variances(
     """(Variances, group, evidence) from a pilot's results folder on `metric` (default: the mode's accuracy).
     Needs an arm with two or more seeds."""
     from morphcpt.analysis.answer import FOCUS_GROUPS
-    from morphcpt.analysis.metrics import FALLBACK
+    from morphcpt.analysis.item_scores import FALLBACK
 
     metric = metric or FALLBACK[mode]
     evidence = pilot_evidence(results_dir)
@@ -254,14 +254,14 @@ def table(v: Variances, seeds: Sequence[int], items: Sequence[int], alpha: float
 
 
 def _pp(value: float, metric: str = "acc_norm") -> str:
-    from morphcpt.analysis.metrics import fmt
+    from morphcpt.analysis.item_scores import fmt
 
     return "—" if math.isinf(value) else fmt(metric, value, signed=False)
 
 
 def snr_lines(evidence, group: str, mode: str, language: str) -> list[str]:
     """The signal-to-noise table of every metric of a mode on a group (how the primary is chosen)."""
-    from morphcpt.analysis.metrics import metrics_of
+    from morphcpt.analysis.item_scores import metrics_of
 
     rows = [r for m in metrics_of(mode) if (r := evidence.signal_and_noise(group, mode, language, m))]
     if not rows:
@@ -362,7 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if any(s < 1 for s in args.seeds) or (args.items and any(n < 2 for n in args.items)):
         parser.error("--seeds must be at least 1 and --items at least 2")
-    from morphcpt.analysis.metrics import FALLBACK, metric_mode, unit_scale
+    from morphcpt.analysis.item_scores import FALLBACK, metric_mode, unit_scale
     from morphcpt.analysis.plan import defaults
 
     try:

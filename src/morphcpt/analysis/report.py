@@ -47,7 +47,7 @@ from morphcpt.analysis.answer import (
 )
 from morphcpt.analysis.evidence import ARMS, Evidence
 from morphcpt.analysis.first_screen import Detectable, answer_sentences, answer_table, detectable, forgetting
-from morphcpt.analysis.metrics import FALLBACK, UNITS, fmt, metrics_of
+from morphcpt.analysis.item_scores import FALLBACK, UNITS, fmt, metrics_of
 from morphcpt.analysis.plan import AnalysisPlan, load_plan
 from morphcpt.analysis.results import (
     ModelInfo,

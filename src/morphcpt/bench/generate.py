@@ -26,11 +26,11 @@ from omegaconf import OmegaConf
 
 from morphcpt import paths
 from morphcpt.bench import gates
-from morphcpt.bench.config import BenchmarkConfig
 from morphcpt.bench.io import Record, write_records
-from morphcpt.bench.lexicon import BenchLexicon
+from morphcpt.bench.settings import BenchmarkConfig
 from morphcpt.bench.suites import HIERARCHICAL_LEVELS, PACUTE_SUBSETS, SKIPPED, quotas
 from morphcpt.bench.tasks import TASKS, Question
+from morphcpt.bench.words import BenchLexicon
 
 DEFAULT_CONFIG = paths.CONF_DIR / "benchmarks.yaml"
 

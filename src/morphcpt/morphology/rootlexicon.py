@@ -66,7 +66,7 @@ def load_root_tiers(
                 "filipino.py",
                 "rootlexicon.py",
                 "stems.py",
-                "evidence.py",
+                "root_evidence.py",
                 "affixes.py",
                 "syllabify.py",
                 "lexicon.py",

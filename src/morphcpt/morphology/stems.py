@@ -28,7 +28,7 @@ from morphcpt.morphology.affixes import (
     is_vowel,
     onset_len,
 )
-from morphcpt.morphology.evidence import RootEvidence, _syncope_h_stem
+from morphcpt.morphology.root_evidence import RootEvidence, _syncope_h_stem
 from morphcpt.morphology.syllabify import VOWELS, folded_first_syllable_cv
 
 _MAX_WORD = 40

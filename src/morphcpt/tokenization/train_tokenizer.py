@@ -326,7 +326,7 @@ def train_sentencepiece_tokenizer(
     `vocab_size` counts every piece (specials, 256 bytes with byte fallback, characters, merges); SentencePiece
     refuses a size the corpus cannot fill. `input_sentence_size` caps how many training segments are read, in
     order. `balance_languages` samples the documents so that every language tag (`lang_field`, as written by
-    `morphcpt.corpus.prepare`) gives about as many bytes as the smallest language, or with `balance_alpha` a share
+    `morphcpt.corpus.assemble`) gives about as many bytes as the smallest language, or with `balance_alpha` a share
     in proportion to its size**alpha (see `language_shares`).
     """
     paths = [corpus_jsonl] if isinstance(corpus_jsonl, str | Path) else list(corpus_jsonl)

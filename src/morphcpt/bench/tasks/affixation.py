@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from morphcpt.bench.lexicon import CANONICAL_SUFFIX, AffixedWord, BenchLexicon
 from morphcpt.bench.tasks.base import (
     Task,
     pick_distractors,
     q,
     with_fixed,
 )
+from morphcpt.bench.words import CANONICAL_SUFFIX, AffixedWord, BenchLexicon
 from morphcpt.morphology import apply_affix
 from morphcpt.morphology.affixation import AffixSpec
 from morphcpt.morphology.affixes import CIRCUMFIXES, PREFIXES

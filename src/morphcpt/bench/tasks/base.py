@@ -9,7 +9,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from morphcpt.bench.lexicon import BenchLexicon
+from morphcpt.bench.words import BenchLexicon
 from morphcpt.morphology.syllabify import VOWELS
 
 ALPHABET = "abdeghiklmnoprstuwy"  # the native Abakada letters used for inserted and substituted letters

@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from morphcpt import paths
+from morphcpt.corpus.assemble import PrepareConfig, PrepareError, main, manifest_path, prepare
 from morphcpt.corpus.budget import TokenCounter, format_count, parse_count, select_within_budget
-from morphcpt.corpus.prepare import PrepareConfig, PrepareError, main, manifest_path, prepare
 from morphcpt.corpus.sources import SourceError, SourceSpec, read_source
 
 SCRATCH = paths.DATA_DIR / "scratch"
