@@ -1,0 +1,154 @@
+#!/usr/bin/env python
+"""GEN generation speed: `HFCausalLM`'s greedy loop that drops finished rows against `model.generate`, which
+computes every row of a batch until its slowest row is done (not a test).
+
+    python benchmarks/gen_speed.py --model DIR --benchmark-dir DIR [--per-family 16] \
+        [--benchmarks pacute hierarchical langgame cute multi_digit_addition] [--batch-size 8] [--threads 1] \
+        [--max-new-tokens 50] [--dtype float32] [--repeats 1] [--json out.json]
+
+Per benchmark ("family"), `--per-family` GEN items are taken from its tasks in turn (the first items of each
+task), loaded with `evaluate.items.load_benchmark` as `scripts/run_evaluation.py` loads them, prompted in English.
+All prompts go through `HFCausalLM.generate` at once (longest first, `--batch-size` rows a batch), once with
+`drop_finished=False` (the old path, `model.generate` with the first-line stop criterion) and once with the
+default loop, `--repeats` times each, old and new in turn; the model is loaded once and warmed up first. Reported:
+seconds per path, the rows the model computed (one per row and forward call: the new tokens written, plus, on the
+old path, the finished rows carried along), and how many items' texts are identical, with every difference (item,
+old text, new text). The load average is read before and after: the machine may be shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import torch
+
+from morphcpt.evaluate.hf_model import HFCausalLM
+from morphcpt.evaluate.items import load_benchmark
+
+FAMILIES = ("pacute", "hierarchical", "langgame", "cute", "multi_digit_addition")
+
+
+def take(tasks: dict[str, list], count: int) -> list:
+    """The first items of each task, taken in turn until `count` in all."""
+    taken, depth = [], 0
+    while len(taken) < count and any(depth < len(items) for items in tasks.values()):
+        for items in tasks.values():
+            if depth < len(items) and len(taken) < count:
+                taken.append(items[depth])
+        depth += 1
+    return taken
+
+
+class RowCounter:
+    """Adds up the rows of every forward call of the model (a pre-hook)."""
+
+    def __init__(self, model):
+        self.rows = 0
+        self.calls = 0
+        model.register_forward_pre_hook(self, with_kwargs=True)
+
+    def __call__(self, module, args, kwargs):
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        self.rows += ids.shape[0]
+        self.calls += 1
+
+
+def timed(lm: HFCausalLM, counter: RowCounter, prompts: list[str], max_new_tokens: int) -> dict:
+    counter.rows = counter.calls = 0
+    load_before = os.getloadavg()
+    start = time.perf_counter()
+    texts = lm.generate(prompts, max_new_tokens=max_new_tokens)
+    seconds = time.perf_counter() - start
+    return {
+        "seconds": round(seconds, 2),
+        "rows_computed": counter.rows,
+        "forward_calls": counter.calls,
+        "loadavg_before": [round(x, 2) for x in load_before],
+        "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+        "texts": texts,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--model", required=True, type=Path)
+    parser.add_argument("--benchmark-dir", required=True, type=Path)
+    parser.add_argument("--benchmarks", nargs="+", default=list(FAMILIES))
+    parser.add_argument("--per-family", type=int, default=16)
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--max-new-tokens", type=int, default=50)
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+
+    torch.set_num_threads(args.threads)
+    by_family = {
+        name: take(load_benchmark(name, "gen", args.benchmark_dir), args.per_family)
+        for name in args.benchmarks
+    }
+    items = [item for family in by_family.values() for item in family]
+    prompts = [item.prompt("en") for item in items]
+    lm = HFCausalLM.load(
+        args.model, device="cpu", batch_size=args.batch_size, dtype=getattr(torch, args.dtype)
+    )
+    counter = RowCounter(lm.model)
+    for drop in (False, True):  # warm-up, untimed
+        lm.drop_finished = drop
+        lm.generate(prompts[: args.batch_size], max_new_tokens=4)
+
+    runs: dict[str, list[dict]] = {"old": [], "new": []}
+    for _ in range(args.repeats):
+        for path, drop in (("old", False), ("new", True)):
+            lm.drop_finished = drop
+            runs[path].append(timed(lm, counter, prompts, args.max_new_tokens))
+            run = runs[path][-1]
+            print(
+                f"{path}: {run['seconds']:.2f} s, {run['rows_computed']} rows computed, load {run['loadavg_after']}"
+            )
+
+    old, new = runs["old"][0]["texts"], runs["new"][0]["texts"]
+    differences = [
+        {"task": f"{item.benchmark}-{item.subset}", "id": item.id, "old": a, "new": b}
+        for item, a, b in zip(items, old, new, strict=True)
+        if a != b
+    ]
+    old_s = min(r["seconds"] for r in runs["old"])
+    new_s = min(r["seconds"] for r in runs["new"])
+    summary = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "model": str(args.model),
+        "items": len(items),
+        "per_family": {name: len(family) for name, family in by_family.items()},
+        "batch_size": args.batch_size,
+        "threads": args.threads,
+        "dtype": args.dtype,
+        "max_new_tokens": args.max_new_tokens,
+        "old_seconds_best": old_s,
+        "new_seconds_best": new_s,
+        "speedup": round(old_s / new_s, 2),
+        "identical_texts": len(items) - len(differences),
+        "differences": differences,
+        "runs": {
+            path: [{k: v for k, v in r.items() if k != "texts"} for r in rs] for path, rs in runs.items()
+        },
+        "new_tokens": runs["new"][0]["rows_computed"],
+    }
+    print(json.dumps({k: v for k, v in summary.items() if k != "differences"}, indent=1))
+    for diff in differences:
+        print(f"DIFF {diff['task']} {diff['id']}:\n  old {diff['old']!r}\n  new {diff['new']!r}")
+    if args.json:
+        args.json.write_text(
+            json.dumps(summary | {"outputs": {"old": old, "new": new}}, indent=1, ensure_ascii=False)
+        )
+
+
+if __name__ == "__main__":
+    main()
