@@ -4,7 +4,7 @@ computes every row of a batch until its slowest row is done (not a test).
 
     python benchmarks/gen_speed.py --model DIR --benchmark-dir DIR [--per-family 16] \
         [--benchmarks pacute hierarchical langgame cute multi_digit_addition] [--batch-size 8] [--threads 1] \
-        [--max-new-tokens 50] [--dtype float32] [--repeats 1] [--json out.json]
+        [--max-new-tokens 50] [--dtype float32] [--repeats 1] [--step-cost] [--json out.json]
 
 Per benchmark ("family"), `--per-family` GEN items are taken from its tasks in turn (the first items of each
 task), loaded with `evaluate.items.load_benchmark` as `scripts/run_evaluation.py` loads them, prompted in English.
@@ -13,7 +13,8 @@ All prompts go through `HFCausalLM.generate` at once (longest first, `--batch-si
 default loop, `--repeats` times each, old and new in turn; the model is loaded once and warmed up first. Reported:
 seconds per path, the rows the model computed (one per row and forward call: the new tokens written, plus, on the
 old path, the finished rows carried along), and how many items' texts are identical, with every difference (item,
-old text, new text). The load average is read before and after: the machine may be shared.
+old text, new text). `--step-cost` also times one decode step at 8, 4, 2 and 1 rows (with `--batch-size 8`).
+The load average is read before and after: the machine may be shared.
 """
 
 from __future__ import annotations
@@ -73,6 +74,37 @@ def timed(lm: HFCausalLM, counter: RowCounter, prompts: list[str], max_new_token
     }
 
 
+@torch.inference_mode()
+def step_cost(lm: HFCausalLM, prompts: list[str], batch_size: int, steps: int = 10) -> dict[int, float]:
+    """Milliseconds of one decode step (one new id a row, after a prefill) by rows in the batch: what dropping
+    rows can save. The median of `steps` steps, each row fed its own greedy ids."""
+    from transformers import DynamicCache
+
+    costs = {}
+    rows = [lm.prefix + ids for ids in lm.encode(prompts[:batch_size])]
+    for count in sorted({batch_size, max(batch_size // 2, 1), max(batch_size // 4, 1), 1}, reverse=True):
+        input_ids, mask = lm._left_padded(rows[:count])
+        positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+        cache = DynamicCache(config=lm.model.config)
+        times = []
+        for _ in range(steps + 1):
+            start = time.perf_counter()
+            logits = lm.model(
+                input_ids=input_ids,
+                attention_mask=mask,
+                position_ids=positions,
+                cache=cache,
+                use_cache=True,
+                logits_to_keep=1,
+            ).logits[:, -1]
+            times.append(time.perf_counter() - start)
+            input_ids = logits.argmax(-1)[:, None]
+            positions = positions[:, -1:] + 1
+            mask = torch.cat([mask, mask.new_ones((count, 1))], dim=-1)
+        costs[count] = round(1000 * sorted(times[1:])[steps // 2], 1)  # times[0] is the prefill
+    return costs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -86,6 +118,9 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=50)
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument(
+        "--step-cost", action="store_true", help="also time one decode step by rows in the batch"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
@@ -114,6 +149,10 @@ def main() -> None:
                 f"{path}: {run['seconds']:.2f} s, {run['rows_computed']} rows computed, load {run['loadavg_after']}"
             )
 
+    costs = step_cost(lm, prompts, args.batch_size) if args.step_cost else None
+    if costs:
+        print("ms per decode step by rows in the batch:", costs)
+
     old, new = runs["old"][0]["texts"], runs["new"][0]["texts"]
     differences = [
         {"task": f"{item.benchmark}-{item.subset}", "id": item.id, "old": a, "new": b}
@@ -140,6 +179,7 @@ def main() -> None:
             path: [{k: v for k, v in r.items() if k != "texts"} for r in rs] for path, rs in runs.items()
         },
         "new_tokens": runs["new"][0]["rows_computed"],
+        "decode_step_ms_by_rows": costs,
     }
     print(json.dumps({k: v for k, v in summary.items() if k != "differences"}, indent=1))
     for diff in differences:
