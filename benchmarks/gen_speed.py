@@ -4,13 +4,14 @@ computes every row of a batch until its slowest row is done (not a test).
 
     python benchmarks/gen_speed.py --model DIR --benchmark-dir DIR [--per-family 16] \
         [--benchmarks pacute hierarchical langgame cute multi_digit_addition] [--batch-size 8] [--threads 1] \
-        [--max-new-tokens 50] [--dtype float32] [--repeats 1] [--step-cost] [--json out.json]
+        [--max-new-tokens 50] [--dtype float32] [--repeats 1] [--interleave] [--step-cost] [--json out.json]
 
 Per benchmark ("family"), `--per-family` GEN items are taken from its tasks in turn (the first items of each
 task), loaded with `evaluate.items.load_benchmark` as `scripts/run_evaluation.py` loads them, prompted in English.
 All prompts go through `HFCausalLM.generate` at once (longest first, `--batch-size` rows a batch), once with
 `drop_finished=False` (the old path, `model.generate` with the first-line stop criterion) and once with the
-default loop, `--repeats` times each, old and new in turn; the model is loaded once and warmed up first. Reported:
+default loop, `--repeats` times each, old and new in turn (`--interleave`: batch by batch, in turn); the model is
+loaded once and warmed up first. Reported:
 seconds per path, the rows the model computed (one per row and forward call: the new tokens written, plus, on the
 old path, the finished rows carried along), and how many items' texts are identical, with every difference (item,
 old text, new text). `--step-cost` also times one decode step at 8, 4, 2 and 1 rows (with `--batch-size 8`).
@@ -105,6 +106,33 @@ def step_cost(lm: HFCausalLM, prompts: list[str], batch_size: int, steps: int = 
     return costs
 
 
+def interleaved(lm: HFCausalLM, counter: RowCounter, prompts: list[str], max_new_tokens: int) -> dict:
+    """Both paths batch by batch, in the batches `HFCausalLM.generate` forms, which one goes first alternating
+    from batch to batch: a load that comes and goes weighs on both alike. Seconds and rows summed per path."""
+    encoded = [lm.prefix + ids for ids in lm.encode(prompts)]
+    if lm.max_length:
+        encoded = [ids[-(lm.max_length - max_new_tokens) :] for ids in encoded]
+    order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]))
+    paths = {"old": lm._generate_hf, "new": lm._generate_compact}
+    totals = {path: {"seconds": 0.0, "rows_computed": 0, "texts": [""] * len(prompts)} for path in paths}
+    load_before = os.getloadavg()
+    for n, offset in enumerate(range(0, len(order), lm.batch_size)):
+        batch = order[offset : offset + lm.batch_size]
+        for path in ("old", "new") if n % 2 == 0 else ("new", "old"):
+            counter.rows = 0
+            start = time.perf_counter()
+            texts = paths[path]([encoded[i] for i in batch], max_new_tokens)
+            totals[path]["seconds"] += time.perf_counter() - start
+            totals[path]["rows_computed"] += counter.rows
+            for index, text in zip(batch, texts, strict=True):
+                totals[path]["texts"][index] = text
+    load = {
+        "loadavg_before": [round(x, 2) for x in load_before],
+        "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+    }
+    return {path: t | {"seconds": round(t["seconds"], 2)} | load for path, t in totals.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -118,6 +146,7 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=50)
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--interleave", action="store_true", help="time old and new batch by batch, in turn")
     parser.add_argument(
         "--step-cost", action="store_true", help="also time one decode step by rows in the batch"
     )
@@ -141,9 +170,10 @@ def main() -> None:
 
     runs: dict[str, list[dict]] = {"old": [], "new": []}
     for _ in range(args.repeats):
+        both = interleaved(lm, counter, prompts, args.max_new_tokens) if args.interleave else None
         for path, drop in (("old", False), ("new", True)):
             lm.drop_finished = drop
-            runs[path].append(timed(lm, counter, prompts, args.max_new_tokens))
+            runs[path].append(both[path] if both else timed(lm, counter, prompts, args.max_new_tokens))
             run = runs[path][-1]
             print(
                 f"{path}: {run['seconds']:.2f} s, {run['rows_computed']} rows computed, load {run['loadavg_after']}"

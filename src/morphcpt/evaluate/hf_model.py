@@ -272,7 +272,8 @@ class HFCausalLM:
         return outputs
 
     def _generate_batch(self, rows: list[list[int]], max_new_tokens: int) -> list[str]:
-        if self.drop_finished and self.model._supports_default_dynamic_cache():
+        dynamic_cache = getattr(self.model, "_supports_default_dynamic_cache", lambda: False)
+        if self.drop_finished and dynamic_cache():  # else a cache this loop cannot cut by rows
             return self._generate_compact(rows, max_new_tokens)
         return self._generate_hf(rows, max_new_tokens)
 
