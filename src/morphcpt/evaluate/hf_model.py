@@ -7,7 +7,8 @@ scored tokens are exactly the continuation's own tokens and every option of an i
 Where the model allows it (Gemma 3), those ids go through the model once per prompt with every option after them
 (`shared_prompt`); `share_prompt=False` scores one row per option, as before, with the same log-likelihoods.
 Greedy generation drops each row from the batch and its KV cache once the row is finished (`_generate_compact`), so
-a batch no longer costs as much as its slowest row; `drop_finished=False` runs `model.generate`, as before.
+later steps compute only the rows still writing; `drop_finished=False` runs `model.generate`, as before, which
+carries every row to the end of the batch's slowest one. Both give the same texts.
 
     lm = HFCausalLM.load("outputs/export/patok", device="auto", batch_size=32)
     lm.loglikelihood([("Ano ang salitang-ugat ng 'kumain'?", " kain")])
@@ -68,9 +69,8 @@ class HFCausalLM:
         self.tokenizer = tokenizer
         self.batch_size = batch_size
         self.share_prompt = share_prompt  # one forward pass per prompt, where the model allows it
-        self.drop_finished = (
-            drop_finished  # generation computes only unfinished rows, where the cache allows it
-        )
+        # generation computes only the rows still writing, where the model's cache can be cut by rows
+        self.drop_finished = drop_finished
         self.device = next(model.parameters()).device
         start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
         self.prefix = [start] if start is not None else []
