@@ -6,6 +6,9 @@ special-token text inside a prompt ("<eos>") stays text. Context and continuatio
 scored tokens are exactly the continuation's own tokens and every option of an item shares the same prompt ids.
 Where the model allows it (Gemma 3), those ids go through the model once per prompt with every option after them
 (`shared_prompt`); `share_prompt=False` scores one row per option, as before, with the same log-likelihoods.
+Greedy generation drops each row from the batch and its KV cache once the row is finished (`_generate_compact`), so
+later steps compute only the rows still writing; `drop_finished=False` runs `model.generate`, as before, which
+carries every row to the end of the batch's slowest one. Both give the same texts.
 
     lm = HFCausalLM.load("outputs/export/patok", device="auto", batch_size=32)
     lm.loglikelihood([("Ano ang salitang-ugat ng 'kumain'?", " kain")])
@@ -18,7 +21,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, StoppingCriteria, StoppingCriteriaList
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    DynamicCache,
+    StoppingCriteria,
+    StoppingCriteriaList,
+)
 
 from morphcpt import paths
 from morphcpt.evaluate import shared_prompt
@@ -47,11 +56,21 @@ class _LineComplete(StoppingCriteria):
 class HFCausalLM:
     """Implements `mcq.LogLikelihoodModel` and `gen.GenerativeModel` for any causal LM."""
 
-    def __init__(self, model, tokenizer, *, batch_size: int = 32, share_prompt: bool = True):
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        *,
+        batch_size: int = 32,
+        share_prompt: bool = True,
+        drop_finished: bool = True,
+    ):
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.batch_size = batch_size
         self.share_prompt = share_prompt  # one forward pass per prompt, where the model allows it
+        # generation computes only the rows still writing, where the model's cache can be cut by rows
+        self.drop_finished = drop_finished
         self.device = next(model.parameters()).device
         start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
         self.prefix = [start] if start is not None else []
@@ -67,6 +86,7 @@ class HFCausalLM:
         batch_size: int = 32,
         dtype: torch.dtype | None = None,
         share_prompt: bool = True,
+        drop_finished: bool = True,
     ) -> HFCausalLM:
         """bf16 on a GPU, fp32 on CPU unless `dtype` says otherwise."""
         target = resolve_device(device)
@@ -78,7 +98,9 @@ class HFCausalLM:
         except (OSError, ValueError) as error:
             raise OSError(f"cannot load model {name_or_path}: {error}") from None
         model = model.to(target)
-        return cls(model, tokenizer, batch_size=batch_size, share_prompt=share_prompt)
+        return cls(
+            model, tokenizer, batch_size=batch_size, share_prompt=share_prompt, drop_finished=drop_finished
+        )
 
     def encode(self, texts: Sequence[str]) -> list[list[int]]:
         if not texts:
@@ -249,18 +271,80 @@ class HFCausalLM:
                 outputs[index] = text
         return outputs
 
-    @torch.inference_mode()
     def _generate_batch(self, rows: list[list[int]], max_new_tokens: int) -> list[str]:
+        dynamic_cache = getattr(self.model, "_supports_default_dynamic_cache", lambda: False)
+        if self.drop_finished and dynamic_cache():  # else a cache this loop cannot cut by rows
+            return self._generate_compact(rows, max_new_tokens)
+        return self._generate_hf(rows, max_new_tokens)
+
+    def _left_padded(self, rows: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """(input ids, attention mask), left-padded so every row's next token comes from its last real token."""
         width = max(len(ids) for ids in rows)
         input_ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(rows), width), dtype=torch.long)
         for r, ids in enumerate(rows):
-            # Left padding, so every row's next token comes from its last real token.
             input_ids[r, width - len(ids) :] = torch.tensor(ids)
             mask[r, width - len(ids) :] = 1
+        return input_ids.to(self.device), mask.to(self.device)
+
+    def _eos_ids(self) -> set[int]:
+        eos = self.tokenizer.eos_token_id
+        if eos is None:  # as `generate` does without an explicit id: the model's generation config
+            eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
+        return set(eos) if isinstance(eos, list | tuple) else {eos} - {None}
+
+    @torch.inference_mode()
+    def _generate_compact(self, rows: list[list[int]], max_new_tokens: int) -> list[str]:
+        """Greedy decoding that drops each row from the batch and from the KV cache once it is finished (at
+        `<eos>`, at the end of its first line, `gen.first_line`), so a step computes only the rows still writing.
+
+        The model sees what `model.generate` gives it step by step: left-padded ids, a 2D attention mask that
+        grows by one column a step, positions `cumsum(mask) - 1` (pads at 0) then one more a step, a
+        `DynamicCache` built from the config (sliding-window layers included), logits of the last position only.
+        Rows are cut from the cache with `DynamicCache.batch_select_indices`, which indexes every layer's key and
+        value tensors on the batch dimension (a sliding layer keeps its shared `cumulative_length`)."""
+        input_ids, mask = self._left_padded(rows)
+        positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+        cache = DynamicCache(config=self.model.config.get_text_config(decoder=True))
+        eos = self._eos_ids()
+        new_ids: list[list[int]] = [[] for _ in rows]
+        active = list(range(len(rows)))  # the original row of each row of the batch
+        for step in range(max_new_tokens):
+            logits = self.model(
+                input_ids=input_ids,
+                attention_mask=mask,
+                position_ids=positions,
+                cache=cache,
+                use_cache=True,
+                logits_to_keep=1,
+            ).logits[:, -1]
+            chosen = logits.float().argmax(-1)
+            keep = []
+            for b, (row, token) in enumerate(zip(active, chosen.tolist(), strict=True)):
+                new_ids[row].append(token)
+                text = self.tokenizer.decode(new_ids[row], skip_special_tokens=True)
+                if token not in eos and not first_line(text)[1]:
+                    keep.append(b)
+            if not keep or step == max_new_tokens - 1:
+                break
+            if len(keep) < len(active):
+                index = torch.tensor(keep, device=self.device)
+                cache.batch_select_indices(index)
+                mask, positions, chosen = mask[index], positions[index], chosen[index]
+                active = [active[b] for b in keep]
+            input_ids = chosen[:, None]
+            positions = positions[:, -1:] + 1
+            mask = torch.cat([mask, mask.new_ones((len(active), 1))], dim=-1)
+        return self.tokenizer.batch_decode(new_ids, skip_special_tokens=True)
+
+    @torch.inference_mode()
+    def _generate_hf(self, rows: list[list[int]], max_new_tokens: int) -> list[str]:
+        """The same decoding through `model.generate`, which computes every row until the last one finishes."""
+        input_ids, mask = self._left_padded(rows)
+        width = input_ids.shape[1]
         output = self.model.generate(
-            input_ids=input_ids.to(self.device),
-            attention_mask=mask.to(self.device),
+            input_ids=input_ids,
+            attention_mask=mask,
             max_new_tokens=max_new_tokens,
             do_sample=False,
             temperature=None,
