@@ -42,13 +42,16 @@ docs-check: $(STAMP)
 	$(PY) tools/docs_check.py --all
 
 # The cluster path against the real Megatron-Bridge on a CPU: the NeMo 26.04 release (0.4) and the newest on PyPI
-# (0.6), each in a Python 3.12 environment cached outside the checkout (tests/cluster/build_env.sh).
+# (0.6), each in a Python 3.12 environment cached outside the checkout (tests/cluster/build_env.sh). The same
+# environments hold the containers' transformers (5.3 in NeMo 26.04), so the evaluator's own decoding loop, which
+# calls the model's forward directly, is tested under them too.
 BRIDGE_SERIES ?= 0.4 0.6
+CONTAINER_TESTS ?= tests/cluster tests/evaluate/test_hf_generation.py
 test-cluster:
 	@for series in $(BRIDGE_SERIES); do \
 		env_dir=$$(bash tests/cluster/build_env.sh $$series) || exit 1; \
 		echo "== cluster contract tests: Megatron-Bridge $$series ($$env_dir)"; \
-		PYTHONPATH=src $$env_dir/bin/python -m pytest -q -p no:cacheprovider tests/cluster || exit 1; \
+		PYTHONPATH=src $$env_dir/bin/python -m pytest -q -p no:cacheprovider $(CONTAINER_TESTS) || exit 1; \
 	done
 
 lint: $(STAMP)

@@ -17,6 +17,7 @@ carries every row to the end of the batch's slowest one. Both give the same text
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -306,6 +307,11 @@ class HFCausalLM:
         input_ids, mask = self._left_padded(rows)
         positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
         cache = DynamicCache(config=self.model.config.get_text_config(decoder=True))
+        # transformers 5.x renamed forward's `past_key_values` to `cache` (the old name warns); before the rename
+        # an unknown `cache=` would be swallowed by **kwargs and every step would run without the context
+        cache_key = (
+            "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
+        )
         eos = self._eos_ids()
         new_ids: list[list[int]] = [[] for _ in rows]
         active = list(range(len(rows)))  # the original row of each row of the batch
@@ -314,7 +320,7 @@ class HFCausalLM:
                 input_ids=input_ids,
                 attention_mask=mask,
                 position_ids=positions,
-                cache=cache,
+                **{cache_key: cache},
                 use_cache=True,
                 logits_to_keep=1,
             ).logits[:, -1]
