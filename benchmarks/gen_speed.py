@@ -79,25 +79,16 @@ def timed(lm: HFCausalLM, counter: RowCounter, prompts: list[str], max_new_token
 def step_cost(lm: HFCausalLM, prompts: list[str], batch_size: int, steps: int = 10) -> dict[int, float]:
     """Milliseconds of one decode step (one new id a row, after a prefill) by rows in the batch: what dropping
     rows can save. The median of `steps` steps, each row fed its own greedy ids."""
-    from transformers import DynamicCache
-
     costs = {}
     rows = [lm.prefix + ids for ids in lm.encode(prompts[:batch_size])]
     for count in sorted({batch_size, max(batch_size // 2, 1), max(batch_size // 4, 1), 1}, reverse=True):
         input_ids, mask = lm._left_padded(rows[:count])
         positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
-        cache = DynamicCache(config=lm.model.config)
+        cache = lm._new_cache()
         times = []
         for _ in range(steps + 1):
             start = time.perf_counter()
-            logits = lm.model(
-                input_ids=input_ids,
-                attention_mask=mask,
-                position_ids=positions,
-                cache=cache,
-                use_cache=True,
-                logits_to_keep=1,
-            ).logits[:, -1]
+            logits = lm._next_logits(input_ids, mask, positions, cache)
             times.append(time.perf_counter() - start)
             input_ids = logits.argmax(-1)[:, None]
             positions = positions[:, -1:] + 1

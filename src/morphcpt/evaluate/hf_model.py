@@ -77,6 +77,11 @@ class HFCausalLM:
         self.prefix = [start] if start is not None else []
         self.pad_id = next(i for i in (tokenizer.pad_token_id, tokenizer.eos_token_id, 0) if i is not None)
         self.max_length = getattr(model.config, "max_position_embeddings", None)
+        # transformers 5.x renamed forward's `past_key_values` to `cache` (the old name warns); before the rename
+        # an unknown `cache=` would be swallowed by **kwargs and every step would run without the context
+        self._cache_key = (
+            "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+        )
 
     @classmethod
     def load(
@@ -294,6 +299,22 @@ class HFCausalLM:
             eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
         return set(eos) if isinstance(eos, list | tuple) else {eos} - {None}
 
+    def _new_cache(self) -> DynamicCache:
+        """An empty KV cache shaped by the model's config (sliding-window layers included)."""
+        return DynamicCache(config=self.model.config.get_text_config(decoder=True))
+
+    def _next_logits(self, input_ids, mask, positions, cache: DynamicCache) -> torch.Tensor:
+        """One decoding step: the last position's logits [rows, vocab], the cache passed under the forward's own
+        name for it."""
+        return self.model(
+            input_ids=input_ids,
+            attention_mask=mask,
+            position_ids=positions,
+            **{self._cache_key: cache},
+            use_cache=True,
+            logits_to_keep=1,
+        ).logits[:, -1]
+
     @torch.inference_mode()
     def _generate_compact(self, rows: list[list[int]], max_new_tokens: int) -> list[str]:
         """Greedy decoding that drops each row from the batch and from the KV cache once it is finished (at
@@ -306,25 +327,12 @@ class HFCausalLM:
         value tensors on the batch dimension (a sliding layer keeps its shared `cumulative_length`)."""
         input_ids, mask = self._left_padded(rows)
         positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
-        cache = DynamicCache(config=self.model.config.get_text_config(decoder=True))
-        # transformers 5.x renamed forward's `past_key_values` to `cache` (the old name warns); before the rename
-        # an unknown `cache=` would be swallowed by **kwargs and every step would run without the context
-        cache_key = (
-            "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
-        )
+        cache = self._new_cache()
         eos = self._eos_ids()
         new_ids: list[list[int]] = [[] for _ in rows]
         active = list(range(len(rows)))  # the original row of each row of the batch
         for step in range(max_new_tokens):
-            logits = self.model(
-                input_ids=input_ids,
-                attention_mask=mask,
-                position_ids=positions,
-                **{cache_key: cache},
-                use_cache=True,
-                logits_to_keep=1,
-            ).logits[:, -1]
-            chosen = logits.float().argmax(-1)
+            chosen = self._next_logits(input_ids, mask, positions, cache).float().argmax(-1)
             keep = []
             for b, (row, token) in enumerate(zip(active, chosen.tolist(), strict=True)):
                 new_ids[row].append(token)
