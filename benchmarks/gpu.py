@@ -277,6 +277,24 @@ def report_row(result: dict, started: float) -> None:
     print(f"ROW {json.dumps(result)}", file=sys.stderr, flush=True)
 
 
+def pick_rows(text: str, names: list[str]) -> tuple[list[str], list[str]]:
+    """--rows' names, comma-separated, where a name may hold a comma itself ("fsdp, 1 rank"): the pieces are joined
+    back, left to right, into the longest run that names a row. Returns (rows named, pieces that name none)."""
+    pieces = [piece.strip() for piece in text.split(",")]
+    wanted, unknown, start = [], [], 0
+    while start < len(pieces):
+        for end in range(len(pieces), start, -1):
+            if ", ".join(pieces[start:end]) in names:
+                wanted.append(", ".join(pieces[start:end]))
+                start = end
+                break
+        else:
+            if pieces[start]:
+                unknown.append(pieces[start])
+            start += 1
+    return wanted, unknown
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cpu-smoke", action="store_true", help="the tiny shape on the CPU")
@@ -318,8 +336,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.gpu_memory:
             names.insert(1, CPT_ROW[0])
         if args.rows:
-            wanted = [name.strip() for name in args.rows.split(",") if name.strip()]
-            unknown = [name for name in wanted if name not in names]
+            wanted, unknown = pick_rows(args.rows, names)
             if unknown:
                 parser.error(f"unknown rows {unknown}; the rows are {names}")
             names = [name for name in names if name in wanted]

@@ -30,3 +30,18 @@ def test_the_gpu_benchmark_runs_every_row_at_the_tiny_shape_on_cpu(tmp_path):
     assert engine["micro_batch"] == 8 and engine["estimate_gib"] > 0
     assert engine["checkpoint_stall_s"] >= 0 and engine["checkpoint_write_s"] is not None
     assert "| engine default | 8 |" in done.stdout and "| bare loop |" in done.stdout
+
+
+def test_rows_are_picked_by_name_even_where_a_name_holds_a_comma():
+    import sys
+
+    sys.path.insert(0, str(paths.REPO_ROOT / "benchmarks"))
+    from gpu import ROWS, pick_rows
+
+    names = list(ROWS)
+    assert pick_rows("+ activation checkpointing,fsdp, 1 rank", names) == (
+        ["+ activation checkpointing", "fsdp, 1 rank"],
+        [],
+    )
+    assert pick_rows("fsdp,1 rank , bare loop", names) == (["fsdp, 1 rank", "bare loop"], [])
+    assert pick_rows("engine default,fsdp", names) == (["engine default"], ["fsdp"])
