@@ -204,3 +204,25 @@ def test_a_cluster_copy_is_no_root_of_its_own():
     assert _looks_inflected("tatrabaho", {"trabaho"})  # ta|trabaho: the copy of tra
     assert _looks_inflected("pepresyo", set())
     assert not _looks_inflected("tatlo", set())  # t|atlo? no: the vowel after the cluster differs
+
+
+@pytest.mark.parametrize(
+    ("word", "roots", "expected"),
+    [
+        ("inihagis", {"hagis"}, ("i|ni|hagis", "hagis")),  # i- with -in- before h: the infix after the prefix
+        ("inihahagis", {"hagis"}, ("i|ni|ha|hagis", "hagis")),  # ... with the imperfective's copy
+        ("iniabot", {"abot"}, ("i|ni|abot", "abot")),  # ... before a vowel
+        ("iniaabot", {"abot"}, ("i|ni|a|abot", "abot")),
+        ("iniwan", {"iwan", "wan"}, ("in|iwan", "iwan")),  # -in- on a vowel-initial root, not i|ni + w...
+        ("inihaw", {"ihaw", "haw"}, ("in|ihaw", "ihaw")),  # ... nor i|ni + h...: the longer root wins
+        ("ihagis", {"hagis"}, ("i|hagis", "hagis")),
+    ],
+)
+def test_i_with_in_before_h_w_or_a_vowel_is_i_ni(word, roots, expected):
+    # fourth session: lemmas of neither data/gold_heldout/paradigms_heldout.tsv nor any other held-out set
+    assert cut(FilipinoPack(roots=roots), word) == expected
+
+
+def test_tign_is_the_syncopated_stem_of_tingin_as_often_written():
+    assert cut(FIL, "tignan") == ("tign|an", "tingin")
+    assert cut(FIL, "tinignan") == ("t|in|ign|an", "tingin")

@@ -88,10 +88,10 @@ CORONAL = frozenset("dlrst")
 # Irregular roots that lose their last vowel (or change) before -in/-an; the surface stem maps to the dictionary
 # root. The regular syncope of a consonant-final root (takp|an <- takip) is undone by rule (`stems._lemma`), and so
 # is a vowel-final root's before -han/-hin (sab|hin <- sabi: `evidence._lost_final_vowel`); dal and bil stay here for
-# their -an/-in forms (dal|in, pag|bil|an).
+# their -an/-in forms (dal|in, pag|bil|an). tign is tingn as it is often written (tignan).
 SYNCOPE: dict[str, str] = {
     "gaw": "gawa", "dal": "dala", "bil": "bili", "sund": "sunod", "kun": "kuha", "tamn": "tanim",
-    "saky": "sakay", "hing": "hingi", "tingn": "tingin", "dingg": "dinig", "kingg": "dinig",
+    "saky": "sakay", "hing": "hingi", "tingn": "tingin", "tign": "tingin", "dingg": "dinig", "kingg": "dinig",
 }  # fmt: skip
 
 

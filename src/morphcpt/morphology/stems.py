@@ -4,7 +4,7 @@
 root, with the alternations Tagalog spelling shows undone, is in the root lexicon: o -> u and final d -> r before a
 suffix (inum|in <- inom, lakar|in <- lakad), syncope (takp|an <- takip, datn|an <- dating), h/n before -an/-in,
 nasal assimilation and substitution (mam|ili <- bili), d -> r after a CV copy (d|um|a|rating <- dating), -in- as
-ni- before l, r and y. `filipino.FilipinoPack` scores the readings and keeps the best.
+ni- before l, r and y (and after i- before h, w and vowels: i|ni|handa). `filipino.FilipinoPack` scores the readings and keeps the best.
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ _PREFIX_SET = frozenset(PREFIXES) | {"mina", "kina"}  # the prefixes `_prefixed`
 _PREFIX_STARTS = (*PREFIXES, "mina", "kina")
 _NOT_ROOTS = frozenset(PREFIXES)  # mina (mine) and kina are roots too (mag|mi|mina)
 _VOWEL_LETTERS = "".join(sorted(VOWELS))
+# what may follow i|ni- (-in- after the prefix i-): h, w and vowels; l, r and y take ni- anywhere (`_body`)
+_NI_AFTER_I = frozenset("hw") | frozenset(VOWELS)
 _PREFIX_LENGTHS = sorted({len(p) for p in PREFIXES}, reverse=True)
 # prefix -> (its prefix labels, the reduplicant it contains): nakaka- is the prefix naka- plus ka
 _PREFIX_LABELS = {
@@ -216,6 +218,17 @@ class StemReadings(RootEvidence):
                             head + r.spans, r.root, (NASAL_BARE[p],), reduplicant=r.reduplicant, restored=True
                         )
                     )
+            if p == "i" and n == 1 and rest.startswith("ni") and rest[2:3] in _NI_AFTER_I:
+                # i- with -in- before h, w or a vowel: the infix follows the prefix (i|ni|handa, i|ni|uwi), as
+                # ni- stands before l/r/y (`_body`)
+                for r in self._body(rest[2:], pos + 3, suffixed):
+                    if not r.infix:
+                        spans = head + ((pos + 1, pos + 3, "infix"),) + r.spans
+                        out.append(
+                            _Reading(
+                                spans, r.root, labels, "in", r.suffix, r.reduplicant, restored=r.restored
+                            )
+                        )
             for r in self._prefixed(rest, pos + n, depth - 1, suffixed):
                 if redup and r.reduplicant:
                     continue
