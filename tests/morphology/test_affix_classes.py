@@ -226,3 +226,17 @@ def test_i_with_in_before_h_w_or_a_vowel_is_i_ni(word, roots, expected):
 def test_tign_is_the_syncopated_stem_of_tingin_as_often_written():
     assert cut(FIL, "tignan") == ("tign|an", "tingin")
     assert cut(FIL, "tinignan") == ("t|in|ign|an", "tingin")
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("tumaga", ("t|um|aga", "taga")),  # taga (to hack) is a root as well as the prefix taga-
+        ("tinaga", ("t|in|aga", "taga")),
+        ("tagain", ("taga|in", "taga")),
+        ("tagalinis", ("taga|linis", "linis")),  # ... and the prefix still reads as one before a root
+        ("kataga", ("kataga", "kataga")),  # a word of its own (term), not ka- + taga
+    ],
+)
+def test_taga_is_a_root_as_well_as_a_prefix(word, expected):
+    assert cut(FIL, word) == expected
