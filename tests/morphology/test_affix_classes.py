@@ -240,3 +240,25 @@ def test_tign_is_the_syncopated_stem_of_tingin_as_often_written():
 )
 def test_taga_is_a_root_as_well_as_a_prefix(word, expected):
     assert cut(FIL, word) == expected
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("umibabaw", ("um|ibabaw", "ibabaw")),  # ibabaw left the lexicon as i|babaw; its forms read again
+        ("nangibabaw", ("nang|ibabaw", "ibabaw")),
+        ("kinalikot", ("k|in|alikot", "kalikot")),
+        ("kumakalaban", ("k|um|a|kalaban", "kalaban")),
+        ("naghihinala", ("nag|hi|hinala", "hinala")),
+        ("patibong", ("patibong", "patibong")),  # a weak prefix alone marks nothing: no pa|tibong
+        ("pindang", ("pindang", "pindang")),  # nor a linker alone: no pindan|g
+    ],
+)
+def test_a_word_with_no_reading_reads_with_a_dictionary_headword_the_lexicon_left_out(word, expected):
+    assert cut(FIL, word) == expected
+
+
+def test_the_headword_fallback_leaves_readings_the_lexicon_gives_alone():
+    assert cut(FIL, "ibabaw")[0] == "i|babaw"  # the lexicon's own reading, as before
+    # a pack over given roots (no word lists) has no headwords to fall back on
+    assert cut(FilipinoPack(roots={"babaw"}), "umibabaw") == ("umibabaw", "umibabaw")

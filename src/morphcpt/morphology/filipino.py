@@ -18,6 +18,7 @@ roots, which is how look-alikes such as "kabayo" (not ka+bayo) are protected.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
@@ -52,6 +53,7 @@ from morphcpt.morphology.stems import (
     StemReadings,
     _copy_may_end_at,
     _Reading,
+    _syllable_ok,
 )
 from morphcpt.morphology.syllabify import folded_first_syllable_cv
 
@@ -80,6 +82,9 @@ _FULL_FORM_PREFIXES = (
 )
 
 
+# prefixes too common at the start of a word to mark one alone (`_headword_reading`: patibong is no pa|tibong, kamuning
+# no ka|muning); with -um-/-in- or a CV copy they do
+_WEAK_PREFIXES = frozenset({"i", "ka", "pa", "ma", "na"})
 _PREFIX_ROOTS = frozenset(PREFIXES)  # curated roots that are prefixes too (pinaka): no root for a suffix
 
 
@@ -224,6 +229,9 @@ class FilipinoPack(StemReadings, LanguagePack):
         self._trusted = self._roots
         self._zipf: dict[str, float] = {}
         self._known: frozenset[str] = frozenset()  # every word of the shipped lists (empty: no such check)
+        self._shipped = roots is None  # the lexicon comes from the shipped word lists
+        self._secondary: frozenset[str] = frozenset()  # headwords outside the lexicon (`_wider`)
+        self._wider_pack: FilipinoPack | None = None
         self._best = lru_cache(maxsize=cache_size)(self._best_reading)
         self._parse = lru_cache(maxsize=cache_size)(self._analysis)
         self._bounds = lru_cache(maxsize=cache_size)(self._boundaries)
@@ -382,7 +390,11 @@ class FilipinoPack(StemReadings, LanguagePack):
         if len(candidates) < 2:  # most words: nothing to score
             if candidates:
                 return candidates[0]
-            return ("-" in f and _hyphenated(f)) or _Reading(((0, len(f), "root"),), f)
+            return (
+                ("-" in f and _hyphenated(f))
+                or self._headword_reading(f)
+                or _Reading(((0, len(f), "root"),), f)
+            )
         best = min(candidates, key=lambda r: self._score(f, r))
         # The same cut with another root (nang|uha: kuha or uha; man|ita: sita or nita): the more frequent root.
         # (A d -> n reading is no such alternative to a t/s one: the rarer substitution loses whatever the frequency.)
@@ -397,6 +409,46 @@ class FilipinoPack(StemReadings, LanguagePack):
             ),
         ]
         return min(same_cut, key=self._root_frequency) if len(same_cut) > 1 else best
+
+    def _headword_reading(self, f: str) -> _Reading | None:
+        """For a word with no reading by the root lexicon, the best reading whose root is a dictionary headword the
+        lexicon left out as a derived word (ibabaw read as i|babaw, kalikot as ka|likot): the lists inflect such
+        words as roots again (um|ibabaw, nang|ibabaw, k|in|alikot), and without them the whole form would stay one
+        root. Only then, ranked as the rarest roots, and only a reading with -um-/-in-, a CV copy or a prefix other than
+        the weakest (`_WEAK_PREFIXES`): no suffix or linker alone (pindang is no pindan|g), and every reading the
+        lexicon gives is left as it was. Only with the shipped lists (a pack over given roots has no headwords)."""
+        if len(f) < 6 or (wider := self._wider()) is None:
+            return None
+        secondary = wider._secondary
+        found = [
+            r
+            for r in wider._readings(f)
+            if r.root in secondary
+            and r.root != f
+            and (r.infix or r.reduplicant or r.prefixes[:1] > ("",))
+            and (r.infix or r.reduplicant or r.prefixes[0] not in _WEAK_PREFIXES)
+        ]
+        return min(found, key=lambda r: wider._score(f, r)) if found else None
+
+    def _wider(self) -> FilipinoPack | None:
+        """This pack with the dictionary headwords of four letters or more that its lexicon does not hold added as
+        its rarest roots (`_headword_reading`), built once; None for a pack over given roots."""
+        if self._wider_pack is None:
+            self.roots  # noqa: B018 - the lexicon first
+            if not self._shipped:
+                return None
+            from morphcpt.paths import LEXICON_DIR
+
+            words = {w for name in HEADWORD_FILES for w in read_words(LEXICON_DIR / name)}
+            secondary = frozenset(
+                w for w in words if len(w) >= 4 and w.isalpha() and w not in self._roots and _syllable_ok(w)
+            )
+            wider = copy.copy(self)
+            wider._roots = self._roots | secondary
+            wider._rare = self._rare | secondary
+            wider._secondary = secondary
+            self._wider_pack = wider
+        return self._wider_pack
 
     def _root_frequency(self, r: _Reading) -> float:
         return self._frequency(r.root)
