@@ -53,7 +53,6 @@ from morphcpt.morphology.stems import (
     StemReadings,
     _copy_may_end_at,
     _Reading,
-    _syllable_ok,
 )
 from morphcpt.morphology.syllabify import folded_first_syllable_cv
 
@@ -411,12 +410,10 @@ class FilipinoPack(StemReadings, LanguagePack):
         return min(same_cut, key=self._root_frequency) if len(same_cut) > 1 else best
 
     def _headword_reading(self, f: str) -> _Reading | None:
-        """For a word with no reading by the root lexicon, the best reading whose root is a dictionary headword the
-        lexicon left out as a derived word (ibabaw read as i|babaw, kalikot as ka|likot): the lists inflect such
-        words as roots again (um|ibabaw, nang|ibabaw, k|in|alikot), and without them the whole form would stay one
-        root. Only then, ranked as the rarest roots, and only a reading with -um-/-in-, a CV copy or a prefix other than
-        the weakest (`_WEAK_PREFIXES`): no suffix or linker alone (pindang is no pindan|g), and every reading the
-        lexicon gives is left as it was. Only with the shipped lists (a pack over given roots has no headwords)."""
+        """For a word with no reading at all, the best one whose root is a headword the lexicon left out as derived
+        (ibabaw as i|babaw): its forms read (um|ibabaw, k|in|alikot) rather than stay whole. Such roots rank rarest;
+        only -um-/-in-, a CV copy or a prefix not in `_WEAK_PREFIXES` counts (no suffix or linker alone: pindang is
+        no pindan|g). Needs the shipped lists; a word with a reading keeps it."""
         if len(f) < 6 or (wider := self._wider()) is None:
             return None
         secondary = wider._secondary
@@ -439,10 +436,7 @@ class FilipinoPack(StemReadings, LanguagePack):
                 return None
             from morphcpt.paths import LEXICON_DIR
 
-            words = {w for name in HEADWORD_FILES for w in read_words(LEXICON_DIR / name)}
-            secondary = frozenset(
-                w for w in words if len(w) >= 4 and w.isalpha() and w not in self._roots and _syllable_ok(w)
-            )
+            secondary = rootlexicon.left_out_headwords(LEXICON_DIR, self._roots)
             wider = copy.copy(self)
             wider._roots = self._roots | secondary
             wider._rare = self._rare | secondary

@@ -161,6 +161,14 @@ def _paradigm_roots(
     return {w for w in found if not _affixed(final, w)}
 
 
+def left_out_headwords(lexicon_dir: Path, roots: frozenset[str]) -> frozenset[str]:
+    """The dictionary headwords of four letters or more that the lexicon `roots` does not hold: mostly those the
+    second tier left out as affixed (ibabaw: i|babaw), which `FilipinoPack` tries as roots for a word that has no
+    reading at all."""
+    words = {w for name in HEADWORD_FILES for w in read_words(Path(lexicon_dir) / name)}
+    return frozenset(w for w in words if len(w) >= 4 and w.isalpha() and w not in roots and _syllable_ok(w))
+
+
 def _affixed(pack, word: str) -> bool:
     """Whether `pack` reads `word` with a prefix, an infix or a suffix: a linker reading does not count, as the
     evidence of the word's own affixed forms outweighs it (bulong is no bulon|g)."""
