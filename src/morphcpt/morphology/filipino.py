@@ -422,8 +422,7 @@ class FilipinoPack(StemReadings, LanguagePack):
             for r in wider._readings(f)
             if r.root in secondary
             and r.root != f
-            and (r.infix or r.reduplicant or r.prefixes[:1] > ("",))
-            and (r.infix or r.reduplicant or r.prefixes[0] not in _WEAK_PREFIXES)
+            and (r.infix or r.reduplicant or (r.prefixes and r.prefixes[0] not in _WEAK_PREFIXES))
         ]
         return min(found, key=lambda r: wider._score(f, r)) if found else None
 

@@ -4,7 +4,8 @@
 root, with the alternations Tagalog spelling shows undone, is in the root lexicon: o -> u and final d -> r before a
 suffix (inum|in <- inom, lakar|in <- lakad), syncope (takp|an <- takip, datn|an <- dating), h/n before -an/-in,
 nasal assimilation and substitution (mam|ili <- bili), d -> r after a CV copy (d|um|a|rating <- dating), -in- as
-ni- before l, r and y (and after i- before h, w and vowels: i|ni|handa). `filipino.FilipinoPack` scores the readings and keeps the best.
+ni- before l, r and y (and after i- before h, w and vowels: i|ni|handa). `filipino.FilipinoPack` scores the
+readings and keeps the best.
 """
 
 from __future__ import annotations
@@ -46,8 +47,10 @@ _PREFIX_SET = frozenset(PREFIXES) | {"mina", "kina"}  # the prefixes `_prefixed`
 _PREFIX_STARTS = (*PREFIXES, "mina", "kina")
 _NOT_ROOTS = frozenset(PREFIXES)  # mina (mine) and kina are roots too (mag|mi|mina)
 _VOWEL_LETTERS = "".join(sorted(VOWELS))
-# what may follow i|ni- (-in- after the prefix i-): h, w and vowels; l, r and y take ni- anywhere (`_body`)
-_NI_AFTER_I = frozenset("hw") | frozenset(VOWELS)
+# the sounds before which -in- surfaces as ni- (`_body`): l, r and y anywhere (ni|luto), and right after the prefix
+# i- also h, w and vowels (i|ni|handa, i|ni|uwi)
+_NI_BEFORE = frozenset("lry")
+_NI_AFTER_I = _NI_BEFORE | frozenset("hw") | frozenset(VOWELS)
 _PREFIX_LENGTHS = sorted({len(p) for p in PREFIXES}, reverse=True)
 # prefix -> (its prefix labels, the reduplicant it contains): nakaka- is the prefix naka- plus ka
 _PREFIX_LABELS = {
@@ -184,8 +187,10 @@ class StemReadings(RootEvidence):
         )
         return (root, 0) if ok else None
 
-    def _prefixed(self, s: str, pos: int, depth: int, suffixed: str) -> list[_Reading]:
-        out = self._body(s, pos, suffixed)
+    def _prefixed(
+        self, s: str, pos: int, depth: int, suffixed: str, ni_before: frozenset[str] = _NI_BEFORE
+    ) -> list[_Reading]:
+        out = self._body(s, pos, suffixed, ni_before)
         if depth == 0 or not s.startswith(
             _PREFIX_STARTS
         ):  # (one C-level test for the common case: no prefix)
@@ -218,18 +223,8 @@ class StemReadings(RootEvidence):
                             head + r.spans, r.root, (NASAL_BARE[p],), reduplicant=r.reduplicant, restored=True
                         )
                     )
-            if p == "i" and n == 1 and rest.startswith("ni") and rest[2:3] in _NI_AFTER_I:
-                # i- with -in- before h, w or a vowel: the infix follows the prefix (i|ni|handa, i|ni|uwi), as
-                # ni- stands before l/r/y (`_body`)
-                for r in self._body(rest[2:], pos + 3, suffixed):
-                    if not r.infix:
-                        spans = head + ((pos + 1, pos + 3, "infix"),) + r.spans
-                        out.append(
-                            _Reading(
-                                spans, r.root, labels, "in", r.suffix, r.reduplicant, restored=r.restored
-                            )
-                        )
-            for r in self._prefixed(rest, pos + n, depth - 1, suffixed):
+            after = _NI_AFTER_I if p == "i" and n == 1 else _NI_BEFORE
+            for r in self._prefixed(rest, pos + n, depth - 1, suffixed, after):
                 if redup and r.reduplicant:
                     continue
                 out.append(
@@ -347,8 +342,11 @@ class StemReadings(RootEvidence):
                 out.append(_Reading(spans, found[0], reduplicant=red))
         return out
 
-    def _body(self, s: str, pos: int, suffixed: str) -> list[_Reading]:
-        """Readings of `s` as [reduplicant] [infix] root, with the infix inside the first syllable."""
+    def _body(
+        self, s: str, pos: int, suffixed: str, ni_before: frozenset[str] = _NI_BEFORE
+    ) -> list[_Reading]:
+        """Readings of `s` as [reduplicant] [infix] root, with the infix inside the first syllable (or as ni- before
+        the sounds `ni_before` holds)."""
         out: list[_Reading] = []
         end = pos + len(s)
         found = self._lemma(s, suffixed)
@@ -461,8 +459,8 @@ class StemReadings(RootEvidence):
                                 restored=_syncope_of(found),
                             )
                         )
-        # -in- before l/r/y surfaces as ni-: ni|luto, ni|lu|luto, ni|renta
-        if s.startswith("ni") and s[2:3] in ("l", "r", "y"):
+        # -in- before l/r/y (and, right after i-, h/w/vowels) surfaces as ni-: ni|luto, ni|lu|luto, ni|renta
+        if s.startswith("ni") and s[2:3] in ni_before:
             for r in self._body(s[2:], pos + 2, suffixed):
                 if not r.infix:
                     out.append(
