@@ -44,6 +44,11 @@ from morphcpt.morphology.lexicon import (
     read_words,
     word_frequencies,
 )
+from morphcpt.morphology.loans import (
+    english_frequencies,
+    hyphenated_reading,
+    unhyphenated_reading,
+)
 from morphcpt.morphology.stems import (
     _MAX_PREFIXES,
     _MAX_WORD,
@@ -119,96 +124,6 @@ def _lexicon_pack(roots: Iterable[str], zipf: dict[str, float], known: frozenset
     pack = FilipinoPack(roots=roots, cache_size=0)
     pack._zipf, pack._known = zipf, known
     return pack
-
-
-def _hyphenated(f: str) -> _Reading | None:
-    """Affixes written before a hyphen on a root no lexicon lists, in the folded word `f`: Filipino spelling keeps a
-    borrowed word in its own spelling and hyphenates the prefixes and the CV copy before it (mag-|cast, i-|verify,
-    naka-|block, ma|i-|update, ma|di-|disable, nag-|na|navigate, in-|import, in|a-|upload, s|in|e-|save). What
-    stands before the last hyphen must read whole as up to two prefixes, then at most one of: a copy of the root's
-    first consonants and a vowel (the copy follows the sound: se-save), -in- (before a vowel), -in- and a vowel
-    (before a vowel: ina-upload), or -in- inside such a copy (sh|in|e-share). With prefixes alone, the root itself
-    may start with the copy (nag-|na|navigate). A hyphen stays with the morph before it."""
-    head, _, root = f.rpartition("-")
-    if not root.isalpha() or len(root) < 2 or not head.replace("-", "").isalpha():
-        return None  # (also a word that starts or ends with a hyphen: "" is no letters)
-    h = head.replace("-", "")
-    onset = len(root) - len(root.lstrip("bcdfghjklmnpqrstvwxyz"))
-    tails: list[tuple[tuple[int, str], ...]] = [()]  # (length, kind) of the morphs after the prefixes
-    if onset:
-        tails += [((onset + 1, "reduplicant"),)] + [
-            ((onset, "reduplicant"), (2, "infix"), (1, "reduplicant"))
-        ]
-    else:
-        tails += [((1, "reduplicant"),), ((2, "infix"),), ((2, "infix"), (1, "reduplicant"))]
-    for tail in tails:
-        n_tail = sum(n for n, _ in tail)
-        if n_tail > len(h):
-            continue
-        copy = h[len(h) - n_tail :] if n_tail else ""
-        if n_tail and not _copy_shaped(copy, tail, root[:onset]):
-            continue
-        prefixes = _prefix_split(h[: len(h) - n_tail])
-        if prefixes is None or (not prefixes and not tail):
-            continue
-        parts = [(p, "prefix") for p in prefixes] + [(copy[a:b], k) for a, b, k in _cumulative(tail)]
-        body = [(root, "root")]
-        rest = root[onset + 1 :]
-        if (
-            not tail
-            and onset
-            and root[onset : onset + 1] in "aeiou"
-            and len(rest) >= 4
-            and rest.startswith(root[:onset])
-        ):
-            body = [(root[: onset + 1], "reduplicant"), (rest, "root")]  # nag-|na|navigate
-        return _spelled(f, parts + body, tuple(prefixes), "in" if any(k == "infix" for _, k in parts) else "")
-    return None
-
-
-def _copy_shaped(copy: str, tail: tuple[tuple[int, str], ...], onset: str) -> bool:
-    """Whether `copy` is the copy `tail` describes of a root starting with the consonants `onset`."""
-    if len(tail) == 1 and tail[0][1] == "infix":
-        return copy == "in"
-    if len(tail) == 1:
-        return copy[:-1] == onset and copy[-1] in "aeiou"
-    if tail[0][1] == "infix":
-        return copy[:2] == "in" and copy[2] in "aeiou"
-    return copy[: len(onset)] == onset and copy[len(onset) : len(onset) + 2] == "in" and copy[-1] in "aeiou"
-
-
-def _prefix_split(h: str) -> list[str] | None:
-    """`h` as at most two prefixes of the inventory (longest first), [] for "", None when it is not."""
-    if not h:
-        return []
-    if h in PREFIXES:
-        return [h]
-    for k in range(len(h) - 1, 0, -1):
-        if h[:k] in PREFIXES and h[k:] in PREFIXES:
-            return [h[:k], h[k:]]
-    return None
-
-
-def _cumulative(tail: tuple[tuple[int, str], ...]) -> list[tuple[int, int, str]]:
-    out, at = [], 0
-    for n, kind in tail:
-        out.append((at, at + n, kind))
-        at += n
-    return out
-
-
-def _spelled(f: str, parts: list[tuple[str, str]], prefixes: tuple[str, ...], infix: str) -> _Reading:
-    """The reading of `f` whose morphs are `parts` (text without hyphens, kind), each hyphen of `f` joined to the
-    morph before it."""
-    spans, at = [], 0
-    for text, kind in parts:
-        end = at + len(text)
-        while end < len(f) and f[end] == "-":
-            end += 1
-        spans.append((at, end, kind))
-        at = end
-    copy = "".join(t for t, k in parts if k == "reduplicant")
-    return _Reading(tuple(spans), parts[-1][0], prefixes, infix, reduplicant=copy)
 
 
 class FilipinoPack(StemReadings, LanguagePack):
@@ -390,8 +305,9 @@ class FilipinoPack(StemReadings, LanguagePack):
             if candidates:
                 return candidates[0]
             return (
-                ("-" in f and _hyphenated(f))
+                ("-" in f and hyphenated_reading(f))
                 or self._headword_reading(f)
+                or unhyphenated_reading(f, english_frequencies(), self._zipf)
                 or _Reading(((0, len(f), "root"),), f)
             )
         best = min(candidates, key=lambda r: self._score(f, r))

@@ -70,6 +70,7 @@ def load_root_tiers(
                 "affixes.py",
                 "syllabify.py",
                 "lexicon.py",
+                "loans.py",
             )
         ),
     ]:

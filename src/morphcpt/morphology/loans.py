@@ -1,0 +1,169 @@
+"""Readings of borrowed words that carry Tagalog affixes: Filipino keeps a borrowed word in its own spelling and puts
+the prefixes and the CV copy before it, with a hyphen (mag-|cast, ma|di-|disable) or without one (nag|text,
+nag|wo|work, pang|ha|harass). The root lexicon holds no English, so such a word has no other reading; these are
+tried only for a word that has none (`FilipinoPack._best_reading`).
+
+Without a hyphen the root must be an English word, told by `data/en_words.tsv` (wordfreq's English frequency of
+the lists' words, built by `scripts/build_english_words.py`): at least as frequent in English as in Filipino with
+a Zipf figure of 3 or more (the rule the generated gold sets use to call a root English), four letters or more,
+after one of `LOAN_PREFIXES` and at most a copy of its first sounds. A word English uses itself (magnet, nagging:
+Zipf 2.5 or more) stays whole.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from morphcpt.morphology.affixes import PREFIX_PARTS, PREFIXES
+from morphcpt.morphology.lexicon import word_frequencies
+from morphcpt.morphology.stems import _Reading
+
+ENGLISH_FILE = Path(__file__).resolve().parent / "data" / "en_words.tsv"
+# Prefixes that mark a borrowed verb or noun strongly enough to cut without a hyphen; the one-syllable ones that
+# start many words of their own (i-, ka-, ma-, na-, pa-: parent, iconic) do not.
+LOAN_PREFIXES: tuple[str, ...] = tuple(sorted((
+    "magpa", "nagpa", "pagpa", "magka", "nagka", "pagka", "nakaka", "makaka", "makapag", "nakapag", "makipag",
+    "nakipag", "maka", "naka", "magsi", "nagsi", "mapag", "napag", "pinag", "ipag", "mag", "nag", "pag", "mang",
+    "nang", "pang", "naki", "maki", "paki", "nakiki", "makiki", "pakiki", "nakikipag", "makikipag", "pakikipag",
+), key=len, reverse=True))  # fmt: skip
+ENGLISH_ROOT_ZIPF = 3.0  # an English root: at least this often in English, and as often as in Filipino
+ENGLISH_WORD_ZIPF = 2.5  # a word English itself uses this often stays whole
+_MIN_ROOT = 4  # shorter English roots cut Tagalog words (mag|ing, pang|law)
+_CONSONANTS = "bcdfghjklmnpqrstvwxyz"
+_PREFIX_COPIES = frozenset({"pa", "ka", "ki"})  # the syllables of magpa-, magka-, maki- a copy may repeat
+
+
+@lru_cache(maxsize=1)
+def english_frequencies() -> dict[str, float]:
+    """word -> English Zipf frequency of `ENGLISH_FILE` ({} when the file is absent)."""
+    return word_frequencies(ENGLISH_FILE)
+
+
+def unhyphenated_reading(f: str, english: dict[str, float], zipf: dict[str, float]) -> _Reading | None:
+    """The folded word `f` as one of `LOAN_PREFIXES`, at most a copy of the root's first sounds, and an English
+    root, or None: nag|text, nakaka|stress (cut naka|ka|stress), nag|te|text, nag|da|drawing (the copy keeps the
+    first consonant of a cluster, or the whole cluster: nag|bre|breakfast), nag|a|apply, or the copy of the prefix's
+    own pa, ka or ki (nagpa|pa|print). The longest prefix first, then the shortest copy; `zipf` holds the Filipino
+    frequencies. The root lexicon may hold the root (chat, post: a word of one syllable reads only with a copy
+    there), as long as the figures call it English."""
+    if len(f) < 6 or english.get(f, 0.0) >= ENGLISH_WORD_ZIPF or not f.isalpha():
+        return None
+    for p in LOAN_PREFIXES:  # longest first
+        if not f.startswith(p):
+            continue
+        rest = f[len(p) :]
+        for k in (0, 1, 2, 3, 4):
+            copy, root = rest[:k], rest[k:]
+            en = english.get(root, 0.0)
+            if len(root) < _MIN_ROOT or en < ENGLISH_ROOT_ZIPF or en < zipf.get(root, 0.0):
+                continue
+            if k and not (_copies(copy, root) or (copy == p[-2:] and copy in _PREFIX_COPIES and len(p) > 2)):
+                continue
+            parts = list(PREFIX_PARTS.get(p, ((p, "prefix"),)))
+            if copy:
+                parts.append((copy, "reduplicant"))
+            return _spelled(
+                f, [*parts, (root, "root")], tuple(t for t, kind in parts if kind == "prefix"), ""
+            )
+    return None
+
+
+def _copies(copy: str, root: str) -> bool:
+    """Whether `copy` is a CV copy of the English `root`'s first sounds: its first vowel after all its first
+    consonants or the first of them (bre or be before breakfast), or its first vowel alone (a before apply)."""
+    onset = len(root) - len(root.lstrip(_CONSONANTS))
+    if onset == len(root) or root[onset] not in "aeiou":
+        return False
+    vowel = root[onset]
+    return copy in (root[: onset + 1], root[0] + vowel) if onset else copy == vowel
+
+
+def hyphenated_reading(f: str) -> _Reading | None:
+    """Affixes written before a hyphen on a root no lexicon lists, in the folded word `f`: Filipino spelling keeps a
+    borrowed word in its own spelling and hyphenates the prefixes and the CV copy before it (mag-|cast, i-|verify,
+    naka-|block, ma|i-|update, ma|di-|disable, nag-|na|navigate, in-|import, in|a-|upload, s|in|e-|save). What
+    stands before the last hyphen must read whole as up to two prefixes, then at most one of: a copy of the root's
+    first consonants and a vowel (the copy follows the sound: se-save), -in- (before a vowel), -in- and a vowel
+    (before a vowel: ina-upload), or -in- inside such a copy (sh|in|e-share). With prefixes alone, the root itself
+    may start with the copy (nag-|na|navigate). A hyphen stays with the morph before it."""
+    head, _, root = f.rpartition("-")
+    if not root.isalpha() or len(root) < 2 or not head.replace("-", "").isalpha():
+        return None  # (also a word that starts or ends with a hyphen: "" is no letters)
+    h = head.replace("-", "")
+    onset = len(root) - len(root.lstrip("bcdfghjklmnpqrstvwxyz"))
+    tails: list[tuple[tuple[int, str], ...]] = [()]  # (length, kind) of the morphs after the prefixes
+    if onset:
+        tails += [((onset + 1, "reduplicant"),)] + [
+            ((onset, "reduplicant"), (2, "infix"), (1, "reduplicant"))
+        ]
+    else:
+        tails += [((1, "reduplicant"),), ((2, "infix"),), ((2, "infix"), (1, "reduplicant"))]
+    for tail in tails:
+        n_tail = sum(n for n, _ in tail)
+        if n_tail > len(h):
+            continue
+        copy = h[len(h) - n_tail :] if n_tail else ""
+        if n_tail and not _copy_shaped(copy, tail, root[:onset]):
+            continue
+        prefixes = _prefix_split(h[: len(h) - n_tail])
+        if prefixes is None or (not prefixes and not tail):
+            continue
+        parts = [(p, "prefix") for p in prefixes] + [(copy[a:b], k) for a, b, k in _cumulative(tail)]
+        body = [(root, "root")]
+        rest = root[onset + 1 :]
+        if (
+            not tail
+            and onset
+            and root[onset : onset + 1] in "aeiou"
+            and len(rest) >= 4
+            and rest.startswith(root[:onset])
+        ):
+            body = [(root[: onset + 1], "reduplicant"), (rest, "root")]  # nag-|na|navigate
+        return _spelled(f, parts + body, tuple(prefixes), "in" if any(k == "infix" for _, k in parts) else "")
+    return None
+
+
+def _copy_shaped(copy: str, tail: tuple[tuple[int, str], ...], onset: str) -> bool:
+    """Whether `copy` is the copy `tail` describes of a root starting with the consonants `onset`."""
+    if len(tail) == 1 and tail[0][1] == "infix":
+        return copy == "in"
+    if len(tail) == 1:
+        return copy[:-1] == onset and copy[-1] in "aeiou"
+    if tail[0][1] == "infix":
+        return copy[:2] == "in" and copy[2] in "aeiou"
+    return copy[: len(onset)] == onset and copy[len(onset) : len(onset) + 2] == "in" and copy[-1] in "aeiou"
+
+
+def _prefix_split(h: str) -> list[str] | None:
+    """`h` as at most two prefixes of the inventory (longest first), [] for "", None when it is not."""
+    if not h:
+        return []
+    if h in PREFIXES:
+        return [h]
+    for k in range(len(h) - 1, 0, -1):
+        if h[:k] in PREFIXES and h[k:] in PREFIXES:
+            return [h[:k], h[k:]]
+    return None
+
+
+def _cumulative(tail: tuple[tuple[int, str], ...]) -> list[tuple[int, int, str]]:
+    out, at = [], 0
+    for n, kind in tail:
+        out.append((at, at + n, kind))
+        at += n
+    return out
+
+
+def _spelled(f: str, parts: list[tuple[str, str]], prefixes: tuple[str, ...], infix: str) -> _Reading:
+    """The reading of `f` whose morphs are `parts` (text without hyphens, kind), each hyphen of `f` joined to the
+    morph before it."""
+    spans, at = [], 0
+    for text, kind in parts:
+        end = at + len(text)
+        while end < len(f) and f[end] == "-":
+            end += 1
+        spans.append((at, end, kind))
+        at = end
+    copy = "".join(t for t, k in parts if k == "reduplicant")
+    return _Reading(tuple(spans), parts[-1][0], prefixes, infix, reduplicant=copy)

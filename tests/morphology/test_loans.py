@@ -1,0 +1,102 @@
+"""Tagalog affixes on English words written without a hyphen (`morphology/loans.py`): the affixes read, English
+words and Tagalog words stay whole (run: pytest tests/morphology/test_loans.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from morphcpt.morphology import FilipinoPack, get_language_pack
+from morphcpt.morphology.loans import (
+    ENGLISH_FILE,
+    LOAN_PREFIXES,
+    english_frequencies,
+    unhyphenated_reading,
+)
+
+FIL = get_language_pack("fil")
+
+
+def cut(pack: FilipinoPack, word: str) -> tuple[str, str]:
+    analysis = pack.parse(word)
+    return "|".join(m.text for m in analysis.morphs), analysis.root
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("nagtext", ("nag|text", "text")),
+        ("nagtetext", ("nag|te|text", "text")),  # the copy of the root's first sounds is its own morph
+        ("nagdadrawing", ("nag|da|drawing", "drawing")),  # the first consonant of a cluster and the vowel
+        ("nagbrebreakfast", ("nag|bre|breakfast", "breakfast")),  # ... or the whole cluster
+        ("nagaapply", ("nag|a|apply", "apply")),  # before a vowel the copy is the vowel
+        ("nakakastress", ("naka|ka|stress", "stress")),  # nakaka- is cut as data/gold cuts it
+        ("makapagsend", ("makapag|send", "send")),
+        ("panghaharass", ("pang|ha|harass", "harass")),
+        ("Nagreply", ("Nag|reply", "reply")),  # the case of the word is kept
+    ],
+)
+def test_affixes_on_an_english_word_without_a_hyphen(word, expected):
+    assert cut(FIL, word) == expected
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "nagging",  # English uses the word itself (mag, nag and pag start English words)
+        "magnet",
+        "pageant",
+        "magazine",
+        "package",
+        "parent",  # pa- is no loan prefix
+        "iconic",  # nor is i-
+    ],
+)
+def test_english_words_stay_whole(word):
+    assert cut(FIL, word) == (word, word)
+
+
+@pytest.mark.parametrize(
+    ("word", "guess"),
+    [
+        ("magkano", "mag|kano"),  # kano is more Filipino than English
+        ("maging", "mag|ing"),  # an English root of three letters is too short to cut a Tagalog word
+        ("panglaw", "pang|law"),
+    ],
+)
+def test_tagalog_look_alikes_get_no_english_root(word, guess):
+    assert cut(FIL, word)[0] != guess
+
+
+def test_a_word_with_a_tagalog_reading_keeps_it():
+    # nagsulat reads with the Tagalog root (sulat), not as an English guess
+    assert cut(FIL, "nagsulat") == ("nag|sulat", "sulat")
+    assert cut(FIL, "naglaro") == ("nag|laro", "laro")
+
+
+def test_the_rule_itself_on_a_small_english_table():
+    english = {"text": 5.0, "send": 4.8, "kano": 3.2, "sing": 4.5, "magnet": 3.7, "tawa": 3.1}
+    zipf = {"kano": 4.0}
+    read = lambda w: unhyphenated_reading(w, english, zipf)  # noqa: E731
+    assert read("nagtext").spans == ((0, 3, "prefix"), (3, 7, "root"))
+    assert read("nagsesend").reduplicant == "se"
+    assert read("nagtisend") is None  # ti is no copy of send's first sounds
+    assert read("magkano") is None  # more frequent in Filipino than in English
+    assert read("magnet") is None  # an English word itself
+    assert read("nagpapatext").spans == (
+        (0, 5, "prefix"),
+        (5, 7, "reduplicant"),
+        (7, 11, "root"),
+    )  # nagpa|pa|
+    assert read("nagpatext").prefixes == ("nagpa",)
+    assert read("nagkakatext").reduplicant == "ka"  # nagka|ka|text
+    assert read("nagkapatext") is None  # pa is no copy of nagka-
+    assert read("nagsend-") is None  # letters only
+    assert read("ipagsend").prefixes == ("ipag",)  # the longest prefix first
+
+
+def test_the_shipped_table_and_the_prefixes():
+    english = english_frequencies()
+    assert ENGLISH_FILE.is_file() and len(english) > 20_000
+    assert english["text"] >= 3.0 and english.get("bata", 0.0) < 3.0  # English by its figure, not Tagalog
+    assert list(LOAN_PREFIXES) == sorted(LOAN_PREFIXES, key=len, reverse=True)
+    assert not {"i", "ka", "ma", "na", "pa"} & set(LOAN_PREFIXES)
