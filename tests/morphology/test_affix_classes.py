@@ -265,3 +265,34 @@ def test_the_headword_fallback_leaves_readings_the_lexicon_gives_alone():
     assert cut(FIL, "ibabaw")[0] == "i|babaw"  # the lexicon's own reading, as before
     # a pack over given roots (no word lists) has no headwords to fall back on
     assert cut(FilipinoPack(roots={"babaw"}), "umibabaw") == ("umibabaw", "umibabaw")
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("pandaigdigang", ("pan|daigdig|an|g", "daigdig")),  # -g after a suffixed word of no common frequency
+        ("kagalakang", ("ka|galak|an|g", "galak")),
+    ],
+)
+def test_the_linker_g_after_a_suffix(word, expected):
+    assert cut(FIL, word) == expected
+
+
+def test_the_linker_g_needs_more_than_a_prefix_or_a_restored_vowel():
+    assert cut(FIL, "magsabong") == ("mag|sabong", "sabong")  # no mag|sabon|g
+    assert cut(FIL, "pindang") == ("pindang", "pindang")  # no pind|an|g <- pinid
+    assert cut(FIL, "breaking") == ("breaking", "breaking")  # English uses the word: no break|in|g
+    # ... but once a suffixed reading shows the -g, a prefix's reading competes with it: not na|kala|an|g
+    assert cut(FIL, "nakalaang") == ("naka|laan|g", "laan")
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("nawalan", ("na|wal|an", "wala")),  # wala + -an: the a's run together
+        ("mawawalan", ("ma|wa|wal|an", "wala")),
+        ("pinawalan", ("p|in|a|wal|an", "wala")),
+    ],
+)
+def test_the_syncope_of_wala_before_an(word, expected):
+    assert cut(FIL, word) == expected

@@ -92,6 +92,7 @@ CORONAL = frozenset("dlrst")
 SYNCOPE: dict[str, str] = {
     "gaw": "gawa", "dal": "dala", "bil": "bili", "sund": "sunod", "kun": "kuha", "tamn": "tanim",
     "saky": "sakay", "hing": "hingi", "tingn": "tingin", "tign": "tingin", "dingg": "dinig", "kingg": "dinig",
+    "wal": "wala",
 }  # fmt: skip
 
 

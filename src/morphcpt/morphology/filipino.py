@@ -45,6 +45,7 @@ from morphcpt.morphology.lexicon import (
     word_frequencies,
 )
 from morphcpt.morphology.loans import (
+    ENGLISH_WORD_ZIPF,
     english_frequencies,
     hyphenated_reading,
     unhyphenated_reading,
@@ -366,6 +367,8 @@ class FilipinoPack(StemReadings, LanguagePack):
         """Every candidate reading of the folded word `f`, in a fixed order (`min` keeps the first of equal
         scores)."""
         out: list[_Reading] = []
+        weak_g: list[_Reading] = []  # -g readings too weak alone (see the end)
+        shown_g = False
         ends = [(len(f), "")]
         if f.endswith(LINKER) and len(f) > 4 and is_vowel(f[-3]):
             # -ng after a vowel or -g after n: where both stems are words, the more frequent one (noon|g, una|ng).
@@ -377,6 +380,9 @@ class FilipinoPack(StemReadings, LanguagePack):
                 ends.append((len(f) - 2, LINKER))
             if (not after_vowel or after_n > after_vowel) and (not known or f[:-1] in known):
                 ends.append((len(f) - 1, LINKER_AFTER_N))
+        english = (
+            len(ends) > 1 and english_frequencies().get(f, 0.0) >= ENGLISH_WORD_ZIPF
+        )  # breaking: no break|in|g
         for end, linker in ends:
             tail = ((end, len(f), "suffix"),) if linker else ()
             g = f[:end]
@@ -390,26 +396,33 @@ class FilipinoPack(StemReadings, LanguagePack):
             for stem_end, suffix in self._suffix_splits(g):
                 stail = (((stem_end, end, "suffix"),) if suffix else ()) + tail
                 for r in self._prefixed(g[:stem_end], 0, _MAX_PREFIXES, suffix):
-                    if (
-                        linker == LINKER_AFTER_N
-                        and r.root not in self._trusted
-                        and self._zipf.get(g, 0.0) < COMMON_ZIPF
-                    ):
-                        continue  # -g needs an n-final word: a root only the headword list knows is too weak, unless
-                        # the word before the -g is a common one (kasalukuyan|g)
-                    out.append(
-                        _Reading(
-                            r.spans + stail,
-                            r.root,
-                            r.prefixes,
-                            r.infix,
-                            suffix,
-                            r.reduplicant,
-                            linker,
-                            r.restored,
-                        )
+                    reading = _Reading(
+                        r.spans + stail,
+                        r.root,
+                        r.prefixes,
+                        r.infix,
+                        suffix,
+                        r.reduplicant,
+                        linker,
+                        r.restored,
                     )
-        return out
+                    if (
+                        linker != LINKER_AFTER_N
+                        or r.root in self._trusted
+                        or self._zipf.get(g, 0.0) >= COMMON_ZIPF
+                    ):
+                        out.append(reading)
+                    elif ((suffix and r.restored != SYNCOPATED) or r.infix) and not english:
+                        out.append(reading)
+                        shown_g = True
+                    else:
+                        weak_g.append(reading)
+        # -g needs an n-final word: a root only the headword list knows is too weak, unless the word before the -g is
+        # a common one (kasalukuyan|g) or has a suffix or -in- (ma|lawak|an|g, h|in|atul|an|g) in a word English does
+        # not use (breaking: `loans.ENGLISH_WORD_ZIPF`). A prefix alone (magsabong is no mag|sabon|g) or a suffix
+        # after a vowel the analyser put back (pindang is no pind|an|g <- pinid) is no such sign. Once one reading
+        # shows the -g, the weak ones compete too (naka|laan|g, not na|kala|an|g), after it on equal scores.
+        return out + weak_g if shown_g else out
 
 
 FILIPINO = FilipinoPack()
