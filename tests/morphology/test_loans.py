@@ -100,3 +100,35 @@ def test_the_shipped_table_and_the_prefixes():
     assert english["text"] >= 3.0 and english.get("bata", 0.0) < 3.0  # English by its figure, not Tagalog
     assert list(LOAN_PREFIXES) == sorted(LOAN_PREFIXES, key=len, reverse=True)
     assert not {"i", "ka", "ma", "na", "pa"} & set(LOAN_PREFIXES)
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("gina-grab", ("g|in|a-|grab", "grab")),  # the copy keeps a cluster's first consonant, -in- inside
+        ("nagta-translate", ("nag|ta-|translate", "translate")),
+        ("tina-type", ("t|in|a-|type", "type")),  # y after a consonant sounds a vowel: the onset is t
+        ("isi-style", ("i|si-|style", "style")),
+        ("nire-require", ("ni|re-|require", "require")),  # -in- as ni- before r, then the copy
+        ("nila-like", ("ni|la-|like", "like")),
+    ],
+)
+def test_a_hyphenated_copy_of_a_cluster_a_y_or_after_ni(word, expected):
+    assert cut(FIL, word) == expected
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "pop-up",
+        "e-mail",
+        "third-party",
+        "add-on",
+        "built-in",
+        "on-device",
+        "picture-in-picture",
+        "user-generated",
+    ],
+)
+def test_english_compounds_with_a_hyphen_stay_whole(word):
+    assert cut(FIL, word) == (word, word)

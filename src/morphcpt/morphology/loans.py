@@ -84,27 +84,39 @@ def hyphenated_reading(f: str) -> _Reading | None:
     borrowed word in its own spelling and hyphenates the prefixes and the CV copy before it (mag-|cast, i-|verify,
     naka-|block, ma|i-|update, ma|di-|disable, nag-|na|navigate, in-|import, in|a-|upload, s|in|e-|save). What
     stands before the last hyphen must read whole as up to two prefixes, then at most one of: a copy of the root's
-    first consonants and a vowel (the copy follows the sound: se-save), -in- (before a vowel), -in- and a vowel
-    (before a vowel: ina-upload), or -in- inside such a copy (sh|in|e-share). With prefixes alone, the root itself
-    may start with the copy (nag-|na|navigate). A hyphen stays with the morph before it."""
+    first consonants, or of the first of them, and a vowel (the copy follows the sound: se-save, nag|ta-|translate;
+    y after a consonant is the vowel: t|in|a-|type), -in- (before a vowel), -in- and a vowel (before a vowel:
+    ina-upload), -in- inside such a copy (sh|in|e-share, b|in|a-|block), or ni- and the copy before l, r, y
+    (ni|re-|require). With prefixes alone, the root itself may start with the copy (nag-|na|navigate). A hyphen
+    stays with the morph before it."""
     head, _, root = f.rpartition("-")
     if not root.isalpha() or len(root) < 2 or not head.replace("-", "").isalpha():
         return None  # (also a word that starts or ends with a hyphen: "" is no letters)
     h = head.replace("-", "")
-    onset = len(root) - len(root.lstrip("bcdfghjklmnpqrstvwxyz"))
-    tails: list[tuple[tuple[int, str], ...]] = [()]  # (length, kind) of the morphs after the prefixes
-    if onset:
-        tails += [((onset + 1, "reduplicant"),)] + [
-            ((onset, "reduplicant"), (2, "infix"), (1, "reduplicant"))
+    onset = _onset(root)
+    tails: list[tuple[tuple[tuple[int, str], ...], str]] = [
+        ((), "")
+    ]  # (length, kind) of the morphs after the
+    # prefixes, and the consonants the copy repeats: the whole onset, or its first consonant (b|in|a-|block)
+    for o in sorted({onset, min(onset, 1)}, reverse=True) if onset else ():
+        tails += [
+            (((o + 1, "reduplicant"),), root[:o]),
+            (((o, "reduplicant"), (2, "infix"), (1, "reduplicant")), root[:o]),
         ]
-    else:
-        tails += [((1, "reduplicant"),), ((2, "infix"),), ((2, "infix"), (1, "reduplicant"))]
-    for tail in tails:
+        if root[0] in "lry":  # -in- as ni- before l, r, y, then the copy: ni|re-|require
+            tails.append((((2, "infix"), (o + 1, "reduplicant")), "ni" + root[:o]))
+    if not onset:
+        tails += [
+            (((1, "reduplicant"),), ""),
+            (((2, "infix"),), ""),
+            (((2, "infix"), (1, "reduplicant")), ""),
+        ]
+    for tail, repeated in tails:
         n_tail = sum(n for n, _ in tail)
         if n_tail > len(h):
             continue
         copy = h[len(h) - n_tail :] if n_tail else ""
-        if n_tail and not _copy_shaped(copy, tail, root[:onset]):
+        if n_tail and not _copy_shaped(copy, tail, repeated):
             continue
         prefixes = _prefix_split(h[: len(h) - n_tail])
         if prefixes is None or (not prefixes and not tail):
@@ -124,11 +136,20 @@ def hyphenated_reading(f: str) -> _Reading | None:
     return None
 
 
+def _onset(root: str) -> int:
+    """How many consonants start `root`; y after a consonant sounds a vowel (type, sync: one)."""
+    n = len(root) - len(root.lstrip(_CONSONANTS))
+    return root.find("y", 1) if 0 < root.find("y", 1) < n else n
+
+
 def _copy_shaped(copy: str, tail: tuple[tuple[int, str], ...], onset: str) -> bool:
-    """Whether `copy` is the copy `tail` describes of a root starting with the consonants `onset`."""
+    """Whether `copy` is the copy `tail` describes of a root starting with the consonants `onset` (after ni- for the
+    tail that starts with it)."""
     if len(tail) == 1 and tail[0][1] == "infix":
         return copy == "in"
     if len(tail) == 1:
+        return copy[:-1] == onset and copy[-1] in "aeiou"
+    if tail[0][1] == "infix" and onset.startswith("ni"):
         return copy[:-1] == onset and copy[-1] in "aeiou"
     if tail[0][1] == "infix":
         return copy[:2] == "in" and copy[2] in "aeiou"
