@@ -111,6 +111,8 @@ def test_the_shipped_table_and_the_prefixes():
         ("isi-style", ("i|si-|style", "style")),
         ("nire-require", ("ni|re-|require", "require")),  # -in- as ni- before r, then the copy
         ("nila-like", ("ni|la-|like", "like")),
+        ("nag-aapply", ("nag-|a|apply", "apply")),  # a vowel-initial root's copy after the hyphen
+        ("nag-eedit", ("nag-|e|edit", "edit")),
     ],
 )
 def test_a_hyphenated_copy_of_a_cluster_a_y_or_after_ni(word, expected):

@@ -87,8 +87,8 @@ def hyphenated_reading(f: str) -> _Reading | None:
     first consonants, or of the first of them, and a vowel (the copy follows the sound: se-save, nag|ta-|translate;
     y after a consonant is the vowel: t|in|a-|type), -in- (before a vowel), -in- and a vowel (before a vowel:
     ina-upload), -in- inside such a copy (sh|in|e-share, b|in|a-|block), or ni- and the copy before l, r, y
-    (ni|re-|require). With prefixes alone, the root itself may start with the copy (nag-|na|navigate). A hyphen
-    stays with the morph before it."""
+    (ni|re-|require). With prefixes alone, the root itself may start with the copy (nag-|na|navigate, nag-|a|apply).
+    A hyphen stays with the morph before it."""
     head, _, root = f.rpartition("-")
     if not root.isalpha() or len(root) < 2 or not head.replace("-", "").isalpha():
         return None  # (also a word that starts or ends with a hyphen: "" is no letters)
@@ -132,6 +132,8 @@ def hyphenated_reading(f: str) -> _Reading | None:
             and rest.startswith(root[:onset])
         ):
             body = [(root[: onset + 1], "reduplicant"), (rest, "root")]  # nag-|na|navigate
+        elif not tail and not onset and root[1:2] == root[0] and len(root) >= 5:
+            body = [(root[0], "reduplicant"), (root[1:], "root")]  # a vowel's copy: nag-|a|apply
         return _spelled(f, parts + body, tuple(prefixes), "in" if any(k == "infix" for _, k in parts) else "")
     return None
 
