@@ -363,8 +363,8 @@ SAMPLE_OUTPUT_SHA256 = {
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("e80aef67334fbd0759a13adc84bb86bfe1da9b19d9e6968df061a6927ed31b0a",
-              "c5c909d59b0bf2380be4ec8baf3f7f8e9502823d7b23c62ebd8c6f90b5bfbbbf"),
+    "patok": ("3831e9c39b22cabd5432b51c711d600655f06302658d471e84bf26c0f2f77f36",
+              "903b4eea55022f38c9ae3a707993214859e636934d65389d4fda640de3f9c29c"),
 }  # fmt: skip
 
 
