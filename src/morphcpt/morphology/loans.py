@@ -94,10 +94,9 @@ def hyphenated_reading(f: str) -> _Reading | None:
         return None  # (also a word that starts or ends with a hyphen: "" is no letters)
     h = head.replace("-", "")
     onset = _onset(root)
-    tails: list[tuple[tuple[tuple[int, str], ...], str]] = [
-        ((), "")
-    ]  # (length, kind) of the morphs after the
-    # prefixes, and the consonants the copy repeats: the whole onset, or its first consonant (b|in|a-|block)
+    # (length, kind) of the morphs after the prefixes, and what the copy repeats: the whole onset, or its first
+    # consonant (b|in|a-|block)
+    tails: list[tuple[tuple[tuple[int, str], ...], str]] = [((), "")]
     for o in sorted({onset, min(onset, 1)}, reverse=True) if onset else ():
         tails += [
             (((o + 1, "reduplicant"),), root[:o]),
