@@ -6,14 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from morphcpt.morphology import FilipinoPack, get_language_pack
-
-FIL = get_language_pack("fil")
-
-
-def cut(pack: FilipinoPack, word: str) -> tuple[str, str]:
-    analysis = pack.parse(word)
-    return "|".join(m.text for m in analysis.morphs), analysis.root
+from morphcpt.morphology import FilipinoPack
+from morphology_helpers import FIL, cut
 
 
 @pytest.mark.parametrize(

@@ -1,24 +1,17 @@
-"""Tagalog affixes on English words written without a hyphen (`morphology/loans.py`): the affixes read, English
-words and Tagalog words stay whole (run: pytest tests/morphology/test_loans.py)."""
+"""Tagalog affixes on borrowed words (`morphology/loans.py`), written without a hyphen and with one: the affixes read,
+English words and Tagalog words stay whole (run: pytest tests/morphology/test_loans.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from morphcpt.morphology import FilipinoPack, get_language_pack
 from morphcpt.morphology.loans import (
     ENGLISH_FILE,
     LOAN_PREFIXES,
     english_frequencies,
     unhyphenated_reading,
 )
-
-FIL = get_language_pack("fil")
-
-
-def cut(pack: FilipinoPack, word: str) -> tuple[str, str]:
-    analysis = pack.parse(word)
-    return "|".join(m.text for m in analysis.morphs), analysis.root
+from morphology_helpers import FIL, cut
 
 
 @pytest.mark.parametrize(
