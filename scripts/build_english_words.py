@@ -20,8 +20,6 @@ from morphcpt import paths
 from morphcpt.morphology.lexicon import known_words
 from morphcpt.morphology.loans import ENGLISH_FILE, ENGLISH_ROOT_ZIPF, ENGLISH_WORD_ZIPF, LOAN_PREFIXES
 
-MIN_ZIPF = ENGLISH_WORD_ZIPF  # below it a word is too rare in English to tell anything
-ROOT_ZIPF = ENGLISH_ROOT_ZIPF
 HEADER = (
     "# English Zipf frequency (wordfreq 3.1.1, CC BY-SA 4.0) of the words of data/lexicon/, of English words, and of\n"
     "# English words that start like a Tagalog prefix; see scripts/build_english_words.py. Columns: word TAB zipf\n"
@@ -38,15 +36,15 @@ def main() -> None:
         sys.exit("build_english_words.py needs wordfreq: pip install wordfreq==3.1.1")
     rows = {}
     for w in known_words(paths.LEXICON_DIR):
-        if w.isalpha() and len(w) >= 3 and (zipf := zipf_frequency(w, "en")) >= MIN_ZIPF:
+        if w.isalpha() and len(w) >= 3 and (zipf := zipf_frequency(w, "en")) >= ENGLISH_WORD_ZIPF:
             rows[w] = zipf
     for w in iter_wordlist("en"):  # most frequent first
-        if (zipf := zipf_frequency(w, "en")) < MIN_ZIPF:
+        if (zipf := zipf_frequency(w, "en")) < ENGLISH_WORD_ZIPF:  # below it too rare in English to tell
             break
         if (
             w.isalpha()
             and w.isascii()
-            and ((zipf >= ROOT_ZIPF and len(w) >= 4) or (w.startswith(LOAN_PREFIXES) and len(w) >= 6))
+            and ((zipf >= ENGLISH_ROOT_ZIPF and len(w) >= 4) or (w.startswith(LOAN_PREFIXES) and len(w) >= 6))
         ):
             rows[w] = zipf
     args.output.write_text(HEADER + "".join(f"{w}\t{rows[w]:.2f}\n" for w in sorted(rows)), encoding="utf-8")

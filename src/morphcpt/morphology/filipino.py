@@ -45,8 +45,8 @@ from morphcpt.morphology.lexicon import (
     word_frequencies,
 )
 from morphcpt.morphology.loans import (
-    ENGLISH_WORD_ZIPF,
     english_frequencies,
+    english_word,
     hyphenated_reading,
     unhyphenated_reading,
 )
@@ -380,9 +380,7 @@ class FilipinoPack(StemReadings, LanguagePack):
                 ends.append((len(f) - 2, LINKER))
             if (not after_vowel or after_n > after_vowel) and (not known or f[:-1] in known):
                 ends.append((len(f) - 1, LINKER_AFTER_N))
-        english = (
-            len(ends) > 1 and english_frequencies().get(f, 0.0) >= ENGLISH_WORD_ZIPF
-        )  # breaking: no break|in|g
+        english = len(ends) > 1 and english_word(f, english_frequencies())  # breaking: no break|in|g
         for end, linker in ends:
             tail = ((end, len(f), "suffix"),) if linker else ()
             g = f[:end]
@@ -419,7 +417,7 @@ class FilipinoPack(StemReadings, LanguagePack):
                         weak_g.append(reading)
         # -g needs an n-final word: a root only the headword list knows is too weak, unless the word before the -g is
         # a common one (kasalukuyan|g) or has a suffix or -in- (ma|lawak|an|g, h|in|atul|an|g) in a word English does
-        # not use (breaking: `loans.ENGLISH_WORD_ZIPF`). A prefix alone (magsabong is no mag|sabon|g) or a suffix
+        # not use (breaking: `loans.english_word`). A prefix alone (magsabong is no mag|sabon|g) or a suffix
         # after a vowel the analyser put back (pindang is no pind|an|g <- pinid) is no such sign. Once one reading
         # shows the -g, the weak ones compete too (naka|laan|g, not na|kala|an|g), after it on equal scores.
         return out + weak_g if shown_g else out

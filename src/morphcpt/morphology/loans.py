@@ -40,6 +40,11 @@ def english_frequencies() -> dict[str, float]:
     return word_frequencies(ENGLISH_FILE)
 
 
+def english_word(f: str, english: dict[str, float]) -> bool:
+    """Whether English itself uses the folded word `f` (`ENGLISH_WORD_ZIPF` in `english`): then it stays whole."""
+    return english.get(f, 0.0) >= ENGLISH_WORD_ZIPF
+
+
 def unhyphenated_reading(f: str, english: dict[str, float], zipf: dict[str, float]) -> _Reading | None:
     """The folded word `f` as one of `LOAN_PREFIXES`, at most a copy of the root's first sounds, and an English
     root, or None: nag|text, nakaka|stress (cut naka|ka|stress), nag|te|text, nag|da|drawing (the copy keeps the
@@ -47,7 +52,7 @@ def unhyphenated_reading(f: str, english: dict[str, float], zipf: dict[str, floa
     own pa, ka or ki (nagpa|pa|print). The longest prefix first, then the shortest copy; `zipf` holds the Filipino
     frequencies. The root lexicon may hold the root (chat, post: a word of one syllable reads only with a copy
     there), as long as the figures call it English."""
-    if len(f) < 6 or english.get(f, 0.0) >= ENGLISH_WORD_ZIPF or not f.isalpha():
+    if len(f) < 6 or english_word(f, english) or not f.isalpha():
         return None
     for p in LOAN_PREFIXES:  # longest first
         if not f.startswith(p):
