@@ -290,3 +290,69 @@ def test_the_linker_g_needs_more_than_a_prefix_or_a_restored_vowel():
 )
 def test_the_syncope_of_wala_before_an(word, expected):
     assert cut(FIL, word) == expected
+
+
+# sixth session: lemmas of no held-out set (data/gold_heldout/*heldout*.tsv)
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("ipinambayad", ("ipinam|bayad", "bayad")),  # ipinang- is one unit, as ipinag- is
+        ("ipinanggawa", ("ipinang|gawa", "gawa")),
+        (
+            "ipinamalit",
+            ("ipinam|alit", "palit"),
+        ),  # ... and swallows the root's first consonant as ipang- does
+    ],
+)
+def test_ipinang_is_one_prefix_like_ipinag(word, expected):
+    pack = FilipinoPack(roots={"bayad", "gawa", "palit"})
+    assert cut(pack, word) == expected
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("nagsisisayaw", ("nagsi|si|sayaw", "sayaw")),  # nagsi- repeats its si: nagsi|si, as naki|ki
+        ("magsisisayaw", ("magsi|si|sayaw", "sayaw")),
+        ("nagsisipagsayaw", ("nagsi|si|pag|sayaw", "sayaw")),
+        ("nagsisipaan", ("nag|si|sipa|an", "sipa")),  # a root that starts with si takes the copy instead
+    ],
+)
+def test_nagsi_with_its_own_copy(word, expected):
+    pack = FilipinoPack(roots={"sayaw", "sipa", "paan"})
+    assert cut(pack, word) == expected
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        (
+            "kukunin",
+            ("ku|kun|in", "kuha"),
+        ),  # the copy of an irregular stem, not a listed kukun or kuko + -nin
+        ("kinukunan", ("k|in|u|kun|an", "kuha")),
+        ("pagkukunan", ("pag|ku|kun|an", "kuha")),
+        ("kuhanin", ("kuha|nin", "kuha")),  # -nin itself still reads
+    ],
+)
+def test_the_copy_of_an_irregular_stem(word, expected):
+    pack = FilipinoPack(roots={"kuha", "kuko", "kukun"})
+    assert cut(pack, word) == expected
+
+
+def test_a_pronoun_takes_no_affix():
+    pack = FilipinoPack(roots={"amin", "namin"})
+    assert cut(pack, "inamin") == ("in|amin", "amin")  # admitted, not i + namin (our)
+    assert cut(pack, "naming") == ("namin|g", "namin")  # the linker still follows it
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("simulan", ("simul|an", "simula")),  # simula loses its last vowel before -an
+        ("sinimulan", ("s|in|imul|an", "simula")),
+        ("sisimulan", ("si|simul|an", "simula")),
+    ],
+)
+def test_the_syncope_of_simula(word, expected):
+    assert cut(FIL, word) == expected

@@ -12,7 +12,7 @@ from morphcpt.morphology.syllabify import VOWELS, fold_letters
 # Surface prefixes. Compound prefixes that behave as one unit (pinag-, ipinag-, nakapag-, napaka-) are listed
 # whole; the analyser may still stack up to three of these (pinaka- + ma- + ganda).
 PREFIXES: tuple[str, ...] = (
-    "i", "ika", "ikina", "ipa", "ipag", "ipang", "ipan", "ipam", "ipina", "ipinag",
+    "i", "ika", "ikina", "ipa", "ipag", "ipang", "ipan", "ipam", "ipina", "ipinag", "ipinang", "ipinan", "ipinam",
     "ka", "kasing", "kasin", "kasim",
     "ma", "mag", "magka", "magpa", "magsi", "magsipag", "maka", "makapag", "maki", "makipag",
     "mang", "man", "mam", "mapa", "mapag",
@@ -21,7 +21,7 @@ PREFIXES: tuple[str, ...] = (
     "pa", "pag", "pagka", "pagpa", "paka", "paki", "pakiki", "pakikipag",
     "pang", "pan", "pam", "pina", "pinag", "pinaka", "pinang", "pinan", "pinam",
     "sing", "sin", "sim", "tag", "taga", "tig", "pala", "mala",
-    "nakaka", "makaka", "nakiki", "makiki", "nakikipag", "makikipag",
+    "nakaka", "makaka", "nakiki", "makiki", "nakikipag", "makikipag", "nagsisi", "magsisi", "nagsisipag", "magsisipag",
 )  # fmt: skip
 # ma-, ka- and pa- with the infix -in- inside them: m|in|a|buti (ma- + buti, perfective), k|in|a|takut|an
 # (ka-...-an + takot), p|in|a|kain (causative pa- + kain). Cut around the infix; kina- stands only before -an.
@@ -39,6 +39,10 @@ PREFIX_PARTS: dict[str, tuple[tuple[str, str], ...]] = {
     "makipag": (("maki", "prefix"), ("pag", "prefix")),
     "nakikipag": (("naki", "prefix"), ("ki", "reduplicant"), ("pag", "prefix")),
     "makikipag": (("maki", "prefix"), ("ki", "reduplicant"), ("pag", "prefix")),
+    "nagsisi": (("nagsi", "prefix"), ("si", "reduplicant")),
+    "magsisi": (("magsi", "prefix"), ("si", "reduplicant")),
+    "nagsisipag": (("nagsi", "prefix"), ("si", "reduplicant"), ("pag", "prefix")),
+    "magsisipag": (("magsi", "prefix"), ("si", "reduplicant"), ("pag", "prefix")),
 }
 INFIXES: tuple[str, ...] = ("um", "in")
 # -han/-hin after vowel-final roots, -nan/-nin in a few (tawanan), plain -an/-in elsewhere (and after a glottal stop).
@@ -71,11 +75,14 @@ NASAL_FAMILIES = {
     "pang": ("pang", "pan", "pam"),
     "ipang": ("ipang", "ipan", "ipam"),
     "pinang": ("pinang", "pinan", "pinam"),
+    "ipinang": ("ipinang", "ipinan", "ipinam"),
     "sing": ("sing", "sin", "sim"),
     "kasing": ("kasing", "kasin", "kasim"),
 }
 NASAL_OF = {allo: fam for fam, allos in NASAL_FAMILIES.items() for allo in allos}
-DELETING = frozenset(a for f in ("mang", "nang", "pang", "ipang", "pinang") for a in NASAL_FAMILIES[f])
+DELETING = frozenset(
+    a for f in ("mang", "nang", "pang", "ipang", "pinang", "ipinang") for a in NASAL_FAMILIES[f]
+)
 DELETED_BY_ENDING = {"ng": ("k",), "n": ("t", "s"), "m": ("b", "p")}
 # mang-/nang-/pang- ... without their nasal: with CV reduplication the nasal-initial base is copied
 # (na|mi|mili <- bili, pa|nga|ngailangan <- kailangan, na|ni|niwala <- tiwala).
@@ -92,7 +99,7 @@ CORONAL = frozenset("dlrst")
 SYNCOPE: dict[str, str] = {
     "gaw": "gawa", "dal": "dala", "bil": "bili", "sund": "sunod", "kun": "kuha", "tamn": "tanim",
     "saky": "sakay", "hing": "hingi", "tingn": "tingin", "tign": "tingin", "dingg": "dinig", "kingg": "dinig",
-    "wal": "wala",
+    "wal": "wala", "simul": "simula", "mul": "mula",
 }  # fmt: skip
 
 

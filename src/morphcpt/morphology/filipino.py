@@ -32,6 +32,7 @@ from morphcpt.morphology.affixes import (
     LINKER_AFTER_N,
     PREFIXES,
     SUFFIXES,
+    SYNCOPE,
     fold,
     is_vowel,
 )
@@ -90,6 +91,8 @@ _FULL_FORM_PREFIXES = (
 # prefixes too common at the start of a word to mark one alone (`_headword_reading`: patibong is no pa|tibong, kamuning
 # no ka|muning); with -um-/-in- or a CV copy they do
 _WEAK_PREFIXES = frozenset({"i", "ka", "pa", "ma", "na"})
+# Pronouns and particles that take no affix (the lists hold them as roots): a reading with one as its root misfits
+_PRONOUNS = frozenset({"namin", "natin", "ninyo", "niyon", "nito", "naman"})
 _PREFIX_ROOTS = frozenset(PREFIXES)  # curated roots that are prefixes too (pinaka): no root for a suffix
 
 
@@ -182,26 +185,43 @@ class FilipinoPack(StemReadings, LanguagePack):
                 tail = COPY_LIKE_PREFIXES.get(f[s:e])
                 if tail and folded_first_syllable_cv(f[e:]) == tail:
                     marked += 1  # na|ki|kita, not naki|kita; p|in|a|pansin, not pina|pansin
+            elif kind == "prefix" and f[s:e] in ("nagsi", "magsi") and after == "reduplicant":
+                marked += 2  # nagsi- with its own copy (nagsi|si|sayaw) only where the copy is no root's: nag|si|sipa|an
         if r.suffix in ("an", "in"):
             start = next(s for s, _, k in reversed(r.spans) if k == "suffix" and f[s : s + 2] == r.suffix)
             marked += is_vowel(f[start - 1])
         stacked = max(len(r.prefixes) - 1, 0)  # na|gi|gipit, not nag|i|gipit
-        return (int(r.root in self._rare) + self._misfit(r), -root_chars, marked, len(r.spans), stacked)
+        misfit = self._misfit(r)
+        if r.suffix in ("nin", "nan"):  # -nin after an irregular stem's n is its -in: ku|kun|in, not kuku|nin
+            start = next(s for s, _, k in reversed(r.spans) if k == "suffix" and f[s : s + 3] == r.suffix)
+            misfit += any(f[: start + 1].endswith(stem) for stem in SYNCOPE if stem.endswith("n"))
+        return (int(r.root in self._rare) + misfit, -root_chars, marked, len(r.spans), stacked)
 
     def _misfit(self, r: _Reading) -> int:
         """1 for a reading whose affixes do not fit its root: the superlative pinaka- takes no -an/-in, nor does a prefix
         read as a root (pinakain is p|in|a|kain, not pinaka|in; pinakasalan p|in|a|kasal|an), and a root that is a CV copy of another root (lalaki <- laki)
         is the noun only where no affix asks for the copy: -um-/-in-, -in and the plural adjective's ma- do (l|um|a|laki,
-        pa|la|laki|hin, ma|la|laki), ka-...-han and pagka- do not (ka|lalaki|han)."""
+        pa|la|laki|hin, ma|la|laki), ka-...-han and pagka- do not (ka|lalaki|han); the same for a copy of an irregular
+        stem before any suffix (`SYNCOPE`: ku|kun|in, not a listed kukun); and a pronoun takes no affix (`_PRONOUNS`)."""
         if r.suffix and ("pinaka" in r.prefixes or r.root in _PREFIX_ROOTS):
             return 1
+        if r.root in _PRONOUNS and (r.prefixes or r.infix or r.suffix or r.reduplicant):
+            return (
+                1  # inamin is in|amin (admitted), not i|namin (our); the linker alone still follows (naming)
+            )
         root = r.root
+        copied = len(root) > 4 and root[0] == root[2] and root[:2] == folded_first_syllable_cv(root[2:])
         return int(
-            (bool(r.infix) or r.suffix in ("in", "hin") or r.prefixes[-1:] == ("ma",))
-            and len(root) > 4
-            and root[0] == root[2]
-            and root[:2] == folded_first_syllable_cv(root[2:])
-            and root[2:] in self._roots
+            copied
+            and (
+                (
+                    root[2:] in self._roots
+                    and (bool(r.infix) or r.suffix in ("in", "hin") or r.prefixes[-1:] == ("ma",))
+                )
+                or (
+                    root[2:] in SYNCOPE and bool(r.suffix)
+                )  # an irregular stem's copy: kukun|in is ku|kun|in <- kuha
+            )
         )
 
     # ---------------------------------------------------------------- analysis
