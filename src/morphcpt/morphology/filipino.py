@@ -205,24 +205,15 @@ class FilipinoPack(StemReadings, LanguagePack):
         stem before any suffix (`SYNCOPE`: ku|kun|in, not a listed kukun); and a pronoun takes no affix (`_PRONOUNS`)."""
         if r.suffix and ("pinaka" in r.prefixes or r.root in _PREFIX_ROOTS):
             return 1
+        # inamin is in|amin (admitted), not i|namin (our); the linker alone still follows a pronoun (naming)
         if r.root in _PRONOUNS and (r.prefixes or r.infix or r.suffix or r.reduplicant):
-            return (
-                1  # inamin is in|amin (admitted), not i|namin (our); the linker alone still follows (naming)
-            )
+            return 1
         root = r.root
-        copied = len(root) > 4 and root[0] == root[2] and root[:2] == folded_first_syllable_cv(root[2:])
-        return int(
-            copied
-            and (
-                (
-                    root[2:] in self._roots
-                    and (bool(r.infix) or r.suffix in ("in", "hin") or r.prefixes[-1:] == ("ma",))
-                )
-                or (
-                    root[2:] in SYNCOPE and bool(r.suffix)
-                )  # an irregular stem's copy: kukun|in is ku|kun|in <- kuha
-            )
-        )
+        if not (len(root) > 4 and root[0] == root[2] and root[:2] == folded_first_syllable_cv(root[2:])):
+            return 0
+        asks_for_copy = bool(r.infix) or r.suffix in ("in", "hin") or r.prefixes[-1:] == ("ma",)
+        # the copy of an irregular stem before a suffix: kukun|in is ku|kun|in <- kuha
+        return int((root[2:] in self._roots and asks_for_copy) or (root[2:] in SYNCOPE and bool(r.suffix)))
 
     # ---------------------------------------------------------------- analysis
     def parse(self, word: str) -> Analysis:
