@@ -93,6 +93,7 @@ _FULL_FORM_PREFIXES = (
 _WEAK_PREFIXES = frozenset({"i", "ka", "pa", "ma", "na"})
 # Pronouns and particles that take no affix (the lists hold them as roots): a reading with one as its root misfits
 _PRONOUNS = frozenset({"namin", "natin", "ninyo", "niyon", "nito", "naman"})
+_N_FINAL_STEMS = tuple(stem for stem in SYNCOPE if stem.endswith("n"))  # kun (kuha), tamn, tingn, ...
 _PREFIX_ROOTS = frozenset(PREFIXES)  # curated roots that are prefixes too (pinaka): no root for a suffix
 
 
@@ -187,14 +188,14 @@ class FilipinoPack(StemReadings, LanguagePack):
                     marked += 1  # na|ki|kita, not naki|kita; p|in|a|pansin, not pina|pansin
             elif kind == "prefix" and f[s:e] in ("nagsi", "magsi") and after == "reduplicant":
                 marked += 2  # nagsi- with its own copy (nagsi|si|sayaw) only where the copy is no root's: nag|si|sipa|an
-        if r.suffix in ("an", "in"):
-            start = next(s for s, _, k in reversed(r.spans) if k == "suffix" and f[s : s + 2] == r.suffix)
-            marked += is_vowel(f[start - 1])
-        stacked = max(len(r.prefixes) - 1, 0)  # na|gi|gipit, not nag|i|gipit
         misfit = self._misfit(r)
-        if r.suffix in ("nin", "nan"):  # -nin after an irregular stem's n is its -in: ku|kun|in, not kuku|nin
-            start = next(s for s, _, k in reversed(r.spans) if k == "suffix" and f[s : s + 3] == r.suffix)
-            misfit += any(f[: start + 1].endswith(stem) for stem in SYNCOPE if stem.endswith("n"))
+        if r.suffix in ("an", "in", "nin", "nan"):
+            start = next(s for s, _, k in reversed(r.spans) if k == "suffix" and f.startswith(r.suffix, s))
+            if len(r.suffix) == 2:
+                marked += is_vowel(f[start - 1])
+            else:  # -nin after an irregular stem's n is its -in: ku|kun|in, not kuku|nin
+                misfit += f[: start + 1].endswith(_N_FINAL_STEMS)
+        stacked = max(len(r.prefixes) - 1, 0)  # na|gi|gipit, not nag|i|gipit
         return (int(r.root in self._rare) + misfit, -root_chars, marked, len(r.spans), stacked)
 
     def _misfit(self, r: _Reading) -> int:

@@ -77,7 +77,7 @@ def unhyphenated_reading(f: str, english: dict[str, float], zipf: dict[str, floa
 def _copies(copy: str, root: str) -> bool:
     """Whether `copy` is a CV copy of the English `root`'s first sounds: its first vowel after all its first
     consonants or the first of them (bre or be before breakfast), or its first vowel alone (a before apply)."""
-    onset = len(root) - len(root.lstrip(_CONSONANTS))
+    onset = _leading_consonants(root)
     if onset == len(root) or root[onset] not in "aeiou":
         return False
     vowel = root[onset]
@@ -142,9 +142,14 @@ def hyphenated_reading(f: str) -> _Reading | None:
     return None
 
 
+def _leading_consonants(root: str) -> int:
+    """How many letters of `_CONSONANTS` start `root` (y among them)."""
+    return len(root) - len(root.lstrip(_CONSONANTS))
+
+
 def _onset(root: str) -> int:
     """How many consonants start `root`; y after a consonant sounds a vowel (type, sync: one)."""
-    n = len(root) - len(root.lstrip(_CONSONANTS))
+    n = _leading_consonants(root)
     return root.find("y", 1) if 0 < root.find("y", 1) < n else n
 
 
