@@ -290,3 +290,19 @@ def test_the_planner_knows_the_nodes(monkeypatch, capsys):
     assert (
         "## hf engine, 16 rank(s) on 2 node(s); fsdp: one copy sharded over 8 rank(s), 2 copies (HSDP)" in out
     )
+
+
+def test_a_global_batch_megatron_cannot_split_is_a_note_for_hf_plans_and_an_error_for_megatron_ones(capsys):
+    """An hf plan of one GPU at global batch 8 and micro batch 8 is planned for the hf engine; the megatron section,
+    laid out over the cluster's 8 GPUs a node, cannot split that batch and says so in one line (it raised a
+    traceback). The same plan on the megatron engine is refused with one message."""
+    plan = ["recipe=pilot_patok", "engine=hf", "loop.global_batch_size=8", "loop.micro_batch_size=8"]
+    assert planner.main([*plan, "cluster.gpu_memory=140GB", "gpus=1"]) == 0
+    out = capsys.readouterr().out
+    assert "## megatron engine, 1 node(s) x 8 GPUs: not planned (global batch 8 is not a multiple of" in out
+    assert "## hf engine, 1 rank(s)" in out and "(the plan)" in out
+    with pytest.raises(SystemExit) as exit_info:
+        planner.main([*plan[:1], "engine=megatron", *plan[2:]])
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err
+    assert "error: the megatron engine cannot lay out this plan: global batch 8 is not a multiple" in err

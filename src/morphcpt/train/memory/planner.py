@@ -413,13 +413,19 @@ def _main(argv: list[str] | None) -> int:
         print(note)
     for engine in engines:
         if engine == "megatron":
-            mshape = megatron.MegatronShape.from_plan(
-                plan, micro_batch=1 if plan.loop.micro_batch_size == "auto" else None
-            )
-            print(
-                f"\n## megatron engine, {plan.cluster.nodes} node(s) x {plan.cluster.gpus_per_node} GPUs: "
-                f"{mshape.describe()}"
-            )
+            header = f"\n## megatron engine, {plan.cluster.nodes} node(s) x {plan.cluster.gpus_per_node} GPUs"
+            try:
+                mshape = megatron.MegatronShape.from_plan(
+                    plan, micro_batch=1 if plan.loop.micro_batch_size == "auto" else None
+                )
+            except (
+                ValueError
+            ) as refused:  # e.g. a global batch the cluster's data-parallel ranks cannot split
+                if plan.engine == "megatron":
+                    raise PlanError(f"the megatron engine cannot lay out this plan: {refused}") from None
+                print(f"{header}: not planned ({refused})")
+                continue
+            print(f"{header}: {mshape.describe()}")
             answers = megatron_rows(plan, card, mshape)
         else:
             shards = fsdp_ranks(plan, hf_world)
