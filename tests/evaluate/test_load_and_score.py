@@ -953,3 +953,30 @@ def test_lm_eval_runs_every_exported_family_and_scores_what_we_score(tiny_model_
                     bool(samples[p.id]["exact"]),
                     bool(samples[p.id]["contains"]),
                 )
+
+
+def test_the_scoring_precision_is_chosen_recorded_and_never_mixed_on_resume(
+    tiny_model_dir, benchmark_dir, tmp_path
+):
+    """--dtype: the model scores in it (auto: fp32 on a CPU), each result records it among its settings, and a rerun
+    in the other precision scores again instead of keeping the first one's log-likelihoods (on an H200 the same
+    weights in bf16 and fp32 flipped 2 of 100 Level 2 items)."""
+    from morphcpt.evaluate.runner import load_hf_model, model_specs
+
+    base = dict(models=[str(tiny_model_dir)], benchmarks=["hierarchical-level2"], eval_mode="mcq")
+    base.update(benchmark_dir=benchmark_dir, output_dir=tmp_path / "results", batch_size=4, device="cpu")
+    (spec,) = model_specs(base["models"])
+    for dtype, expected in (("auto", "float32"), ("fp32", "float32"), ("bf16", "bfloat16")):
+        assert str(load_hf_model(spec, EvalConfig(**base, dtype=dtype)).model.dtype) == f"torch.{expected}"
+    path = result_path(base["output_dir"], "model", "hierarchical-level2", "mcq", "en")
+    logprobs = {}
+    for dtype in ("auto", "bf16"):
+        run_evaluation(EvalConfig(**base, dtype=dtype))
+        result = json.loads(path.read_text())
+        logprobs[dtype] = [p["logprobs"] for p in result["predictions"]]
+        assert result["settings"]["dtype"] == {"auto": "fp32", "bf16": "bf16"}[dtype]
+    assert logprobs["auto"] != logprobs["bf16"]  # scored again in bf16, not the fp32 file kept
+    with pytest.raises(SystemExit):
+        from morphcpt.evaluate.runner import build_parser
+
+        build_parser().parse_args(["--models", "m", "--dtype", "fp16"])

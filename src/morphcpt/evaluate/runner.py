@@ -6,7 +6,7 @@
 Layout: `<output-dir>/<model>/<task>_<mode>.json` (with `--last-checkpoints k`, a run's k checkpoints each under
 `<output-dir>/<run_name>/ckpt-<step>/`, see docs/evaluation.md) (task `pacute-affixation`, `hierarchical-level2`, ...; a
 `_tl` suffix when prompts are Tagalog), holding the model's metadata (scheme and step from the export's
-`morphcpt_metadata.json`), the run settings, a summary (overall, by category, by subcategory) and every item's
+`morphcpt_metadata.json`), the run settings (the scoring precision among them, `--dtype`), a summary (overall, by category, by subcategory) and every item's
 prediction (acc/acc_norm or exact/prefix/contains, and the continuous scores of `continuous`). While a task runs, finished items are appended to `<same name>.partial.jsonl`; a rerun reuses them and
 the predictions of an earlier result file (same model, settings and item fingerprint), scores only what is
 missing, and skips a task whose result is complete without loading the model at all.
@@ -71,6 +71,9 @@ class EvalConfig:
     batch_size: int = 32
     share_prompt: bool = True  # MCQ: one forward pass per prompt, not per option (same scores)
     device: str = "auto"
+    # The precision the model scores in: "auto" is bf16 on a GPU and fp32 on a CPU; "fp32" or "bf16" anywhere. Part of
+    # a result's settings: the same weights in bf16 and fp32 give other log-likelihoods (benchmarks/RESULTS.md).
+    dtype: str = "auto"
     language: str = "en"
     max_new_tokens: int = 50
     export_lm_eval: Path | None = None
@@ -226,8 +229,23 @@ def check_manifest(benchmark_dir: Path, tasks: dict[tuple[str, str], list[Item]]
 # -------------------------------------------------------------------------------------------- resumable cache
 
 
+def scoring_dtype(cfg: EvalConfig) -> str:
+    """ "bf16" or "fp32": `cfg.dtype`, or for "auto" what the device scores in (bf16 on a GPU, fp32 on a CPU)."""
+    if cfg.dtype != "auto":
+        return cfg.dtype
+    from morphcpt.evaluate.hf_model import resolve_device
+
+    return "bf16" if resolve_device(cfg.device).type == "cuda" else "fp32"
+
+
 def _settings(spec: ModelSpec, task: str, mode: str, cfg: EvalConfig) -> dict:
-    settings = {"model": spec.identity, "task": task, "mode": mode, "language": cfg.language}
+    settings = {
+        "model": spec.identity,
+        "task": task,
+        "mode": mode,
+        "language": cfg.language,
+        "dtype": scoring_dtype(cfg),
+    }
     if mode == "gen":
         settings["max_new_tokens"] = cfg.max_new_tokens
     return settings
@@ -368,10 +386,13 @@ ModelFactory = Callable[[ModelSpec, EvalConfig], object]
 
 
 def load_hf_model(spec: ModelSpec, cfg: EvalConfig):
+    import torch
+
     from morphcpt.evaluate.hf_model import HFCausalLM
 
+    dtype = {"bf16": torch.bfloat16, "fp32": torch.float32}[scoring_dtype(cfg)]
     return HFCausalLM.load(
-        spec.path, device=cfg.device, batch_size=cfg.batch_size, share_prompt=cfg.share_prompt
+        spec.path, device=cfg.device, batch_size=cfg.batch_size, dtype=dtype, share_prompt=cfg.share_prompt
     )
 
 
@@ -456,6 +477,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="MCQ: run each prompt once with all its options in one row (Gemma 3; same log-likelihoods)",
     )
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ...")
+    parser.add_argument(
+        "--dtype",
+        choices=("auto", "bf16", "fp32"),
+        default="auto",
+        help="precision of the scoring (auto: bf16 on a GPU, fp32 on a CPU); compare models scored in the same one",
+    )
     parser.add_argument("--language", choices=LANGUAGES, default="en", help="prompt language")
     parser.add_argument("--max-new-tokens", type=int, default=50)
     parser.add_argument(
