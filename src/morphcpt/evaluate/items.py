@@ -15,7 +15,8 @@ Benchmark names: `pacute`, `pacute-affixation`, `hierarchical`, `hierarchical-le
 `cute`, `langgame`, `multi_digit_addition`, and the group `controls` (langgame and multi-digit addition: the
 forgetting checks; `expand_groups`). A whole benchmark with a subset missing is loaded, with a warning
 (calm where the generator's manifest says the subset is not generated, loud otherwise); `survey` lists the files
-a run reads and the ones it leaves.
+a run reads and the ones it leaves; `check_manifest` refuses a generated folder whose files are not the ones its
+manifest lists.
 
     from morphcpt.evaluate.items import load_benchmark
     tasks = load_benchmark("hierarchical-level2", "mcq")   # {"hierarchical-level2": [Item, ...]}
@@ -36,6 +37,7 @@ from typing import Any
 from morphcpt import paths
 from morphcpt.errors import UserError
 from morphcpt.evaluate.rows import LANGUAGES, BenchmarkFormatError, parse_row, row_mode
+from morphcpt.jsonio import read_json
 
 __all__ = ["LANGUAGES", "BenchmarkFormatError", "Item", "load_benchmark", "load_file"]
 
@@ -276,6 +278,36 @@ def load_subset(root: Path, benchmark: str, subset: str, mode: str, language: st
     if combined:
         return [item for item in load_file(path, benchmark, mode, language=language) if item.subset == subset]
     return load_file(path, benchmark, mode, subset=subset, language=language)
+
+
+def check_manifest(benchmark_dir: Path, tasks: dict[tuple[str, str], list[Item]]) -> None:
+    """Generated benchmarks come with `manifest.json` (sha256 of every file, `complete` once all are written):
+    refuse a folder whose generation did not finish, or a file that is not the one the manifest lists.
+    A folder without a manifest (the official PACUTE files) is read as it is."""
+    manifest_path = benchmark_dir / "manifest.json"
+    if not manifest_path.is_file():
+        return
+    manifest = read_json(
+        manifest_path, what="the generated benchmarks' manifest", fix="regenerate the benchmarks"
+    )
+    if manifest.get("complete") is False:
+        raise ValueError(
+            f"{manifest_path}: the generation of these benchmarks did not finish (the set may mix old and new "
+            "files); run generate_benchmarks.py again"
+        )
+    recorded = manifest.get("files", {})
+    for task, mode in tasks:
+        benchmark, _, subset = task.partition("-")
+        found = find_subset(benchmark_dir, benchmark, subset, mode)
+        if found is None:
+            continue
+        relative = found[0].relative_to(benchmark_dir).as_posix()
+        if relative in recorded:
+            digest = hashlib.sha256(found[0].read_bytes()).hexdigest()
+            if digest != recorded[relative]:
+                raise ValueError(
+                    f"{found[0]} is not the file {manifest_path} lists (sha256 differs): regenerate the benchmarks"
+                )
 
 
 def not_generated(root: Path | str) -> dict[str, str]:

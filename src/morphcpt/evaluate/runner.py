@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import hashlib
 import json
 import logging
 import os
@@ -40,9 +39,9 @@ from morphcpt.evaluate.items import (
     BenchmarkEmpty,
     Item,
     benchmark_name,
+    check_manifest,
     expand_benchmark,
     expand_groups,
-    find_subset,
     load_benchmark,
     missing_subsets,
     not_generated,
@@ -52,7 +51,6 @@ from morphcpt.evaluate.items import (
 from morphcpt.evaluate.mcq import MCQ_METRICS, score_mcq
 from morphcpt.evaluate.resolve import ModelResolutionError, resolve_models
 from morphcpt.evaluate.summary import current, summarise
-from morphcpt.jsonio import read_json
 
 log = logging.getLogger(__name__)
 RESULTS_DIR = paths.REPO_ROOT / "results"
@@ -194,36 +192,6 @@ def load_tasks(cfg: EvalConfig) -> dict[tuple[str, str], list[Item]]:
             "%s: one prompt per row (no %s version), asked as written", ", ".join(one_prompt), cfg.language
         )
     return tasks
-
-
-def check_manifest(benchmark_dir: Path, tasks: dict[tuple[str, str], list[Item]]) -> None:
-    """Generated benchmarks come with `manifest.json` (sha256 of every file, `complete` once all are written):
-    refuse a folder whose generation did not finish, or a file that is not the one the manifest lists.
-    A folder without a manifest (the official PACUTE files) is read as it is."""
-    manifest_path = benchmark_dir / "manifest.json"
-    if not manifest_path.is_file():
-        return
-    manifest = read_json(
-        manifest_path, what="the generated benchmarks' manifest", fix="regenerate the benchmarks"
-    )
-    if manifest.get("complete") is False:
-        raise ValueError(
-            f"{manifest_path}: the generation of these benchmarks did not finish (the set may mix old and new "
-            "files); run generate_benchmarks.py again"
-        )
-    recorded = manifest.get("files", {})
-    for task, mode in tasks:
-        benchmark, _, subset = task.partition("-")
-        found = find_subset(benchmark_dir, benchmark, subset, mode)
-        if found is None:
-            continue
-        relative = found[0].relative_to(benchmark_dir).as_posix()
-        if relative in recorded:
-            digest = hashlib.sha256(found[0].read_bytes()).hexdigest()
-            if digest != recorded[relative]:
-                raise ValueError(
-                    f"{found[0]} is not the file {manifest_path} lists (sha256 differs): regenerate the benchmarks"
-                )
 
 
 # -------------------------------------------------------------------------------------------- resumable cache
