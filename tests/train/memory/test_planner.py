@@ -135,7 +135,7 @@ H100_MEASURED = [
 def test_the_activation_table_reproduces_the_h100_measurements(sharding, checkpointing, micro, measured):
     shape = planner.model_shape(load_plan(["recipe=cpt_patok"]))
     est = planner.estimate(shape, 2048, 1, sharding, checkpointing, bf16=True)
-    loss_working, loss_per_sample = hf.loss_bytes(
+    loss_working, loss_per_sample, *_ = hf.loss_bytes(
         shape, 2048, hf.default_chunk(shape.vocab), 2, 4 if sharding == "ddp" else 2
     )
     full_logits = 12 * shape.vocab * 2048
@@ -306,3 +306,30 @@ def test_a_global_batch_megatron_cannot_split_is_a_note_for_hf_plans_and_an_erro
     assert exit_info.value.code == 1
     err = capsys.readouterr().err
     assert "error: the megatron engine cannot lay out this plan: global batch 8 is not a multiple" in err
+
+
+def test_a_loss_chunk_as_long_as_a_sample_holds_one_chunk_of_logits_whatever_the_micro_batch():
+    """The chunked loss cuts the micro batch's tokens as one sequence, so its logits in flight are those of
+    min(micro batch x seq, chunk) tokens. At seq 1,024 (the default chunk: 1,024 tokens of 262,144 logits) the estimate
+    counted a whole chunk per sample: 25.03 GiB for the real pilot's runs on an H200, which peaked at 14.04 GiB
+    (micro batch 8, bf16 parameters, not compiled; benchmarks/RESULTS.md)."""
+    shape = planner.model_shape(load_plan(["recipe=pilot_patok"]))
+    est = planner.estimate(shape, 1024, 1, "ddp", bf16=True, bf16_params=True)
+    chunk_logits = hf.default_chunk(shape.vocab) * shape.vocab * (4 + 2)  # fp32 logits and their bf16 copy
+    assert est.logits_cap == est.logits_per_sample == chunk_logits  # one sample fills the chunk
+    assert est.total(8) - est.total(4) == 4 * est.activations_per_sample
+    assert est.total(8) / 2**30 == pytest.approx(14.04, rel=0.10)
+    short = planner.estimate(shape, 512, 1, "ddp", bf16=True, bf16_params=True)  # two samples fill a chunk
+    assert short.total(2) - short.total(1) == short.activations_per_sample + short.logits_per_sample
+    assert short.total(3) - short.total(2) == short.activations_per_sample
+    long = planner.estimate(shape, 2048, 1, "ddp", bf16=True, bf16_params=True)  # the recipes: a fixed chunk
+    assert long.logits_cap == long.logits_per_sample == 0 and long.working >= chunk_logits
+    for e in (
+        est,
+        short,
+        long,
+    ):  # the largest micro batch is the last whose total fits, with and without a cap
+        for limit in range(e.static() - 1, e.total(40), e.activations_per_sample // 3):
+            largest = e.largest_micro_batch(limit)
+            assert largest == 0 or e.total(largest) <= limit
+            assert e.total(largest + 1) > limit

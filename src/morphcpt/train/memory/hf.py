@@ -190,12 +190,15 @@ def activation_bytes(shape: Shape, seq: int, mode: str, checkpointing: bool, fla
 def loss_bytes(
     shape: Shape, seq: int, chunk: int, compute_bytes: int, weight_bytes: int, head_trains: bool = True
 ) -> tuple[int, int]:
-    """(per step, per sample) bytes of the chunked cross entropy (`morphcpt.modeling.loss`) at its peak: the fp32
-    gradient of the output layer's weight it accumulates (4 x vocab x hidden), the head's weight cast to the compute
-    dtype or its gradient cast back to the weight's (compute or weight bytes x vocab x hidden, when they differ),
-    one chunk's logits (fp32, plus their compute-dtype copy), and per sample the gradient of the hidden states. A
-    chunk longer than a sample grows with the micro batch, so it is counted per sample. A frozen output layer
-    (`head_trains` false: LoRA) has no weight gradient."""
+    """(per step, per sample, logits per sample, logits cap) bytes of the chunked cross entropy
+    (`morphcpt.modeling.loss`) at its peak: the fp32 gradient of the output layer's weight it accumulates (4 x vocab
+    x hidden), the head's weight cast to the compute dtype or its gradient cast back to the weight's (compute or
+    weight bytes x vocab x hidden, when they differ), one chunk's logits (fp32, plus their compute-dtype copy), and
+    per sample the gradient of the hidden states. The loss chunks the micro batch's tokens as one sequence, so the
+    logits in flight are those of min(chunk, micro batch x seq) tokens: a chunk shorter than a sample is a fixed
+    cost; a longer one grows with the micro batch up to the chunk (the last two values; they counted per sample
+    without the cap before, 1.8x the measured peak at seq 1,024 and micro batch 8 on an H200). A frozen output
+    layer (`head_trains` false: LoRA) has no weight gradient."""
     head = shape.vocab * shape.hidden
     working = 4 * head * head_trains + (
         head * max(compute_bytes, weight_bytes) if compute_bytes != 4 or weight_bytes != 4 else 0
@@ -203,10 +206,8 @@ def loss_bytes(
     per_token_logits = shape.vocab * (4 + (compute_bytes if compute_bytes != 4 else 0))
     per_sample = seq * shape.hidden * compute_bytes
     if chunk < seq:
-        working += chunk * per_token_logits
-    else:
-        per_sample += seq * per_token_logits
-    return working, per_sample
+        return working + chunk * per_token_logits, per_sample, 0, 0
+    return working, per_sample, seq * per_token_logits, chunk * per_token_logits
 
 
 def validation_bytes_per_sample(shape: Shape, seq: int, compute_bytes: int = 2) -> int:
@@ -285,7 +286,7 @@ def estimate(
     if adafactor:  # AdamW's two fp32 moments (8 bytes a parameter) give way to the factored state
         moments = 4 * shape.factored if not lora else 4 * trained  # adapters: small matrices, counted in full
         optimizer = optimizer - (8 * trained) + moments
-    loss_working, loss_per_sample = loss_bytes(
+    loss_working, loss_per_sample, logits_per_sample, logits_cap = loss_bytes(
         shape, seq, chunk or default_chunk(shape.vocab), compute_bytes, weight_bytes, head_trains=not lora
     )
     host = 0
@@ -300,6 +301,8 @@ def estimate(
         optimizer=optimizer,
         activations_per_sample=activation_bytes(shape, seq, mode, checkpointing, flash) + loss_per_sample,
         working=working + loss_working,
+        logits_per_sample=logits_per_sample,
+        logits_cap=logits_cap,
         host=host,
         load=load,
         host_load=host_load,

@@ -231,11 +231,11 @@ def refusal(plan: CPTPlan, engine: str, answers: list[Row], what: str | None = N
             ("gradients", est.grads),
             ("optimizer", est.optimizer),
             ("working", est.working),
-            (f"activations x {own.micro_batch}", own.micro_batch * est.activations_per_sample),
+            (f"activations x {own.micro_batch}", est.per_micro_batch(own.micro_batch)),
         )
         if value
     )
-    if est.load > est.static() + own.micro_batch * est.activations_per_sample:
+    if est.load > est.static() + est.per_micro_batch(own.micro_batch):
         parts += f"; loading the model peaks at {gib(est.load)}"
     what = what or f"loop.micro_batch_size={plan.loop.micro_batch_size}"
     lines = [
@@ -340,7 +340,8 @@ def table(plan: CPTPlan, engine: str, answers: list[Row]) -> list[str]:
         est = row.estimate
         lines.append(
             f"{est.layout:22} {est.params / 2**30:7.2f} {est.grads / 2**30:7.2f} {est.optimizer / 2**30:7.2f} "
-            f"{est.working / 2**30:7.2f} {est.activations_per_sample / 2**30:7.2f} {est.load / 2**30:7.2f} "
+            f"{est.working / 2**30:7.2f} {(est.activations_per_sample + est.logits_per_sample) / 2**30:7.2f} "
+            f"{est.load / 2**30:7.2f} "
             f"{row.micro_batch:5d} "
             f"{row.total / 2**30:7.2f} {row.margin:5.0%} {row.largest:7d}  {row.change or '(the plan)'}"
         )
