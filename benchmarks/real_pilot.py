@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--gguf", type=Path, help="the GGUF file or a folder of its gguf.part* pieces")
     parser.add_argument(
-        "--tiny", action="store_true", help="a random 2-layer Gemma 3 of the real vocabulary instead"
+        "--tiny", action="store_true", help="a random 2-layer Gemma 3 of the tokenizer's vocabulary instead"
     )
     parser.add_argument(
         "--tokenizer", type=Path, required=True, help="folder with the real tokenizer's files"
