@@ -25,7 +25,7 @@ from typing import TextIO
 
 import torch
 
-from morphcpt.evaluate.hf_model import resolve_device
+from morphcpt.evaluate.device import DTYPES, resolve_device, scoring_dtype
 
 
 class NotACausalLM(ValueError):
@@ -134,7 +134,7 @@ class TextGenerator:
         target = resolve_device(device)
         if target.type == "cuda" and not torch.cuda.is_available():
             raise ValueError(f"--device {device}: no CUDA GPU is available here (use --device auto or cpu)")
-        dtype = torch.bfloat16 if target.type == "cuda" else torch.float32
+        dtype = DTYPES[scoring_dtype(target)]
         model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).to(target)
         return cls(model, AutoTokenizer.from_pretrained(path))
 

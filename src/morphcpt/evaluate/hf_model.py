@@ -32,14 +32,9 @@ from transformers import (
 
 from morphcpt import paths
 from morphcpt.evaluate import shared_prompt
+from morphcpt.evaluate.device import DTYPES, resolve_device, scoring_dtype
 from morphcpt.evaluate.gen import first_line
 from morphcpt.modeling.loss import token_logprobs as chunked_logprobs
-
-
-def resolve_device(device: str | torch.device = "auto") -> torch.device:
-    if str(device) == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
 
 
 class _LineComplete(StoppingCriteria):
@@ -96,7 +91,7 @@ class HFCausalLM:
     ) -> HFCausalLM:
         """bf16 on a GPU, fp32 on CPU unless `dtype` says otherwise."""
         target = resolve_device(device)
-        dtype = dtype or (torch.bfloat16 if target.type == "cuda" else torch.float32)
+        dtype = dtype or DTYPES[scoring_dtype(target)]
         source = paths.model_source(name_or_path)  # a missing folder: one clear line, not Hub tracebacks
         try:
             tokenizer = AutoTokenizer.from_pretrained(source)

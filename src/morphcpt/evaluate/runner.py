@@ -6,8 +6,8 @@
 Layout: `<output-dir>/<model>/<task>_<mode>.json` (with `--last-checkpoints k`, a run's k checkpoints each under
 `<output-dir>/<run_name>/ckpt-<step>/`, see docs/evaluation.md) (task `pacute-affixation`, `hierarchical-level2`, ...; a
 `_tl` suffix when prompts are Tagalog), holding the model's metadata (scheme and step from the export's
-`morphcpt_metadata.json`), the run settings (the scoring precision among them, `--dtype`), a summary (overall, by category, by subcategory) and every item's
-prediction (acc/acc_norm or exact/prefix/contains, and the continuous scores of `continuous`). While a task runs, finished items are appended to `<same name>.partial.jsonl`; a rerun reuses them and
+`morphcpt_metadata.json`), the run settings (the scoring precision among them, `--dtype`), a summary (overall, by
+category, by subcategory) and every item's prediction (acc/acc_norm or exact/prefix/contains, and the continuous scores of `continuous`). While a task runs, finished items are appended to `<same name>.partial.jsonl`; a rerun reuses them and
 the predictions of an earlier result file (same model, settings and item fingerprint), scores only what is
 missing, and skips a task whose result is complete without loading the model at all.
 """
@@ -197,22 +197,15 @@ def load_tasks(cfg: EvalConfig) -> dict[tuple[str, str], list[Item]]:
 # -------------------------------------------------------------------------------------------- resumable cache
 
 
-def scoring_dtype(cfg: EvalConfig) -> str:
-    """ "bf16" or "fp32": `cfg.dtype`, or for "auto" what the device scores in (bf16 on a GPU, fp32 on a CPU)."""
-    if cfg.dtype != "auto":
-        return cfg.dtype
-    from morphcpt.evaluate.hf_model import resolve_device
-
-    return "bf16" if resolve_device(cfg.device).type == "cuda" else "fp32"
-
-
 def _settings(spec: ModelSpec, task: str, mode: str, cfg: EvalConfig) -> dict:
+    from morphcpt.evaluate.device import scoring_dtype  # torch only, not transformers
+
     settings = {
         "model": spec.identity,
         "task": task,
         "mode": mode,
         "language": cfg.language,
-        "dtype": scoring_dtype(cfg),
+        "dtype": scoring_dtype(cfg.device, cfg.dtype),
     }
     if mode == "gen":
         settings["max_new_tokens"] = cfg.max_new_tokens
@@ -354,11 +347,10 @@ ModelFactory = Callable[[ModelSpec, EvalConfig], object]
 
 
 def load_hf_model(spec: ModelSpec, cfg: EvalConfig):
-    import torch
-
+    from morphcpt.evaluate.device import DTYPES, scoring_dtype
     from morphcpt.evaluate.hf_model import HFCausalLM
 
-    dtype = {"bf16": torch.bfloat16, "fp32": torch.float32}[scoring_dtype(cfg)]
+    dtype = DTYPES[scoring_dtype(cfg.device, cfg.dtype)]
     return HFCausalLM.load(
         spec.path, device=cfg.device, batch_size=cfg.batch_size, dtype=dtype, share_prompt=cfg.share_prompt
     )
