@@ -135,9 +135,6 @@ def copy_tokenizer(tokenizer: Path, folder: Path) -> None:
 
 def build_model(args, work: Path, clock: Clock) -> tuple[Path, dict]:
     """The base folder: the real weights dequantized (or the tiny stand-in), the tokenizer, and its check score."""
-    import torch
-    from transformers import AutoModelForCausalLM
-
     folder = work / "gemma3-270m-base"
     folder.mkdir(parents=True, exist_ok=True)
     copy_tokenizer(args.tokenizer, folder)
@@ -151,19 +148,7 @@ def build_model(args, work: Path, clock: Clock) -> tuple[Path, dict]:
     else:
         gguf = joined_gguf(args.gguf, work)
         log(clock, f"GGUF {gguf.stat().st_size:,} bytes, sha256 verified; dequantizing")
-        loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
-        config = loaded.config
-        for key in ("quantization_config", "_name_or_path"):
-            if hasattr(config, key):
-                delattr(config, key)
-        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
-        missing, unexpected = model.load_state_dict(loaded.state_dict(), strict=False)
-        if missing or unexpected:
-            raise SystemExit(
-                f"real_pilot: dequantized weights do not fit: missing {missing}, unexpected {unexpected}"
-            )
-        model.to(torch.bfloat16).save_pretrained(folder)
-        del loaded, model
+        realmodel.dequantize(gguf, folder, tokenizer=False)  # the tokenizer files come from --tokenizer
     score = realmodel.score_text(folder)
     log(clock, f"base model {folder}: {score['nats_per_token']:.2f} nats/token on the check text")
     if not args.tiny and score["nats_per_token"] > realmodel.MAX_LOSS:

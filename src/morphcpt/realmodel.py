@@ -143,9 +143,10 @@ def assemble_gguf(assembler, output: Path, sha256: str | None = None, size: int 
     return output
 
 
-def dequantize(gguf: Path, folder: Path) -> None:
+def dequantize(gguf: Path, folder: Path, tokenizer: bool = True) -> None:
     """Load the GGUF dequantized (fp32), move its weights into a plain model built from its config (a GGUF-loaded
-    model refuses `save_pretrained`), and save bf16 weights and the tokenizer into `folder`."""
+    model refuses `save_pretrained`), and save bf16 weights and (unless `tokenizer` is false: its conversion from
+    the GGUF is the slow part) the tokenizer into `folder`."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -162,7 +163,8 @@ def dequantize(gguf: Path, folder: Path) -> None:
         )
     del loaded
     model.to(torch.bfloat16).save_pretrained(folder)
-    AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(folder)
+    if tokenizer:
+        AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(folder)
 
 
 def unmark_gguf(folder: Path) -> bool:
