@@ -94,6 +94,8 @@ _WEAK_PREFIXES = frozenset({"i", "ka", "pa", "ma", "na"})
 # Pronouns and particles that take no affix (the lists hold them as roots): a reading with one as its root misfits
 _PRONOUNS = frozenset({"namin", "natin", "ninyo", "niyon", "nito", "naman"})
 _N_FINAL_STEMS = tuple(stem for stem in SYNCOPE if stem.endswith("n"))  # kun (kuha), tamn, tingn, ...
+_NEGATION = "di-"  # di-|kilala (`_negated_reading`)
+_LINKED_ROOT_ZIPF = 3.0  # the root under a linker on a stem no list holds (`_linked_unlisted_stem`)
 _PREFIX_ROOTS = frozenset(PREFIXES)  # curated roots that are prefixes too (pinaka): no root for a suffix
 
 
@@ -318,9 +320,10 @@ class FilipinoPack(StemReadings, LanguagePack):
             if candidates:
                 return candidates[0]
             return (
-                ("-" in f and hyphenated_reading(f))
+                ("-" in f and (self._negated_reading(f) or hyphenated_reading(f)))
                 or self._headword_reading(f)
                 or unhyphenated_reading(f, english_frequencies(), self._zipf)
+                or self._linked_unlisted_stem(f)
                 or _Reading(((0, len(f), "root"),), f)
             )
         best = min(candidates, key=lambda r: self._score(f, r))
@@ -337,6 +340,47 @@ class FilipinoPack(StemReadings, LanguagePack):
             ),
         ]
         return min(same_cut, key=self._root_frequency) if len(same_cut) > 1 else best
+
+    def _negated_reading(self, f: str) -> _Reading | None:
+        """di- (not) written with a hyphen before a word that reads on its own: di-|kilala, di-|ma|bilang,
+        di-|tuwir|an|g, di-|kaaya-aya. The word after it must be a root, a listed word or read with affixes; otherwise
+        no reading (the word stays whole)."""
+        if not f.startswith(_NEGATION) or len(f) < len(_NEGATION) + 3:
+            return None
+        n = len(_NEGATION)
+        rest = f[n:]
+        r = self._best(rest)
+        if r.spans == ((0, len(rest), "root"),) and rest not in self.roots and rest not in self._known:
+            return None
+        spans = ((0, n, "prefix"),) + tuple((a + n, b + n, kind) for a, b, kind in r.spans)
+        return r._replace(spans=spans, prefixes=(_NEGATION[:-1], *r.prefixes))
+
+    def _linked_unlisted_stem(self, f: str) -> _Reading | None:
+        """The linker -ng after a vowel-final stem no list holds, for a word with no other reading (mababangong is
+        ma|ba|bango|ng, pinakamagagandang pinaka|ma|ga|ganda|ng, napakabihirang napaka|bihira|ng). The stem must read
+        with a prefix, -um-/-in- or a copy and no suffix, on a root of common frequency (Zipf >= 3) that is no
+        syllable said twice (pagiging is no pa|gigi|ng) and whose spelling with -ng or -g is no root or headword
+        (kumikinang stays whole: kinang). The word must be no headword (palumpong), nor English, nor a listed word
+        plus -g (naipong is naipon's, not na|ipo|ng). Needs the shipped lists."""
+        if not self._known or len(f) < 7 or not f.endswith(LINKER) or not is_vowel(f[-3]) or f[:-1] in self._known:
+            return None
+        wider = self._wider()
+        secondary = wider._secondary if wider is not None else frozenset()
+        if f in secondary or english_word(f, english_frequencies()):
+            return None
+        stem = f[:-2]
+        r = self._best(stem)
+        root = r.root
+        if (
+            r.suffix
+            or r.linker
+            or not (r.prefixes or r.infix or r.reduplicant)
+            or self._zipf.get(root, 0.0) < _LINKED_ROOT_ZIPF
+            or (len(root) == 4 and root[:2] == root[2:])
+            or any(root + end in self._roots or root + end in secondary for end in (LINKER, LINKER_AFTER_N))
+        ):
+            return None
+        return r._replace(spans=(*r.spans, (len(stem), len(f), "suffix")), linker=LINKER)
 
     def _headword_reading(self, f: str) -> _Reading | None:
         """For a word with no reading at all, the best one whose root is a headword the lexicon left out as derived
