@@ -364,8 +364,8 @@ SAMPLE_OUTPUT_SHA256 = {
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("4112ee99523af0e9b41d3cdc65ce61ba738ca97a23f513bf633d79266d72e7fa",
-              "00bcf5793514ab8031790906a2f9c92126fc672e8353ccfe44ad3037b0dfadf9"),
+    "patok": ("8c55545b3669a32bec22e58d1a13270e946e98d47489a2aea48e1c748ae68bdd",
+              "b05a4aac145c408474f9f017205445a79542039b79492f792942b60df5bdbfdf"),
 }  # fmt: skip
 
 

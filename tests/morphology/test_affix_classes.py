@@ -396,3 +396,49 @@ def test_the_linker_after_an_unlisted_stem_on_the_shipped_lists():
     assert cut(FIL, "matatalinghagang") == ("ma|ta|talinghaga|ng", "talinghaga")
     assert cut(FIL, "pinakamodernong") == ("pinaka|moderno|ng", "moderno")
     assert cut(FIL, "palumpong")[0] == "palumpong"  # a headword: its -ng is its own
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("isagawa", ("isa|gawa", "gawa")),
+        ("isinagawa", ("isina|gawa", "gawa")),
+        ("isasagawa", ("isa|sa|gawa", "gawa")),  # isa- repeats its sa as magpa- repeats its pa
+        ("isinasagawa", ("isina|sa|gawa", "gawa")),
+        ("pagsasagawa", ("pagsa|sa|gawa", "gawa")),
+        ("maisagawa", ("ma|isa|gawa", "gawa")),
+        ("isinapuso", ("isina|puso", "puso")),
+        ("isasalin", ("i|sa|salin", "salin")),  # a root that starts with sa keeps i- and its copy
+        ("isinasalin", ("i|s|in|a|salin", "salin")),
+        ("isinauli", ("i|s|in|auli", "sauli")),  # ... and wins over isina- on a root as long (uli, uling)
+        ("isinauling", ("i|s|in|auli|ng", "sauli")),
+        ("isarado", ("isarado", "isarado")),  # rado is no common root: no isa|rado
+    ],
+)
+def test_isa_makes_verbs_of_roots(word, expected):
+    pack = FilipinoPack(roots={"gawa", "puso", "salin", "sauli", "uli", "uling", "rado"})
+    pack._zipf = {"gawa": 5.4, "puso": 5.7, "salin": 4.0, "sauli": 3.5, "uli": 5.0, "uling": 3.5, "rado": 1.0}
+    assert cut(pack, word) == expected
+
+
+def test_isa_is_no_prefix_before_a_hyphenated_word_nor_a_root_with_a_suffix():
+    assert cut(FIL, "pagsasama-sama")[0] != "pagsa|sa|ma-|sama"
+    assert cut(FIL, "isahin") == ("isa|hin", "isa")  # isa (one) takes -hin as a root
+    assert cut(FIL, "pagkakaisa") == ("pagka|ka|isa", "isa")
+
+
+def test_i_comes_after_ma_and_na_never_before_them():
+    pack = FilipinoPack(roots={"alat", "latan", "sinta"})
+    assert cut(pack, "inalatan") == (
+        "in|alat|an",
+        "alat",
+    )  # not i|na|latan, although latan is the longer root
+    assert cut(pack, "naisinta")[0] == "na|i|sinta"  # na- before i- stays
+
+
+def test_the_g_linker_after_an_n_final_stem_no_list_holds():
+    pack = FilipinoPack(roots={"hamon", "balikat"})
+    pack._known = frozenset({"hamon", "balikat", "hamong"})
+    pack._zipf = {"hamon": 4.5, "balikat": 4.4}
+    assert cut(pack, "mapaghamong") == ("mapag|hamon|g", "hamon")  # mapaghamon is no listed word
+    assert pack.parse("mapaghamong").linker == "g"

@@ -13,6 +13,7 @@ from morphcpt.morphology.syllabify import VOWELS, fold_letters
 # whole; the analyser may still stack up to three of these (pinaka- + ma- + ganda).
 PREFIXES: tuple[str, ...] = (
     "i", "ika", "ikina", "ipa", "ipag", "ipang", "ipan", "ipam", "ipina", "ipinag", "ipinang", "ipinan", "ipinam",
+    "isa", "isina", "isasa", "isinasa", "pagsasa",
     "ka", "kasing", "kasin", "kasim",
     "ma", "mag", "magka", "magpa", "magsi", "magsipag", "maka", "makapag", "maki", "makipag",
     "mang", "man", "mam", "mapa", "mapag",
@@ -43,7 +44,16 @@ PREFIX_PARTS: dict[str, tuple[tuple[str, str], ...]] = {
     "magsisi": (("magsi", "prefix"), ("si", "reduplicant")),
     "nagsisipag": (("nagsi", "prefix"), ("si", "reduplicant"), ("pag", "prefix")),
     "magsisipag": (("magsi", "prefix"), ("si", "reduplicant"), ("pag", "prefix")),
+    # isa- (isa|gawa, isina|gawa) repeats its sa as magpa- repeats its pa: isa|sa|gawa, isina|sa|gawa, pagsa|sa|gawa
+    "isasa": (("isa", "prefix"), ("sa", "reduplicant")),
+    "isinasa": (("isina", "prefix"), ("sa", "reduplicant")),
+    "pagsasa": (("pagsa", "prefix"), ("sa", "reduplicant")),
 }
+# isa- and its forms make verbs of Tagalog nouns and roots (isa|gawa, isina|puso, pagsa|sa|buhay): no loan reading
+# takes them (`loans`), and the analyser ranks them after an i- reading of a root that starts with sa (isinauli is
+# i|s|in|auli: sauli), on roots of common frequency only (`filipino.FilipinoPack._best_reading`).
+ISA_PREFIXES = frozenset({"isa", "isina", "isasa", "isinasa", "pagsasa"})
+ISA_LABELS = frozenset({"isa", "isina", "pagsa"})  # the labels a reading with one of them carries
 INFIXES: tuple[str, ...] = ("um", "in")
 # -han/-hin after vowel-final roots, -nan/-nin in a few (tawanan), plain -an/-in elsewhere (and after a glottal stop).
 # -ado (Spanish past participle) replaces the root's final vowel: sigurado <- siguro, imbitado <- imbita.
@@ -63,8 +73,8 @@ LINKER_AFTER_N = "g"
 # spell it (-in- left out).
 COPY_LIKE_PREFIXES: dict[str, str] = {
     **{p: p[-2:] for p in ("naki", "maki", "paki", "mala", "pala", "magsi", "nagsi", "naka", "maka", "nagka", "magka")},
-    **{p: p[-2:] for p in ("ipa", "ika", "napa", "mapa")},
-    "pina": "pa", "ipina": "pa", "ikina": "ka", "mina": "ma", "kina": "ka",
+    **{p: p[-2:] for p in ("ipa", "ika", "napa", "mapa", "isa")},
+    "pina": "pa", "ipina": "pa", "isina": "sa", "ikina": "ka", "mina": "ma", "kina": "ka",
 }  # fmt: skip
 
 # Nasal-final prefix families. The allomorph agrees with the root's first sound; mang-/nang-/pang- (and the

@@ -28,10 +28,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from morphcpt.morphology.affixes import INFIXES, PREFIXES, SUFFIXES, fold
+from morphcpt.morphology.affixes import INFIXES, ISA_PREFIXES, PREFIXES, SUFFIXES, fold
 from morphcpt.morphology.gold import GoldSegmentation, GoldWord
 
-_AFFIXES = frozenset(PREFIXES) | frozenset(SUFFIXES) | frozenset(INFIXES) | {"ni", "ng", "g"}
+# isa- is left out: as a gold morph, isa is the root (one) far more often (pagka|ka|isa) than the prefix (isa|gawa,
+# where the longer morph is the root anyway)
+_AFFIXES = (frozenset(PREFIXES) - ISA_PREFIXES) | frozenset(SUFFIXES) | frozenset(INFIXES) | {"ni", "ng", "g"}
 
 
 def root_key(root: str) -> str:

@@ -28,6 +28,8 @@ from morphcpt.morphology.affixes import (
     CIRCUMFIXES,
     COPY_LIKE_PREFIXES,
     INFIXES,
+    ISA_LABELS,
+    ISA_PREFIXES,
     LINKER,
     LINKER_AFTER_N,
     PREFIXES,
@@ -37,6 +39,7 @@ from morphcpt.morphology.affixes import (
     is_vowel,
 )
 from morphcpt.morphology.base import Analysis, LanguagePack, Morph
+from morphcpt.morphology.fallback import common_root, linked_unlisted_stem, negated_reading
 from morphcpt.morphology.lexicon import (
     FREQUENCY_FILE,
     HEADWORD_FILES,
@@ -94,9 +97,9 @@ _WEAK_PREFIXES = frozenset({"i", "ka", "pa", "ma", "na"})
 # Pronouns and particles that take no affix (the lists hold them as roots): a reading with one as its root misfits
 _PRONOUNS = frozenset({"namin", "natin", "ninyo", "niyon", "nito", "naman"})
 _N_FINAL_STEMS = tuple(stem for stem in SYNCOPE if stem.endswith("n"))  # kun (kuha), tamn, tingn, ...
-_NEGATION = "di-"  # di-|kilala (`_negated_reading`)
-_LINKED_ROOT_ZIPF = 3.0  # the root under a linker on a stem no list holds (`_linked_unlisted_stem`)
-_PREFIX_ROOTS = frozenset(PREFIXES)  # curated roots that are prefixes too (pinaka): no root for a suffix
+_ISA_STARTS = ("isa", "isina", "maisa", "naisa", "pagsasa", "di-maisa", "di-naisa")  # where isa- may stand
+# curated roots that are prefixes too (pinaka): no root for a suffix; isa (one) is a root first (isa|hin)
+_PREFIX_ROOTS = frozenset(PREFIXES) - ISA_PREFIXES
 
 
 def _bare(f: str) -> bool:
@@ -198,15 +201,22 @@ class FilipinoPack(StemReadings, LanguagePack):
             else:  # -nin after an irregular stem's n is its -in: ku|kun|in, not kuku|nin
                 misfit += f[: start + 1].endswith(_N_FINAL_STEMS)
         stacked = max(len(r.prefixes) - 1, 0)  # na|gi|gipit, not nag|i|gipit
+        if r.prefixes and not ISA_LABELS.isdisjoint(r.prefixes):
+            marked += 2  # after an i- reading of a sa-root: isinauling is i|s|in|auli|ng, not isina|uling
         return (int(r.root in self._rare) + misfit, -root_chars, marked, len(r.spans), stacked)
 
     def _misfit(self, r: _Reading) -> int:
-        """1 for a reading whose affixes do not fit its root: the superlative pinaka- takes no -an/-in, nor does a prefix
-        read as a root (pinakain is p|in|a|kain, not pinaka|in; pinakasalan p|in|a|kasal|an), and a root that is a CV copy of another root (lalaki <- laki)
-        is the noun only where no affix asks for the copy: -um-/-in-, -in and the plural adjective's ma- do (l|um|a|laki,
-        pa|la|laki|hin, ma|la|laki), ka-...-han and pagka- do not (ka|lalaki|han); the same for a copy of an irregular
-        stem before any suffix (`SYNCOPE`: ku|kun|in, not a listed kukun); and a pronoun takes no affix (`_PRONOUNS`)."""
+        """1 for a reading whose affixes do not fit its root: the superlative pinaka- takes no -an/-in, nor does a
+        prefix read as a root (pinakain is p|in|a|kain, not pinaka|in; pinakasalan p|in|a|kasal|an), and a root that
+        is a CV copy of another root (lalaki <- laki) is the noun only where no affix asks for the copy: -um-/-in-, -in
+        and the plural adjective's ma- do (l|um|a|laki, pa|la|laki|hin, ma|la|laki), ka-...-han and pagka- do not
+        (ka|lalaki|han); the same for a copy of an irregular stem before any suffix (`SYNCOPE`: ku|kun|in, not a
+        listed kukun); a pronoun takes no affix (`_PRONOUNS`); and i- never comes before ma-/na-, mag-, mang-, maka-
+        (inalisan is in|alis|an, not i|na|lisan)."""
         if r.suffix and ("pinaka" in r.prefixes or r.root in _PREFIX_ROOTS):
+            return 1
+        # i- comes after ma-/na- (na|i|lagay), never before them nor before mag-, mang-, maka-: inalisan is in|alis|an
+        if r.prefixes[:1] == ("i",) and r.prefixes[1:2] and r.prefixes[1][0] in "mn":
             return 1
         # inamin is in|amin (admitted), not i|namin (our); the linker alone still follows a pronoun (naming)
         if r.root in _PRONOUNS and (r.prefixes or r.infix or r.suffix or r.reduplicant):
@@ -316,14 +326,16 @@ class FilipinoPack(StemReadings, LanguagePack):
         if not f or len(f) > _MAX_WORD or f in self.roots or (letters and not letters.isalpha()):
             return _Reading(((0, len(f), "root"),), f) if f else _Reading((), "")
         candidates = self._readings(f)
+        if candidates and f.startswith(_ISA_STARTS):
+            candidates = [r for r in candidates if ISA_LABELS.isdisjoint(r.prefixes) or self._isa_fits(r)]
         if len(candidates) < 2:  # most words: nothing to score
             if candidates:
                 return candidates[0]
             return (
-                ("-" in f and (self._negated_reading(f) or hyphenated_reading(f)))
+                ("-" in f and (negated_reading(self, f) or hyphenated_reading(f)))
                 or self._headword_reading(f)
                 or unhyphenated_reading(f, english_frequencies(), self._zipf)
-                or self._linked_unlisted_stem(f)
+                or linked_unlisted_stem(self, f)
                 or _Reading(((0, len(f), "root"),), f)
             )
         best = min(candidates, key=lambda r: self._score(f, r))
@@ -341,46 +353,11 @@ class FilipinoPack(StemReadings, LanguagePack):
         ]
         return min(same_cut, key=self._root_frequency) if len(same_cut) > 1 else best
 
-    def _negated_reading(self, f: str) -> _Reading | None:
-        """di- (not) written with a hyphen before a word that reads on its own: di-|kilala, di-|ma|bilang,
-        di-|tuwir|an|g, di-|kaaya-aya. The word after it must be a root, a listed word or read with affixes; otherwise
-        no reading (the word stays whole)."""
-        if not f.startswith(_NEGATION) or len(f) < len(_NEGATION) + 3:
-            return None
-        n = len(_NEGATION)
-        rest = f[n:]
-        r = self._best(rest)
-        if r.spans == ((0, len(rest), "root"),) and rest not in self.roots and rest not in self._known:
-            return None
-        spans = ((0, n, "prefix"),) + tuple((a + n, b + n, kind) for a, b, kind in r.spans)
-        return r._replace(spans=spans, prefixes=(_NEGATION[:-1], *r.prefixes))
-
-    def _linked_unlisted_stem(self, f: str) -> _Reading | None:
-        """The linker -ng after a vowel-final stem no list holds, for a word with no other reading (mababangong is
-        ma|ba|bango|ng, pinakamagagandang pinaka|ma|ga|ganda|ng, napakabihirang napaka|bihira|ng). The stem must read
-        with a prefix, -um-/-in- or a copy and no suffix, on a root of common frequency (Zipf >= 3) that is no
-        syllable said twice (pagiging is no pa|gigi|ng) and whose spelling with -ng or -g is no root or headword
-        (kumikinang stays whole: kinang). The word must be no headword (palumpong), nor English, nor a listed word
-        plus -g (naipong is naipon's, not na|ipo|ng). Needs the shipped lists."""
-        if not self._known or len(f) < 7 or not f.endswith(LINKER) or not is_vowel(f[-3]) or f[:-1] in self._known:
-            return None
-        wider = self._wider()
-        secondary = wider._secondary if wider is not None else frozenset()
-        if f in secondary or english_word(f, english_frequencies()):
-            return None
-        stem = f[:-2]
-        r = self._best(stem)
-        root = r.root
-        if (
-            r.suffix
-            or r.linker
-            or not (r.prefixes or r.infix or r.reduplicant)
-            or self._zipf.get(root, 0.0) < _LINKED_ROOT_ZIPF
-            or (len(root) == 4 and root[:2] == root[2:])
-            or any(root + end in self._roots or root + end in secondary for end in (LINKER, LINKER_AFTER_N))
-        ):
-            return None
-        return r._replace(spans=(*r.spans, (len(stem), len(f), "suffix")), linker=LINKER)
+    def _isa_fits(self, r: _Reading) -> bool:
+        """isa- stands on a root of common frequency (isarado is no isa|rado), with at most ka- between
+        (isa|ka|tupar|an; pagsasama-sama is no pagsa|sa|ma-|sama)."""
+        after = r.prefixes[next(i for i, p in enumerate(r.prefixes) if p in ISA_LABELS) + 1 :]
+        return common_root(self, r.root) and all(p == "ka" for p in after)
 
     def _headword_reading(self, f: str) -> _Reading | None:
         """For a word with no reading at all, the best one whose root is a headword the lexicon left out as derived

@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from morphcpt.morphology.affixes import PREFIX_PARTS, PREFIXES
+from morphcpt.morphology.affixes import ISA_PREFIXES, PREFIX_PARTS, PREFIXES
 from morphcpt.morphology.lexicon import word_frequencies
 from morphcpt.morphology.stems import _Reading
 
@@ -167,14 +167,19 @@ def _copy_shaped(copy: str, tail: tuple[tuple[int, str], ...], onset: str) -> bo
     return copy[: len(onset)] == onset and copy[len(onset) : len(onset) + 2] == "in" and copy[-1] in "aeiou"
 
 
+_HYPHENATED_PREFIXES = (
+    frozenset(PREFIXES) - ISA_PREFIXES
+)  # before a hyphen; isa- takes Tagalog roots only (pagsasama-sama)
+
+
 def _prefix_split(h: str) -> list[str] | None:
-    """`h` as at most two prefixes of the inventory (longest first), [] for "", None when it is not."""
+    """`h` as at most two prefixes of the inventory but isa- (longest first), [] for "", None when it is not."""
     if not h:
         return []
-    if h in PREFIXES:
+    if h in _HYPHENATED_PREFIXES:
         return [h]
     for k in range(len(h) - 1, 0, -1):
-        if h[:k] in PREFIXES and h[k:] in PREFIXES:
+        if h[:k] in _HYPHENATED_PREFIXES and h[k:] in _HYPHENATED_PREFIXES:
             return [h[:k], h[k:]]
     return None
 

@@ -1,0 +1,88 @@
+"""Readings for the words the analyser's search leaves with none (`filipino.FilipinoPack._best_reading` tries them
+last): di- before a word that reads on its own, and the linker after a stem no word list holds.
+
+Each function takes the pack and the folded word and returns a reading or None. The pack supplies `_best` (its cached
+reading of another word), `roots`, `_roots`, `_known` (every word of the shipped lists), `_zipf` and `_wider` (the
+pack with the left-out dictionary headwords).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from morphcpt.morphology.affixes import LINKER, LINKER_AFTER_N, is_vowel
+from morphcpt.morphology.loans import english_frequencies, english_word
+from morphcpt.morphology.stems import _Reading
+
+
+class FilipinoPack(Protocol):
+    """What these readings ask of `filipino.FilipinoPack` (which imports this module)."""
+
+    _roots: frozenset[str]
+    _known: frozenset[str]
+    _zipf: dict[str, float]
+    _secondary: frozenset[str]
+
+    @property
+    def roots(self) -> frozenset[str]: ...
+    def _best(self, f: str) -> _Reading: ...
+    def _wider(self) -> FilipinoPack | None: ...
+
+
+NEGATION = "di-"  # di-|kilala
+COMMON_ROOT_ZIPF = 3.0  # the least frequency of a root under isa- or a linker on a stem no list holds
+
+
+def common_root(pack: FilipinoPack, root: str) -> bool:
+    return pack._zipf.get(root, 0.0) >= COMMON_ROOT_ZIPF
+
+
+def negated_reading(pack: FilipinoPack, f: str) -> _Reading | None:
+    """di- (not) written with a hyphen before a word that reads on its own: di-|kilala, di-|ma|bilang, di-|tuwir|an|g,
+    di-|kaaya-aya. The word after it must be a root, a listed word or read with affixes; otherwise no reading (the
+    word stays whole)."""
+    n = len(NEGATION)
+    if not f.startswith(NEGATION) or len(f) < n + 3:
+        return None
+    rest = f[n:]
+    r = pack._best(rest)
+    if r.spans == ((0, len(rest), "root"),) and rest not in pack.roots and rest not in pack._known:
+        return None
+    spans = ((0, n, "prefix"),) + tuple((a + n, b + n, kind) for a, b, kind in r.spans)
+    return r._replace(spans=spans, prefixes=(NEGATION[:-1], *r.prefixes))
+
+
+def linked_unlisted_stem(pack: FilipinoPack, f: str) -> _Reading | None:
+    """The linker after a stem no list holds, for a word with no other reading: -ng after a vowel (mababangong is
+    ma|ba|bango|ng, pinakamagagandang pinaka|ma|ga|ganda|ng, napakabihirang napaka|bihira|ng), -g after n
+    (mapaghamong is mapag|hamon|g). The stem must read with a prefix, -um-/-in- or a copy and no suffix, on a root of
+    common frequency that is no syllable said twice (pagiging is no pa|gigi|ng) and whose spelling with -ng or -g is
+    no root or headword (kumikinang stays whole: kinang). The word must be no headword (palumpong), nor English, nor a
+    listed word plus -g (naipong is naipon's, not na|ipo|ng). Needs the shipped lists."""
+    if (
+        not pack._known
+        or len(f) < 7
+        or not f.endswith(LINKER)
+        or not is_vowel(f[-3])
+        or f[:-1] in pack._known
+    ):
+        return None
+    wider = pack._wider()
+    secondary = wider._secondary if wider is not None else frozenset()
+    if f in secondary or english_word(f, english_frequencies()):
+        return None
+    for linker in (LINKER, LINKER_AFTER_N):
+        stem = f[: -len(linker)]
+        r = pack._best(stem)
+        root = r.root
+        if (
+            r.suffix
+            or r.linker
+            or not (r.prefixes or r.infix or r.reduplicant)
+            or not common_root(pack, root)
+            or (len(root) == 4 and root[:2] == root[2:])
+            or any(root + end in pack._roots or root + end in secondary for end in (LINKER, LINKER_AFTER_N))
+        ):
+            continue
+        return r._replace(spans=(*r.spans, (len(stem), len(f), "suffix")), linker=linker)
+    return None
