@@ -167,9 +167,8 @@ def _copy_shaped(copy: str, tail: tuple[tuple[int, str], ...], onset: str) -> bo
     return copy[: len(onset)] == onset and copy[len(onset) : len(onset) + 2] == "in" and copy[-1] in "aeiou"
 
 
-_HYPHENATED_PREFIXES = (
-    frozenset(PREFIXES) - ISA_PREFIXES
-)  # before a hyphen; isa- takes Tagalog roots only (pagsasama-sama)
+# the prefixes before a hyphen: not isa-, which takes Tagalog roots only (pagsasama-sama is no pagsa|sa|ma-|sama)
+_HYPHENATED_PREFIXES = frozenset(PREFIXES) - ISA_PREFIXES
 
 
 def _prefix_split(h: str) -> list[str] | None:
