@@ -53,7 +53,10 @@ PREFIX_PARTS: dict[str, tuple[tuple[str, str], ...]] = {
 # takes them (`loans`), and the analyser ranks them after an i- reading of a root that starts with sa (isinauli is
 # i|s|in|auli: sauli), on roots of common frequency only (`filipino.FilipinoPack._best_reading`).
 ISA_PREFIXES = frozenset({"isa", "isina", "isasa", "isinasa", "pagsasa"})
-ISA_LABELS = frozenset({"isa", "isina", "pagsa"})  # the labels a reading with one of them carries
+# the labels a reading with one of them carries (isa, isina, pagsa)
+ISA_LABELS = frozenset(
+    t for p in ISA_PREFIXES for t, k in PREFIX_PARTS.get(p, ((p, "prefix"),)) if k == "prefix"
+)
 INFIXES: tuple[str, ...] = ("um", "in")
 # -han/-hin after vowel-final roots, -nan/-nin in a few (tawanan), plain -an/-in elsewhere (and after a glottal stop).
 # -ado (Spanish past participle) replaces the root's final vowel: sigurado <- siguro, imbitado <- imbita.
@@ -73,8 +76,8 @@ LINKER_AFTER_N = "g"
 # spell it (-in- left out).
 COPY_LIKE_PREFIXES: dict[str, str] = {
     **{p: p[-2:] for p in ("naki", "maki", "paki", "mala", "pala", "magsi", "nagsi", "naka", "maka", "nagka", "magka")},
-    **{p: p[-2:] for p in ("ipa", "ika", "napa", "mapa", "isa")},
-    "pina": "pa", "ipina": "pa", "isina": "sa", "ikina": "ka", "mina": "ma", "kina": "ka",
+    **{p: p[-2:] for p in ("ipa", "ika", "napa", "mapa")},
+    "pina": "pa", "ipina": "pa", "ikina": "ka", "mina": "ma", "kina": "ka",
 }  # fmt: skip
 
 # Nasal-final prefix families. The allomorph agrees with the root's first sound; mang-/nang-/pang- (and the

@@ -15,7 +15,7 @@ from morphcpt.morphology.loans import english_frequencies, english_word
 from morphcpt.morphology.stems import _Reading
 
 
-class FilipinoPack(Protocol):
+class Pack(Protocol):
     """What these readings ask of `filipino.FilipinoPack` (which imports this module)."""
 
     _roots: frozenset[str]
@@ -26,18 +26,18 @@ class FilipinoPack(Protocol):
     @property
     def roots(self) -> frozenset[str]: ...
     def _best(self, f: str) -> _Reading: ...
-    def _wider(self) -> FilipinoPack | None: ...
+    def _wider(self) -> Pack | None: ...
 
 
 NEGATION = "di-"  # di-|kilala
 COMMON_ROOT_ZIPF = 3.0  # the least frequency of a root under isa- or a linker on a stem no list holds
 
 
-def common_root(pack: FilipinoPack, root: str) -> bool:
+def common_root(pack: Pack, root: str) -> bool:
     return pack._zipf.get(root, 0.0) >= COMMON_ROOT_ZIPF
 
 
-def negated_reading(pack: FilipinoPack, f: str) -> _Reading | None:
+def negated_reading(pack: Pack, f: str) -> _Reading | None:
     """di- (not) written with a hyphen before a word that reads on its own: di-|kilala, di-|ma|bilang, di-|tuwir|an|g,
     di-|kaaya-aya. The word after it must be a root, a listed word or read with affixes; otherwise no reading (the
     word stays whole)."""
@@ -52,7 +52,7 @@ def negated_reading(pack: FilipinoPack, f: str) -> _Reading | None:
     return r._replace(spans=spans, prefixes=(NEGATION[:-1], *r.prefixes))
 
 
-def linked_unlisted_stem(pack: FilipinoPack, f: str) -> _Reading | None:
+def linked_unlisted_stem(pack: Pack, f: str) -> _Reading | None:
     """The linker after a stem no list holds, for a word with no other reading: -ng after a vowel (mababangong is
     ma|ba|bango|ng, pinakamagagandang pinaka|ma|ga|ganda|ng, napakabihirang napaka|bihira|ng), -g after n
     (mapaghamong is mapag|hamon|g). The stem must read with a prefix, -um-/-in- or a copy and no suffix, on a root of

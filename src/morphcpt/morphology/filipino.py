@@ -202,7 +202,8 @@ class FilipinoPack(StemReadings, LanguagePack):
                 misfit += f[: start + 1].endswith(_N_FINAL_STEMS)
         stacked = max(len(r.prefixes) - 1, 0)  # na|gi|gipit, not nag|i|gipit
         if r.prefixes and not ISA_LABELS.isdisjoint(r.prefixes):
-            marked += 2  # after an i- reading of a sa-root: isinauling is i|s|in|auli|ng, not isina|uling
+            # after an i- reading of a sa-root: i|sa|sama, i|s|in|auli|ng (not isa|sama, isina|uling)
+            marked += 2
         return (int(r.root in self._rare) + misfit, -root_chars, marked, len(r.spans), stacked)
 
     def _misfit(self, r: _Reading) -> int:
