@@ -7,9 +7,10 @@ Layout: `<output-dir>/<model>/<task>_<mode>.json` (with `--last-checkpoints k`, 
 `<output-dir>/<run_name>/ckpt-<step>/`, see docs/evaluation.md) (task `pacute-affixation`, `hierarchical-level2`, ...; a
 `_tl` suffix when prompts are Tagalog), holding the model's metadata (scheme and step from the export's
 `morphcpt_metadata.json`), the run settings (the scoring precision among them, `--dtype`), a summary (overall, by
-category, by subcategory) and every item's prediction (acc/acc_norm or exact/prefix/contains, and the continuous scores of `continuous`). While a task runs, finished items are appended to `<same name>.partial.jsonl`; a rerun reuses them and
-the predictions of an earlier result file (same model, settings and item fingerprint), scores only what is
-missing, and skips a task whose result is complete without loading the model at all.
+category, by subcategory) and every item's prediction (acc/acc_norm or exact/prefix/contains, and the continuous
+scores of `continuous`). While a task runs, finished items are appended to `<same name>.partial.jsonl`; a rerun
+reuses them and the predictions of an earlier result file (same model, settings and item fingerprint), scores only
+what is missing, and skips a task whose result is complete without loading the model at all.
 """
 
 from __future__ import annotations
