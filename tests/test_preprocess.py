@@ -358,14 +358,15 @@ def test_gpt_dataset_samples_from_the_output(tmp_path, processed, vocab):
 # unassimilated nang-, ma|la|laki), once more in its second session (sa|sab|hin: a vowel-final root's syncope), and in
 # its fourth (i|ni|handa: i- with -in- before h, w and vowels; tign|an <- tingin; a word with no reading read with a
 # dictionary headword the lexicon left out: um|ibabaw), its fifth (Tagalog affixes on English words: nag|text) and its
-# sixth (ku|kun|in, s|in|imul|an, nagsi|si|...).
+# sixth (ku|kun|in, s|in|imul|an, nagsi|si|...), seventh (di-|..., isa|..., a linker after an unlisted stem) and eighth
+# (Tagalog affixes on any frequent English root: um|attend, i|display, d|in|eclare).
 SAMPLE_OUTPUT_SHA256 = {
     "vanilla": ("33dca78092e2f1cfec627d137c1da46658450663511e4efc5b6d978783b8e9db",
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("8c55545b3669a32bec22e58d1a13270e946e98d47489a2aea48e1c748ae68bdd",
-              "b05a4aac145c408474f9f017205445a79542039b79492f792942b60df5bdbfdf"),
+    "patok": ("5cd2bcf2b475894e683adeec4a523a3475c14b16de63d9a742c6e59278ff06ed",
+              "a039b957946d66735275d788ed5a0e89460ba6ee122bcf63a6e8469ca812e9e2"),
 }  # fmt: skip
 
 

@@ -9,6 +9,7 @@ from morphcpt.morphology.loans import (
     ENGLISH_FILE,
     LOAN_PREFIXES,
     english_frequencies,
+    english_roots,
     unhyphenated_reading,
 )
 from morphology_helpers import FIL, cut
@@ -127,3 +128,63 @@ def test_a_hyphenated_copy_of_a_cluster_a_y_or_after_ni(word, expected):
 )
 def test_english_compounds_with_a_hyphen_stay_whole(word):
     assert cut(FIL, word) == (word, word)
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("umexit", ("um|exit", "exit")),  # -um- before a vowel: a prefix no loan rule had
+        ("umaattend", ("um|a|attend", "attend")),  # ... with the vowel's copy
+        ("iforward", ("i|forward", "forward")),  # i- before a long, frequent root
+        ("isesend", ("i|se|send", "send")),
+        ("dineclare", ("d|in|eclare", "declare")),  # -in- inside the English root
+        ("inendorse", ("in|endorse", "endorse")),
+        ("tetext", ("te|text", "text")),  # the contemplative's copy alone
+        ("magtweet", ("mag|tweet", "tweet")),  # Filipino writes tweet a little more often than English does
+        ("kacheapan", ("ka|cheap|an", "cheap")),  # ka-...-an
+        ("replayan", ("replay|an", "replay")),
+        ("nafafall", ("na|fa|fall", "fall")),
+        ("pinakalatest", ("pinaka|latest", "latest")),
+    ],
+)
+def test_tagalog_morphology_on_an_english_root(word, expected):
+    assert cut(FIL, word) == expected
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "jodian",  # a suffix alone needs a root of five letters (jodi|an)
+        "minoan",  # so does -in- (m|in|oan)
+        "tinale",  # (t|in|ale)
+        "lalabs",  # a copy alone needs a frequent English root (la|labs)
+        "maegan",  # after ma-, na-, ka-, pa-, i- the root needs five letters and frequency (ma|egan)
+        "napoles",  # Filipino writes the word itself often: a name, not na|poles
+        "knock-knock",  # a hyphen: the hyphenated rules had their turn
+    ],
+)
+def test_names_and_look_alikes_get_no_english_root(word):
+    assert cut(FIL, word) == (word, word)
+
+
+def test_tag_and_isa_take_no_english_root():
+    assert cut(FIL, "tagalong")[0] != "tag|along"  # tag- is for seasons
+    assert cut(FIL, "isadora")[0] != "isa|dora"  # isa- takes Tagalog roots only
+
+
+def test_english_roots_are_frequent_english_words_outside_the_lexicon():
+    english = {
+        "tweet": 4.17,
+        "text": 5.0,
+        "basketball": 4.56,
+        "kano": 3.2,
+        "sing": 4.5,
+        "abs": 4.0,
+        "rare": 2.5,
+    }
+    zipf = {"tweet": 4.25, "basketball": 5.2, "kano": 4.0}
+    roots = english_roots(english, zipf, frozenset({"text"}))
+    assert roots == {
+        "tweet",
+        "sing",
+    }  # text: a lexicon root; basketball, kano: far more Filipino; abs: 3 letters

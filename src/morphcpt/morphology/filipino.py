@@ -49,7 +49,9 @@ from morphcpt.morphology.lexicon import (
     word_frequencies,
 )
 from morphcpt.morphology.loans import (
+    affixed_english_reading,
     english_frequencies,
+    english_roots,
     english_word,
     hyphenated_reading,
     unhyphenated_reading,
@@ -156,6 +158,7 @@ class FilipinoPack(StemReadings, LanguagePack):
         self._shipped = roots is None  # the lexicon comes from the shipped word lists
         self._secondary: frozenset[str] = frozenset()  # headwords outside the lexicon (`_wider`)
         self._wider_pack: FilipinoPack | None = None
+        self._english_pack: FilipinoPack | None = None  # English roots only (`_english_reading`)
         self._best = lru_cache(maxsize=cache_size)(self._best_reading)
         self._parse = lru_cache(maxsize=cache_size)(self._analysis)
         self._bounds = lru_cache(maxsize=cache_size)(self._boundaries)
@@ -336,6 +339,7 @@ class FilipinoPack(StemReadings, LanguagePack):
                 ("-" in f and (negated_reading(self, f) or hyphenated_reading(f)))
                 or self._headword_reading(f)
                 or unhyphenated_reading(f, english_frequencies(), self._zipf)
+                or self._english_reading(f)
                 or linked_unlisted_stem(self, f)
                 or _Reading(((0, len(f), "root"),), f)
             )
@@ -393,6 +397,23 @@ class FilipinoPack(StemReadings, LanguagePack):
             wider._secondary = secondary
             self._wider_pack = wider
         return self._wider_pack
+
+    def _english_reading(self, f: str) -> _Reading | None:
+        """For a word with no reading at all, Tagalog affixes on an English root (`loans.affixed_english_reading`):
+        um|attend, i|display, d|in|eclare. Needs the shipped lists."""
+        if len(f) < 6 or "-" in f or english_word(f, english := english_frequencies()):
+            return None  # (a hyphen: `hyphenated_reading` had its turn)
+        if self._english_pack is None:
+            self.roots  # noqa: B018 - the lexicon first
+            if not self._shipped:
+                return None
+            pack = copy.copy(self)
+            pack._roots = pack._trusted = english_roots(english, self._zipf, self._roots)
+            pack._rare = pack._secondary = frozenset()
+            self._english_pack = pack
+        pack = self._english_pack
+        found = sorted(pack._readings(f), key=lambda r: pack._score(f, r))
+        return affixed_english_reading(found, f, english, self._zipf)
 
     def _root_frequency(self, r: _Reading) -> float:
         return self._frequency(r.root)

@@ -8,6 +8,11 @@ the lists' words, built by `scripts/build_english_words.py`): at least as freque
 a Zipf figure of 3 or more (the rule the generated gold sets use to call a root English), four letters or more,
 after one of `LOAN_PREFIXES` and at most a copy of its first sounds. A word English uses itself (magnet, nagging:
 Zipf 2.5 or more) stays whole.
+
+A word still without a reading is then read with the whole Tagalog morphology over English roots
+(`english_roots`, `affixed_english_reading`): um|attend, i|display, d|in|eclare, in|apply|an, te|text, mag|tweet. The
+root must stand in the word unchanged and no linker follows it; the prefixes that start many names and words of
+their own (`_WEAK_LOAN_PREFIXES`: ma|donna, ka|plan) ask for a longer, more frequent root.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from morphcpt.morphology.affixes import ISA_PREFIXES, PREFIX_PARTS, PREFIXES
+from morphcpt.morphology.affixes import ISA_LABELS, ISA_PREFIXES, PREFIX_PARTS, PREFIXES
 from morphcpt.morphology.lexicon import word_frequencies
 from morphcpt.morphology.stems import _Reading
 
@@ -28,6 +33,20 @@ LOAN_PREFIXES: tuple[str, ...] = tuple(sorted((
     "nang", "pang", "naki", "maki", "paki", "nakiki", "makiki", "pakiki", "nakikipag", "makikipag", "pakikipag",
 ), key=len, reverse=True))  # fmt: skip
 ENGLISH_ROOT_ZIPF = 3.0  # an English root: at least this often in English, and as often as in Filipino
+# `english_roots` lets Filipino use a borrowed root up to this much more often than English does (tweet: 4.25 vs 4.17)
+ENGLISH_ROOT_MARGIN = 0.5
+# `affixed_english_reading`: a word Filipino itself uses this often is a word of its own (Napoles), not a loan's form
+_OWN_WORD_ZIPF = 4.0
+# prefixes that start many words and names of their own: after one, `affixed_english_reading` asks for a longer and
+# more frequent root (i|display, na|approve; not ma|rites, ka|lori, pa|tune)
+# prefixes `affixed_english_reading` never reads before an English root: isa- (Tagalog roots only) and the seasonal
+# tag- (tagalong is no tag|along)
+_NO_LOAN_LABELS = ISA_LABELS | {"tag"}
+_WEAK_LOAN_PREFIXES = frozenset(
+    {"i", "ika", "ipa", "ka", "ma", "mala", "na", "ni", "pa", "man", "nan", "pan"}
+)
+_LONG_ROOT, _LONG_I_ROOT = 5, 7  # letters (`_loan_evidence`)
+_COPY_ALONE_ZIPF, _WEAK_COPY_ZIPF, _WEAK_ROOT_ZIPF = 4.2, 4.0, 3.5  # English Zipf figures (`_loan_evidence`)
 ENGLISH_WORD_ZIPF = 2.5  # a word English itself uses this often stays whole
 _MIN_ROOT = 4  # shorter English roots cut Tagalog words (mag|ing, pang|law)
 _CONSONANTS = "bcdfghjklmnpqrstvwxyz"
@@ -72,6 +91,68 @@ def unhyphenated_reading(f: str, english: dict[str, float], zipf: dict[str, floa
                 f, [*parts, (root, "root")], tuple(t for t, kind in parts if kind == "prefix"), ""
             )
     return None
+
+
+def english_roots(
+    english: dict[str, float], zipf: dict[str, float], lexicon: frozenset[str]
+) -> frozenset[str]:
+    """The roots `affixed_english_reading` may find: words of the `english` table of four letters or more that
+    English uses at least `ENGLISH_ROOT_ZIPF` and Filipino (`zipf`) at most `ENGLISH_ROOT_MARGIN` more often, and
+    that the root `lexicon` does not hold (those read the usual way)."""
+    return frozenset(
+        w
+        for w, z in english.items()
+        if z >= ENGLISH_ROOT_ZIPF
+        and z >= zipf.get(w, 0.0) - ENGLISH_ROOT_MARGIN
+        and len(w) >= _MIN_ROOT
+        and w.isalpha()
+        and w not in lexicon
+    )
+
+
+def affixed_english_reading(
+    readings: list[_Reading], f: str, english: dict[str, float], zipf: dict[str, float]
+) -> _Reading | None:
+    """The best of `readings` (the candidates of the folded word `f` over `english_roots`, best first) that reads
+    `f` as Tagalog affixes on an English root, or None: um|attend, um|a|attend, i|display, d|in|eclare, in|apply|an,
+    te|text, mag|tweet, na|fa|fall, pinaka|latest, parking|an. The root stands in the word unchanged (no restored
+    sound, no linker), -an is the only suffix, isa- and tag- never count (`_NO_LOAN_LABELS`), and the evidence must
+    grow with the risk of a name or a word of another language (`_loan_evidence`). A word English uses itself, or
+    Filipino `_OWN_WORD_ZIPF` or more, stays whole."""
+    if english_word(f, english) or zipf.get(f, 0.0) >= _OWN_WORD_ZIPF:
+        return None
+    for r in readings:
+        if (
+            r.root != f
+            and not r.restored
+            and not r.linker
+            and r.suffix in ("", "an")
+            and "".join(f[s:e] for s, e, kind in r.spans if kind == "root") == r.root  # unchanged
+            and _loan_evidence(r, english)
+        ):
+            return r
+    return None
+
+
+def _loan_evidence(r: _Reading, english: dict[str, float]) -> bool:
+    """Whether the affixes of `r` and its English root's length and Zipf figure make a case: a suffix alone or
+    -in- needs a root of `_LONG_ROOT` letters (not jodi|an, m|in|oan); a CV copy alone a root of `_COPY_ALONE_ZIPF`
+    (te|test, not la|labs); after `_WEAK_LOAN_PREFIXES` a root of `_LONG_ROOT` letters and `_WEAK_ROOT_ZIPF` (i- and
+    a root of `_LONG_I_ROOT` letters: any English root), or with a copy one of `_WEAK_COPY_ZIPF` (na|te|test, not
+    ka|ti|ting); any other prefix, -um- before a vowel or -in- with a copy, any English root."""
+    if not _NO_LOAN_LABELS.isdisjoint(r.prefixes):
+        return False
+    n, z = len(r.root), english.get(r.root, 0.0)
+    first = r.prefixes[0] if r.prefixes else ("um" if r.infix == "um" and r.spans[0][2] == "infix" else "")
+    if not first and not r.infix:
+        if r.reduplicant:
+            return z >= _COPY_ALONE_ZIPF
+        return bool(r.suffix) and n >= _LONG_ROOT
+    if first in _WEAK_LOAN_PREFIXES:
+        if r.reduplicant:
+            return z >= _WEAK_COPY_ZIPF
+        return n >= _LONG_ROOT and (z >= _WEAK_ROOT_ZIPF or (n >= _LONG_I_ROOT and first == "i"))
+    return bool(first or r.reduplicant) or n >= _LONG_ROOT
 
 
 def _copies(copy: str, root: str) -> bool:
