@@ -365,8 +365,8 @@ SAMPLE_OUTPUT_SHA256 = {
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("5cd2bcf2b475894e683adeec4a523a3475c14b16de63d9a742c6e59278ff06ed",
-              "a039b957946d66735275d788ed5a0e89460ba6ee122bcf63a6e8469ca812e9e2"),
+    "patok": ("14f0f0e8f6bc45611a9dbbfdbd5bd77832d6d69af292531f914437a0d3454f2e",
+              "5ddccc2e229eb844be471b2ed0b89d27ffe185f586a0ce26a245552209505124"),
 }  # fmt: skip
 
 

@@ -413,7 +413,7 @@ class FilipinoPack(StemReadings, LanguagePack):
             self._english_pack = pack
         pack = self._english_pack
         found = sorted(pack._readings(f), key=lambda r: pack._score(f, r))
-        return affixed_english_reading(found, f, english, self._zipf)
+        return affixed_english_reading(found, f, english, self._zipf, self._known)
 
     def _root_frequency(self, r: _Reading) -> float:
         return self._frequency(r.root)

@@ -111,14 +111,15 @@ def english_roots(
 
 
 def affixed_english_reading(
-    readings: list[_Reading], f: str, english: dict[str, float], zipf: dict[str, float]
+    readings: list[_Reading], f: str, english: dict[str, float], zipf: dict[str, float], known: frozenset[str]
 ) -> _Reading | None:
     """The best of `readings` (the candidates of the folded word `f` over `english_roots`, best first) that reads
     `f` as Tagalog affixes on an English root, or None: um|attend, um|a|attend, i|display, d|in|eclare, in|apply|an,
     te|text, mag|tweet, na|fa|fall, pinaka|latest, parking|an. The root stands in the word unchanged (no restored
     sound, no linker), -an is the only suffix, isa- and tag- never count (`_NO_LOAN_LABELS`), and the evidence must
-    grow with the risk of a name or a word of another language (`_loan_evidence`). A word English uses itself, or
-    Filipino `_OWN_WORD_ZIPF` or more, stays whole."""
+    grow with the risk of a name or a word of another language (`_loan_evidence`; after `_WEAK_LOAN_PREFIXES` the
+    word must also be one of the lists' words, `known`: running text holds iframe and iCloud). A word English uses
+    itself, or Filipino `_OWN_WORD_ZIPF` or more, stays whole."""
     if english_word(f, english) or zipf.get(f, 0.0) >= _OWN_WORD_ZIPF:
         return None
     for r in readings:
@@ -128,18 +129,19 @@ def affixed_english_reading(
             and not r.linker
             and r.suffix in ("", "an")
             and "".join(f[s:e] for s, e, kind in r.spans if kind == "root") == r.root  # unchanged
-            and _loan_evidence(r, english)
+            and _loan_evidence(r, english, f in known)
         ):
             return r
     return None
 
 
-def _loan_evidence(r: _Reading, english: dict[str, float]) -> bool:
+def _loan_evidence(r: _Reading, english: dict[str, float], listed: bool) -> bool:
     """Whether the affixes of `r` and its English root's length and Zipf figure make a case: a suffix alone or
     -in- needs a root of `_LONG_ROOT` letters (not jodi|an, m|in|oan); a CV copy alone a root of `_COPY_ALONE_ZIPF`
     (te|test, not la|labs); after `_WEAK_LOAN_PREFIXES` a root of `_LONG_ROOT` letters and `_WEAK_ROOT_ZIPF` (i- and
     a root of `_LONG_I_ROOT` letters: any English root), or with a copy one of `_WEAK_COPY_ZIPF` (na|te|test, not
-    ka|ti|ting); any other prefix, -um- before a vowel or -in- with a copy, any English root."""
+    ka|ti|ting), and only in a `listed` word; any other prefix, -um- before a vowel or -in- with a copy, any English
+    root."""
     if not _NO_LOAN_LABELS.isdisjoint(r.prefixes):
         return False
     n, z = len(r.root), english.get(r.root, 0.0)
@@ -149,6 +151,8 @@ def _loan_evidence(r: _Reading, english: dict[str, float]) -> bool:
             return z >= _COPY_ALONE_ZIPF
         return bool(r.suffix) and n >= _LONG_ROOT
     if first in _WEAK_LOAN_PREFIXES:
+        if not listed:
+            return False
         if r.reduplicant:
             return z >= _WEAK_COPY_ZIPF
         return n >= _LONG_ROOT and (z >= _WEAK_ROOT_ZIPF or (n >= _LONG_I_ROOT and first == "i"))
