@@ -442,3 +442,25 @@ def test_the_g_linker_after_an_n_final_stem_no_list_holds():
     pack._zipf = {"hamon": 4.5, "balikat": 4.4}
     assert cut(pack, "mapaghamong") == ("mapag|hamon|g", "hamon")  # mapaghamon is no listed word
     assert pack.parse("mapaghamong").linker == "g"
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("nagpupumilit", ("nag|pu|p|um|ilit", "pilit")),  # mag- on the -um- stem, its copy Cu
+        ("pagsusumikap", ("pag|su|s|um|ikap", "sikap")),
+        ("pinagsusumikapan", ("pinag|su|s|um|ikap|an", "sikap")),
+        ("nagkukumahog", ("nag|ku|k|um|ahog", "kahog")),
+        ("magpumilit", ("mag|p|um|ilit", "pilit")),  # without the copy, as before
+    ],
+)
+def test_the_copy_of_a_stem_with_um(word, expected):
+    pack = FilipinoPack(roots={"pilit", "sikap", "kahog"})
+    assert cut(pack, word) == expected
+
+
+def test_the_copy_of_a_stem_with_um_needs_more_than_the_weakest_root():
+    pack = FilipinoPack(roots={"site", "sikap"})
+    pack._rare = frozenset({"site"})  # only a dictionary or the lists' paradigms know it
+    assert cut(pack, "magsusumite")[0] != "mag|su|s|um|ite"
+    assert cut(pack, "magsusumikap") == ("mag|su|s|um|ikap", "sikap")

@@ -459,6 +459,32 @@ class StemReadings(RootEvidence):
                                 restored=_syncope_of(found),
                             )
                         )
+        # the copy of a stem with -um- (its first syllable Cu): nag|pu|p|um|ilit, nag|su|s|um|ikap <- sikap; not on
+        # the weakest roots (isusumite is no i|su|s|um|ite <- site)
+        if (
+            len(s) > 6
+            and s[1] == "u"
+            and s[2] == s[0]
+            and s[3:5] == "um"
+            and not is_vowel(s[0])
+            and is_vowel(s[5])
+        ):
+            found = self._lemma(s[2] + s[5:], suffixed)
+            if found and found[0] not in self._rare:
+                spans = (
+                    (pos, pos + 2, "reduplicant"),
+                    (pos + 2, pos + 3, "root"),
+                    (pos + 3, pos + 5, "infix"),
+                )
+                out.append(
+                    _Reading(
+                        (*spans, (pos + 5, end, "root")),
+                        found[0],
+                        infix="um",
+                        reduplicant=s[:2],
+                        restored=_syncope_of(found),
+                    )
+                )
         # -in- before l/r/y (and, right after i-, h/w/vowels) surfaces as ni-: ni|luto, ni|lu|luto, ni|renta
         if s.startswith("ni") and s[2:3] in ni_before:
             for r in self._body(s[2:], pos + 2, suffixed):
