@@ -464,3 +464,19 @@ def test_the_copy_of_a_stem_with_um_needs_more_than_the_weakest_root():
     pack._rare = frozenset({"site"})  # only a dictionary or the lists' paradigms know it
     assert cut(pack, "magsusumite")[0] != "mag|su|s|um|ite"
     assert cut(pack, "magsusumikap") == ("mag|su|s|um|ikap", "sikap")
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("atakihin", ("ataki|hin", "atake")),  # a final e raised to i before -hin, -han
+        ("inatakihan", ("in|ataki|han", "atake")),
+        ("pagdebatihan", ("pag|debati|han", "debate")),
+        ("kabutihan", ("ka|buti|han", "buti")),  # the spelling as written first: not kabuti|han <- kabute
+        ("bilihin", ("bili|hin", "bili")),  # nor bile's
+        ("atakian", ("atakian", "atakian")),  # only before -han/-hin
+    ],
+)
+def test_a_final_e_raised_before_han_and_hin(word, expected):
+    pack = FilipinoPack(roots={"atake", "debate", "kabute", "buti", "bili", "bile"})
+    assert cut(pack, word) == expected

@@ -61,6 +61,7 @@ from morphcpt.morphology.stems import (
     _MAX_WORD,
     COMMON_ZIPF,
     D_SUBSTITUTED,
+    E_RAISED,
     SYNCOPATED,
     StemReadings,
     _copy_may_end_at,
@@ -196,7 +197,8 @@ class FilipinoPack(StemReadings, LanguagePack):
                     marked += 1  # na|ki|kita, not naki|kita; p|in|a|pansin, not pina|pansin
             elif kind == "prefix" and f[s:e] in ("nagsi", "magsi") and after == "reduplicant":
                 marked += 2  # nagsi- with its own copy (nagsi|si|sayaw) only where the copy is no root's: nag|si|sipa|an
-        misfit = self._misfit(r)
+        # a raised e (ataki|hin <- atake) only where no reading of the spelling as written fits
+        misfit = self._misfit(r) + (r.restored == E_RAISED)
         if r.suffix in ("an", "in", "nin", "nan"):
             start = next(s for s, _, k in reversed(r.spans) if k == "suffix" and f.startswith(r.suffix, s))
             if len(r.suffix) == 2:

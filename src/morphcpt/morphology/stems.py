@@ -42,6 +42,9 @@ SYNCOPATED = 2
 # `_Reading.restored` of a root whose d an n-final nasal prefix swallowed (man|ukot <- dukot): the rarest
 # substitution, read only where the word lists show the substituted stem in two forms (`_d_substitution_attested`)
 D_SUBSTITUTED = 3
+# `_Reading.restored` of a root whose final e was raised to i before -han/-hin (ataki|hin <- atake): read only where
+# no reading of the spelling as written fits as well (`FilipinoPack._score`: kabutihan stays ka|buti|han)
+E_RAISED = 4
 _MAX_PREFIXES = 3
 _PREFIX_SET = frozenset(PREFIXES) | {"mina", "kina"}  # the prefixes `_prefixed` looks for
 _PREFIX_STARTS = (*PREFIXES, "mina", "kina")
@@ -69,9 +72,9 @@ def _copy_may_end_at(s: str, k: int) -> bool:
 
 
 def _syncope_of(found: tuple[str, int]) -> int:
-    """The `restored` mark a reading of a plain stem keeps from `_lemma`: only a syncope (the others weigh where
-    they arise)."""
-    return SYNCOPATED if found[1] == SYNCOPATED else 0
+    """The `restored` mark a reading of a plain stem keeps from `_lemma`: only a syncope or a raised e (the others
+    weigh where they arise)."""
+    return found[1] if found[1] in (SYNCOPATED, E_RAISED) else 0
 
 
 def _syllable_ok(root: str) -> bool:
@@ -90,7 +93,9 @@ class _Reading(NamedTuple):
     suffix: str = ""
     reduplicant: str = ""
     linker: str = ""
-    restored: int = 0  # 0, 1 (a swallowed consonant or d <- r put back), SYNCOPATED or D_SUBSTITUTED
+    restored: int = (
+        0  # 0, 1 (a swallowed consonant or d <- r put back), SYNCOPATED, D_SUBSTITUTED or E_RAISED
+    )
 
 
 class StemReadings(RootEvidence):
@@ -157,6 +162,8 @@ class StemReadings(RootEvidence):
                 last_u = t.rfind("u")
                 if last_u >= 0 and not any(is_vowel(ch) for ch in t[last_u + 1 :]):
                     options.append((t[:last_u] + "o" + t[last_u + 1 :], bool(c)))
+                if len(t) > 3 and t[-1] == "i" and suffixed in ("han", "hin"):
+                    options.append((t[:-1] + "e", E_RAISED))  # a final e raised: ataki|hin <- atake
                 # final d -> r between vowels before the suffix: lakar|in <- lakad, bayar|an <- bayad
                 if len(t) > 2 and t[-1] == "r" and is_vowel(t[-2]):
                     options += [(o[:-1] + "d", bool(c)) for o, _ in list(options)]
