@@ -480,3 +480,25 @@ def test_the_copy_of_a_stem_with_um_needs_more_than_the_weakest_root():
 def test_a_final_e_raised_before_han_and_hin(word, expected):
     pack = FilipinoPack(roots={"atake", "debate", "kabute", "buti", "bili", "bile"})
     assert cut(pack, word) == expected
+
+
+def test_the_linker_after_a_listed_word_the_lexicon_does_not_hold():
+    pack = FilipinoPack(roots={"bago"})
+    pack._known = frozenset({"aspeto", "meron", "mero", "anti", "bihira", "boomera", "pagsa"})
+    pack._zipf = {
+        "aspeto": 4.6,
+        "meron": 5.0,
+        "mero": 3.1,
+        "anti": 4.7,
+        "bihira": 2.0,
+        "boomera": 3.5,
+        "pagsa": 3.1,
+        "sang": 5.5,
+    }
+    assert cut(pack, "aspetong") == ("aspeto|ng", "aspeto")
+    assert pack.parse("aspetong").linker == "ng"
+    assert cut(pack, "merong") == ("meron|g", "meron")  # the more frequent of mero + -ng and meron + -g
+    assert cut(pack, "anting") == ("anting", "anting")  # too short a stem (anti + -ng)
+    assert cut(pack, "bihirang") == ("bihirang", "bihirang")  # too rare a stem
+    assert cut(pack, "pagsang") == ("pagsang", "pagsang")  # a prefix is no stem
+    assert cut(pack, "boomerang") == ("boomerang", "boomerang")  # an English word

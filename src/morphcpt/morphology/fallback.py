@@ -1,5 +1,6 @@
 """Readings for the words the analyser's search leaves with none (`filipino.FilipinoPack._best_reading` tries them
-last): di- before a word that reads on its own, and the linker after a stem no word list holds.
+last): di- before a word that reads on its own, the linker after a stem no word list holds, and the linker after a
+listed word the root lexicon does not hold.
 
 Each function takes the pack and the folded word and returns a reading or None. The pack supplies `_best` (its cached
 reading of another word), `roots`, `_roots`, `_known` (every word of the shipped lists), `_zipf` and `_wider` (the
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from morphcpt.morphology.affixes import LINKER, LINKER_AFTER_N, is_vowel
+from morphcpt.morphology.affixes import ISA_LABELS, LINKER, LINKER_AFTER_N, PREFIXES, is_vowel
 from morphcpt.morphology.loans import english_frequencies, english_word
 from morphcpt.morphology.stems import _Reading
 
@@ -31,6 +32,10 @@ class Pack(Protocol):
 
 NEGATION = "di-"  # di-|kilala
 COMMON_ROOT_ZIPF = 3.0  # the least frequency of a root under isa- or a linker on a stem no list holds
+_LISTED_STEM = 5  # letters of a listed word before the linker (`linked_listed_word`: not anti|ng, kani|ng)
+_NOT_STEMS = (
+    frozenset(PREFIXES) | ISA_LABELS
+)  # no word before a linker (pagsang is pagsang-ayon's, not pagsa|ng)
 
 
 def common_root(pack: Pack, root: str) -> bool:
@@ -86,3 +91,33 @@ def linked_unlisted_stem(pack: Pack, f: str) -> _Reading | None:
             continue
         return r._replace(spans=(*r.spans, (len(stem), len(f), "suffix")), linker=linker)
     return None
+
+
+def linked_listed_word(pack: Pack, f: str) -> _Reading | None:
+    """The linker after a word of the lists that the root lexicon does not hold, for a word with no other reading:
+    komprehensibo|ng, aspeto|ng, istruktura|ng, kwalipikado|ng, meron|g. Of -ng after a vowel and -g after n, the
+    stem the lists hold more often; it must be of common frequency (`COMMON_ROOT_ZIPF`), `_LISTED_STEM` letters or
+    more and no prefix. The word must be no headword (malong, anting) nor English. Needs the shipped lists."""
+    if not pack._known or len(f) <= _LISTED_STEM or not f.endswith(LINKER):
+        return None
+    stems = [(f[:-2], LINKER)] if is_vowel(f[-3]) else []
+    stems.append((f[:-1], LINKER_AFTER_N))  # (f[:-1] ends in n)
+    listed = [
+        (pack._zipf.get(s, 0.0), s, linker)
+        for s, linker in stems
+        if s in pack._known and len(s) >= _LISTED_STEM and s not in _NOT_STEMS
+    ]
+    if not listed:
+        return None
+    zipf, stem, linker = max(listed)
+    wider = pack._wider()
+    if (
+        zipf < COMMON_ROOT_ZIPF
+        or (wider is not None and f in wider._secondary)
+        or english_word(f, english_frequencies())
+    ):
+        return None
+    r = pack._best(stem)
+    if r.linker:
+        return None
+    return r._replace(spans=(*r.spans, (len(stem), len(f), "suffix")), linker=linker)

@@ -39,7 +39,12 @@ from morphcpt.morphology.affixes import (
     is_vowel,
 )
 from morphcpt.morphology.base import Analysis, LanguagePack, Morph
-from morphcpt.morphology.fallback import common_root, linked_unlisted_stem, negated_reading
+from morphcpt.morphology.fallback import (
+    common_root,
+    linked_listed_word,
+    linked_unlisted_stem,
+    negated_reading,
+)
 from morphcpt.morphology.lexicon import (
     FREQUENCY_FILE,
     HEADWORD_FILES,
@@ -343,6 +348,7 @@ class FilipinoPack(StemReadings, LanguagePack):
                 or unhyphenated_reading(f, english_frequencies(), self._zipf)
                 or self._english_reading(f)
                 or linked_unlisted_stem(self, f)
+                or linked_listed_word(self, f)
                 or _Reading(((0, len(f), "root"),), f)
             )
         best = min(candidates, key=lambda r: self._score(f, r))
