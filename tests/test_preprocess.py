@@ -366,8 +366,8 @@ SAMPLE_OUTPUT_SHA256 = {
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("d62bbc31efdc02e9859012118fdd8008088ae1932f6758f5ad2f9b150438c654",
-              "8a1adf1b00178e2fd691f9d483d52fa74944e183c9b3bbdef7620efa912584bd"),
+    "patok": ("bdb9541f5ee3bbf5897d9340c54f7e7292c855604f986fc6f51541c28d08a007",
+              "6983e432a5b53a83702e9997505bdaf63563d0c0fad59a2a393015f0fd45929d"),
 }  # fmt: skip
 
 

@@ -418,6 +418,7 @@ class FilipinoPack(StemReadings, LanguagePack):
             pack = copy.copy(self)
             pack._roots = pack._trusted = english_roots(english, self._zipf, self._roots)
             pack._rare = pack._secondary = frozenset()
+            pack._one_syllable = True  # p|in|ost, t|in|ext
             self._english_pack = pack
         pack = self._english_pack
         found = sorted(pack._readings(f), key=lambda r: pack._score(f, r))

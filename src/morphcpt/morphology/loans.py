@@ -22,7 +22,7 @@ from pathlib import Path
 
 from morphcpt.morphology.affixes import ISA_LABELS, ISA_PREFIXES, PREFIX_PARTS, PREFIXES
 from morphcpt.morphology.lexicon import word_frequencies
-from morphcpt.morphology.stems import _Reading
+from morphcpt.morphology.stems import _Reading, _syllable_ok
 
 ENGLISH_FILE = Path(__file__).resolve().parent / "data" / "en_words.tsv"
 # Prefixes that mark a borrowed verb or noun strongly enough to cut without a hyphen; the one-syllable ones that
@@ -39,14 +39,28 @@ ENGLISH_ROOT_MARGIN = 0.5
 _OWN_WORD_ZIPF = 4.0
 # prefixes that start many words and names of their own: after one, `affixed_english_reading` asks for a longer and
 # more frequent root (i|display, na|approve; not ma|rites, ka|lori, pa|tune)
-# prefixes `affixed_english_reading` never reads before an English root: isa- (Tagalog roots only) and the seasonal
-# tag- (tagalong is no tag|along)
-_NO_LOAN_LABELS = ISA_LABELS | {"tag"}
+# prefixes `affixed_english_reading` never reads before an English root: isa- (Tagalog roots only) and those of
+# nouns and adjectives that start Tagalog words and names (tagalong is no tag|along nor taga|long, sindang no
+# sin|dang)
+_NO_LOAN_LABELS = ISA_LABELS | {
+    "tag",
+    "taga",
+    "tig",
+    "sing",
+    "sin",
+    "sim",
+    "kasing",
+    "kasin",
+    "kasim",
+    "paka",
+    "pala",
+}
 _WEAK_LOAN_PREFIXES = frozenset(
     {"i", "ika", "ipa", "ka", "ma", "mala", "na", "ni", "pa", "man", "nan", "pan"}
 )
 _LONG_ROOT, _LONG_I_ROOT = 5, 7  # letters (`_loan_evidence`)
 _COPY_ALONE_ZIPF, _WEAK_COPY_ZIPF, _WEAK_ROOT_ZIPF = 4.2, 4.0, 3.5  # English Zipf figures (`_loan_evidence`)
+_SHORT_INFIXED_ZIPF = 4.5  # ... and of a root shorter than `_LONG_ROOT` with -in- alone
 ENGLISH_WORD_ZIPF = 2.5  # a word English itself uses this often stays whole
 _MIN_ROOT = 4  # shorter English roots cut Tagalog words (mag|ing, pang|law)
 _CONSONANTS = "bcdfghjklmnpqrstvwxyz"
@@ -98,7 +112,8 @@ def english_roots(
 ) -> frozenset[str]:
     """The roots `affixed_english_reading` may find: words of the `english` table of four letters or more that
     English uses at least `ENGLISH_ROOT_ZIPF` and Filipino (`zipf`) at most `ENGLISH_ROOT_MARGIN` more often, and
-    that the root `lexicon` does not hold (those read the usual way)."""
+    that the root `lexicon` does not hold as a root of two syllables (those read the usual way; post and text,
+    of one, take no affix there); no word of one syllable that ends in ng (kining is no k|in|ing)."""
     return frozenset(
         w
         for w, z in english.items()
@@ -106,7 +121,10 @@ def english_roots(
         and z >= zipf.get(w, 0.0) - ENGLISH_ROOT_MARGIN
         and len(w) >= _MIN_ROOT
         and w.isalpha()
-        and w not in lexicon
+        and (w not in lexicon or not _syllable_ok(w))
+        and (
+            _syllable_ok(w) or not w.endswith("ng")
+        )  # king, long: one syllable as Tagalog words end (k|in|ing)
     )
 
 
@@ -136,8 +154,9 @@ def affixed_english_reading(
 
 
 def _loan_evidence(r: _Reading, english: dict[str, float], listed: bool) -> bool:
-    """Whether the affixes of `r` and its English root's length and Zipf figure make a case: a suffix alone or
-    -in- needs a root of `_LONG_ROOT` letters (not jodi|an, m|in|oan); a CV copy alone a root of `_COPY_ALONE_ZIPF`
+    """Whether the affixes of `r` and its English root's length and Zipf figure make a case: a suffix needs a root
+    of `_LONG_ROOT` letters (not jodi|an, nag|carl|an), -in- alone that or a Zipf of `_SHORT_INFIXED_ZIPF` (p|in|ost, t|in|ext;
+    not m|in|oan, t|in|ale); a CV copy alone a root of `_COPY_ALONE_ZIPF`
     (te|test, not la|labs); after `_WEAK_LOAN_PREFIXES` a root of `_LONG_ROOT` letters and `_WEAK_ROOT_ZIPF` (i- and
     a root of `_LONG_I_ROOT` letters: any English root), or with a copy one of `_WEAK_COPY_ZIPF` (na|te|test, not
     ka|ti|ting), and only in a `listed` word; any other prefix, -um- before a vowel or -in- with a copy, any English
@@ -145,11 +164,15 @@ def _loan_evidence(r: _Reading, english: dict[str, float], listed: bool) -> bool
     if not _NO_LOAN_LABELS.isdisjoint(r.prefixes):
         return False
     n, z = len(r.root), english.get(r.root, 0.0)
+    if r.suffix and n < _LONG_ROOT:  # nagcarlan is no nag|carl|an
+        return False
     first = r.prefixes[0] if r.prefixes else ("um" if r.infix == "um" and r.spans[0][2] == "infix" else "")
     if not first and not r.infix:
         if r.reduplicant:
             return z >= _COPY_ALONE_ZIPF
         return bool(r.suffix) and n >= _LONG_ROOT
+    if not first and not r.reduplicant and n < _LONG_ROOT:  # -in- alone: p|in|ost, not m|in|oan
+        return z >= _SHORT_INFIXED_ZIPF
     if first in _WEAK_LOAN_PREFIXES:
         if not listed:
             return False

@@ -46,6 +46,9 @@ D_SUBSTITUTED = 3
 # no reading of the spelling as written fits as well (`FilipinoPack._score`: kabutihan stays ka|buti|han)
 E_RAISED = 4
 _MAX_PREFIXES = 3
+_DIGRAPHS = frozenset(
+    {"ch", "sh", "th", "ph"}
+)  # one consonant sound of a borrowed word, where -in-/-um- go after
 _PREFIX_SET = frozenset(PREFIXES) | {"mina", "kina"}  # the prefixes `_prefixed` looks for
 _PREFIX_STARTS = (*PREFIXES, "mina", "kina")
 _NOT_ROOTS = frozenset(PREFIXES)  # mina (mine) and kina are roots too (mag|mi|mina)
@@ -102,6 +105,10 @@ class StemReadings(RootEvidence):
     """The reading search; the pack supplies `_roots` (the lexicon), `_trusted` (the curated roots), `_zipf`
     (word frequencies) and `_known` (every word of the lists)."""
 
+    # whether a root of one syllable takes affixes: only in the English-root pack (p|in|ost, t|in|ext), as Tagalog
+    # content roots have two syllables (`_syllable_ok`)
+    _one_syllable = False
+
     def _unshortened(self, root: str) -> tuple[bool, float]:
         """A sort key for the roots a syncope may have shortened: the more frequent first (ka|ibg|an <- ibig), but
         a root of no common frequency that the lists show unshortened before a suffix last (kamt|an is kamit's:
@@ -139,7 +146,11 @@ class StemReadings(RootEvidence):
         for c in restore:
             t = c + surface
             if not suffixed and t[:1] != "r":  # nearly every call: the surface root itself is the only option
-                if t in roots and _syllable_ok(t) and (t not in _NOT_ROOTS or t in self._trusted):
+                if (
+                    t in roots
+                    and (_syllable_ok(t) or self._one_syllable)
+                    and (t not in _NOT_ROOTS or t in self._trusted)
+                ):
                     return t, bool(c)
                 continue
             options = [(t, bool(c))]
@@ -178,7 +189,11 @@ class StemReadings(RootEvidence):
             if t.startswith("r"):
                 options += [("d" + o[1:], True) for o, _ in list(options)]
             for o, restored in options:
-                if o in roots and _syllable_ok(o) and (o not in _NOT_ROOTS or o in self._trusted):
+                if (
+                    o in roots
+                    and (_syllable_ok(o) or self._one_syllable)
+                    and (o not in _NOT_ROOTS or o in self._trusted)
+                ):
                     return o, restored
         return None
 
@@ -408,6 +423,8 @@ class StemReadings(RootEvidence):
                 spans = ((pos, pos + dash + 1, "reduplicant"), (pos + dash + 1, end, "root"))
                 out.append(_Reading(spans, found[0], reduplicant=red, restored=_syncope_of(found)))
         c = onset_len(s)
+        if s[:2] in _DIGRAPHS and s[2:4] in INFIXES:
+            c = 2  # a borrowed word's digraph is one sound: sh|in|are, ch|in|eck
         for inf in INFIXES:
             # vowel-initial root: um|alis, in|alis, um|a|alis
             if s.startswith(inf) and len(s) > 3 and is_vowel(s[2]):
