@@ -421,6 +421,22 @@ def test_isa_makes_verbs_of_roots(word, expected):
     assert cut(pack, word) == expected
 
 
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("nagsagawa", ("nagsa|gawa", "gawa")),  # isa- after mag-/nag- (the i elided)
+        ("magsasagawa", ("magsa|sa|gawa", "gawa")),  # with its copy
+        ("magsabatas", ("magsa|batas", "batas")),
+        ("magsasaka", ("mag|sa|saka", "saka")),  # mag- and a copy first, as isa- ranks after
+        ("magsalin", ("mag|salin", "salin")),
+    ],
+)
+def test_isa_after_mag_and_nag(word, expected):
+    pack = FilipinoPack(roots={"gawa", "batas", "saka", "salin"})
+    pack._zipf = {"gawa": 5.4, "batas": 5.0, "saka": 4.5, "salin": 4.0}
+    assert cut(pack, word) == expected
+
+
 def test_isa_is_no_prefix_before_a_hyphenated_word_nor_a_root_with_a_suffix():
     assert cut(FIL, "pagsasama-sama")[0] != "pagsa|sa|ma-|sama"
     assert cut(FIL, "isahin") == ("isa|hin", "isa")  # isa (one) takes -hin as a root

@@ -13,7 +13,7 @@ from morphcpt.morphology.syllabify import VOWELS, fold_letters
 # whole; the analyser may still stack up to three of these (pinaka- + ma- + ganda).
 PREFIXES: tuple[str, ...] = (
     "i", "ika", "ikina", "ipa", "ipag", "ipang", "ipan", "ipam", "ipina", "ipinag", "ipinang", "ipinan", "ipinam",
-    "isa", "isina", "isasa", "isinasa", "pagsasa",
+    "isa", "isina", "isasa", "isinasa", "pagsasa", "magsa", "nagsa", "magsasa", "nagsasa",
     "ka", "kasing", "kasin", "kasim",
     "ma", "mag", "magka", "magpa", "magsi", "magsipag", "maka", "makapag", "maki", "makipag",
     "mang", "man", "mam", "mapa", "mapag",
@@ -44,16 +44,21 @@ PREFIX_PARTS: dict[str, tuple[tuple[str, str], ...]] = {
     "magsisi": (("magsi", "prefix"), ("si", "reduplicant")),
     "nagsisipag": (("nagsi", "prefix"), ("si", "reduplicant"), ("pag", "prefix")),
     "magsisipag": (("magsi", "prefix"), ("si", "reduplicant"), ("pag", "prefix")),
-    # isa- (isa|gawa, isina|gawa) repeats its sa as magpa- repeats its pa: isa|sa|gawa, isina|sa|gawa, pagsa|sa|gawa
+    # isa- (isa|gawa, isina|gawa, and with mag-/nag- magsa|gawa, nagsa|gawa) repeats its sa as magpa- repeats its pa:
+    # isa|sa|gawa, isina|sa|gawa, pagsa|sa|gawa, magsa|sa|gawa
     "isasa": (("isa", "prefix"), ("sa", "reduplicant")),
     "isinasa": (("isina", "prefix"), ("sa", "reduplicant")),
     "pagsasa": (("pagsa", "prefix"), ("sa", "reduplicant")),
+    "magsasa": (("magsa", "prefix"), ("sa", "reduplicant")),
+    "nagsasa": (("nagsa", "prefix"), ("sa", "reduplicant")),
 }
 # isa- and its forms make verbs of Tagalog nouns and roots (isa|gawa, isina|puso, pagsa|sa|buhay): no loan reading
 # takes them (`loans`), and the analyser ranks them after an i- reading of a root that starts with sa (isinauli is
 # i|s|in|auli: sauli), on roots of common frequency only (`filipino.FilipinoPack._best_reading`).
-ISA_PREFIXES = frozenset({"isa", "isina", "isasa", "isinasa", "pagsasa"})
-# the labels a reading with one of them carries (isa, isina, pagsa)
+ISA_PREFIXES = frozenset(
+    {"isa", "isina", "isasa", "isinasa", "pagsasa", "magsa", "nagsa", "magsasa", "nagsasa"}
+)
+# the labels a reading with one of them carries (isa, isina, pagsa, magsa, nagsa)
 ISA_LABELS = frozenset(
     t for p in ISA_PREFIXES for t, k in PREFIX_PARTS.get(p, ((p, "prefix"),)) if k == "prefix"
 )
