@@ -518,3 +518,19 @@ def test_the_linker_after_a_listed_word_the_lexicon_does_not_hold():
     assert cut(pack, "bihirang") == ("bihirang", "bihirang")  # too rare a stem
     assert cut(pack, "pagsang") == ("pagsang", "pagsang")  # a prefix is no stem
     assert cut(pack, "boomerang") == ("boomerang", "boomerang")  # an English word
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("nagkukwento", ("nag|ku|kwento", "kwento")),  # kwento is kuwento: its copy is ku
+        ("kinukwento", ("k|in|u|kwento", "kwento")),
+        ("nagbibyahe", ("nag|bi|byahe", "byahe")),  # byahe is biyahe
+        ("plinano", ("pl|in|ano", "plano")),  # -in- after the cluster
+        ("trumabaho", ("tr|um|abaho", "trabaho")),
+        ("kwinento", ("kw|in|ento", "kwento")),
+    ],
+)
+def test_copies_and_infixes_of_roots_that_start_with_a_cluster(word, expected):
+    pack = FilipinoPack(roots={"kwento", "byahe", "plano", "trabaho"})
+    assert cut(pack, word) == expected

@@ -80,6 +80,14 @@ def _syncope_of(found: tuple[str, int]) -> int:
     return found[1] if found[1] in (SYNCOPATED, E_RAISED) else 0
 
 
+def _glide_copy(root: str) -> str:
+    """The copy a root that starts with a consonant and w or y also takes: the syllable its spelling dropped
+    (kwento is kuwento: nag|ku|kwento; byahe biyahe: mag|bi|byahe), or "" for any other root."""
+    if len(root) > 3 and root[1] in "wy" and root[0] not in VOWELS and root[2] in VOWELS:
+        return root[0] + ("u" if root[1] == "w" else "i")
+    return ""
+
+
 def _syllable_ok(root: str) -> bool:
     """Affixed readings need a root of two syllables or more: Tagalog content roots are, "an"/"bay" are not."""
     return len(root) >= 3 and sum(map(root.count, _VOWEL_LETTERS)) >= 2
@@ -385,6 +393,7 @@ class StemReadings(RootEvidence):
             # vowel (pri|prito, tya|tyaga; pi|prito is the first kind)
             if (
                 copied == red
+                or red == _glide_copy(root)
                 or (copied[:1] == "r" and red == "d" + copied[1:])
                 or (
                     k == 3
@@ -423,8 +432,8 @@ class StemReadings(RootEvidence):
                 spans = ((pos, pos + dash + 1, "reduplicant"), (pos + dash + 1, end, "root"))
                 out.append(_Reading(spans, found[0], reduplicant=red, restored=_syncope_of(found)))
         c = onset_len(s)
-        if s[:2] in _DIGRAPHS and s[2:4] in INFIXES:
-            c = 2  # a borrowed word's digraph is one sound: sh|in|are, ch|in|eck
+        if s[2:4] in INFIXES and (s[:2] in _DIGRAPHS or (c == 1 and s[1] in "lrwy" and s[0] not in "wy")):
+            c = 2  # after a digraph, one sound (sh|in|are, ch|in|eck), or a cluster (pl|in|ano, kw|in|ento)
         for inf in INFIXES:
             # vowel-initial root: um|alis, in|alis, um|a|alis
             if s.startswith(inf) and len(s) > 3 and is_vowel(s[2]):
@@ -464,7 +473,8 @@ class StemReadings(RootEvidence):
                     root = after[1:]
                     copied = folded_first_syllable_cv(root)
                     # the copy keeps d where the base turned it r (d|um|a|rating <- dating)
-                    if (copied == onset + after[0] or (onset == "d" and copied == "r" + after[0])) and (
+                    copies = (copied, _glide_copy(root))
+                    if (onset + after[0] in copies or (onset == "d" and copied == "r" + after[0])) and (
                         found := (onset == "d" and self._lemma("d" + root[1:], suffixed))
                         or self._lemma(root, suffixed)
                     ):
