@@ -366,8 +366,8 @@ SAMPLE_OUTPUT_SHA256 = {
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("e265a2933a5e9d58e789396158ca967be8fcb6c0619ef8a29ee52186d93c2c9a",
-              "e90253a6b5efef951f074569ce94a9d980b3bb00afd262cc50724d0d091793d5"),
+    "patok": ("50bd0d2438b2e1e77297d1e1a675c13c40539d6e150736ec8584123119be534d",
+              "d7d1930ccfd0a79ed8c58a53e6be0ac7a9dd49311244312b239e65db57a2504f"),
 }  # fmt: skip
 
 

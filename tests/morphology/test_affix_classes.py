@@ -534,3 +534,12 @@ def test_the_linker_after_a_listed_word_the_lexicon_does_not_hold():
 def test_copies_and_infixes_of_roots_that_start_with_a_cluster(word, expected):
     pack = FilipinoPack(roots={"kwento", "byahe", "plano", "trabaho"})
     assert cut(pack, word) == expected
+
+
+def test_the_linker_after_an_unlisted_stem_with_a_prefix_and_an():
+    pack = FilipinoPack(roots={"usok", "dagdag", "naing"})
+    pack._known = frozenset({"usok", "dagdag", "naing"})
+    pack._zipf = {"usok": 4.0, "dagdag": 4.5, "naing": 3.5}
+    assert cut(pack, "pinausukang") == ("p|in|a|usuk|an|g", "usok")  # pinausukan: no list holds it
+    assert cut(pack, "kadagdagang") == ("ka|dagdag|an|g", "dagdag")
+    assert cut(pack, "dagdagang")[0] != "dagdag|an|g"  # a suffix alone is no sign of the linker

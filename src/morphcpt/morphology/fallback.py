@@ -13,7 +13,7 @@ from typing import Protocol
 
 from morphcpt.morphology.affixes import ISA_LABELS, LINKER, LINKER_AFTER_N, PREFIXES, is_vowel
 from morphcpt.morphology.loans import english_frequencies, english_word
-from morphcpt.morphology.stems import _Reading
+from morphcpt.morphology.stems import SYNCOPATED, _Reading
 
 
 class Pack(Protocol):
@@ -60,9 +60,10 @@ def negated_reading(pack: Pack, f: str) -> _Reading | None:
 def linked_unlisted_stem(pack: Pack, f: str) -> _Reading | None:
     """The linker after a stem no list holds, for a word with no other reading: -ng after a vowel (mababangong is
     ma|ba|bango|ng, pinakamagagandang pinaka|ma|ga|ganda|ng, napakabihirang napaka|bihira|ng), -g after n
-    (mapaghamong is mapag|hamon|g). The stem must read with a prefix, -um-/-in- or a copy and no suffix, on a root of
-    common frequency that is no syllable said twice (pagiging is no pa|gigi|ng) and whose spelling with -ng or -g is
-    no root or headword (kumikinang stays whole: kinang). The word must be no headword (palumpong), nor English, nor a
+    (mapaghamong is mapag|hamon|g). The stem must read with a prefix, -um-/-in- or a copy and no suffix but -an/-han
+    after a prefix or -in- (pinausukang is p|in|a|usuk|an|g: `_framed`), on a root of common frequency that is no
+    syllable said twice (pagiging is no pa|gigi|ng) and whose spelling with -ng or -g is no root or headword
+    (kumikinang stays whole: kinang). The word must be no headword (palumpong), nor English, nor a
     listed word plus -g (naipong is naipon's, not na|ipo|ng). Needs the shipped lists."""
     if (
         not pack._known
@@ -81,7 +82,7 @@ def linked_unlisted_stem(pack: Pack, f: str) -> _Reading | None:
         r = pack._best(stem)
         root = r.root
         if (
-            r.suffix
+            (r.suffix and not _framed(r))
             or r.linker
             or not (r.prefixes or r.infix or r.reduplicant)
             or not common_root(pack, root)
@@ -91,6 +92,12 @@ def linked_unlisted_stem(pack: Pack, f: str) -> _Reading | None:
             continue
         return r._replace(spans=(*r.spans, (len(stem), len(f), "suffix")), linker=linker)
     return None
+
+
+def _framed(r: _Reading) -> bool:
+    """Whether `r`'s suffix is -an/-han with a prefix or -in- before its root as written (p|in|a|usuk|an, not the
+    -ing that ends roots: hinanaing is no h|in|ana|in|g, nor a shortened root: pang|alw|an)."""
+    return r.suffix in ("an", "han") and bool(r.prefixes or r.infix) and r.restored != SYNCOPATED
 
 
 def linked_listed_word(pack: Pack, f: str) -> _Reading | None:
