@@ -543,3 +543,21 @@ def test_the_linker_after_an_unlisted_stem_with_a_prefix_and_an():
     assert cut(pack, "pinausukang") == ("p|in|a|usuk|an|g", "usok")  # pinausukan: no list holds it
     assert cut(pack, "kadagdagang") == ("ka|dagdag|an|g", "dagdag")
     assert cut(pack, "dagdagang")[0] != "dagdag|an|g"  # a suffix alone is no sign of the linker
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("pang-araw-araw", ("pang-|araw-|araw", "araw")),  # prefixes before a full reduplication
+        ("paulit-ulit", ("pa|ulit-|ulit", "ulit")),
+        ("magpalipat-lipat", ("magpa|lipat-|lipat", "lipat")),
+        ("pagsunud-sunurin", ("pag|sunud-|sunur|in", "sunod")),  # the copy spelled as before the suffix
+        ("sunud-sunod", ("sunud-|sunod", "sunod")),  # the raised copy alone
+        ("araw-araw", ("araw-|araw", "araw")),  # as before
+        ("pa-araw", ("pa-|araw", "araw")),  # no copy: the hyphenated prefix
+        ("paxyz-xyz", ("paxyz-xyz", "paxyz-xyz")),  # no root after the hyphen
+    ],
+)
+def test_prefixes_before_a_full_reduplication(word, expected):
+    pack = FilipinoPack(roots={"araw", "ulit", "lipat", "sunod"})
+    assert cut(pack, word) == expected

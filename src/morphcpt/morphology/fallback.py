@@ -1,6 +1,6 @@
 """Readings for the words the analyser's search leaves with none (`filipino.FilipinoPack._best_reading` tries them
-last): di- before a word that reads on its own, the linker after a stem no word list holds, and the linker after a
-listed word the root lexicon does not hold.
+last): di- before a word that reads on its own, prefixes before a full reduplication, the linker after a stem no
+word list holds, and the linker after a listed word the root lexicon does not hold.
 
 Each function takes the pack and the folded word and returns a reading or None. The pack supplies `_best` (its cached
 reading of another word), `roots`, `_roots`, `_known` (every word of the shipped lists), `_zipf` and `_wider` (the
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from morphcpt.morphology.affixes import ISA_LABELS, LINKER, LINKER_AFTER_N, PREFIXES, is_vowel
-from morphcpt.morphology.loans import english_frequencies, english_word
+from morphcpt.morphology.loans import english_frequencies, english_word, prefix_split
 from morphcpt.morphology.stems import SYNCOPATED, _Reading
 
 
@@ -55,6 +55,42 @@ def negated_reading(pack: Pack, f: str) -> _Reading | None:
         return None
     spans = ((0, n, "prefix"),) + tuple((a + n, b + n, kind) for a, b, kind in r.spans)
     return r._replace(spans=spans, prefixes=(NEGATION[:-1], *r.prefixes))
+
+
+def full_copy_reading(pack: Pack, f: str) -> _Reading | None:
+    """Prefixes before a full reduplication, the copy spelled as the root, as it stands before the suffix, or with
+    its last o raised: pang-|araw-|araw, pa|ulit-|ulit, magpa|lipat-|lipat, pagka|ka|sunud-|sunod,
+    pag|sunud-|sunur|in, and the raised copy alone (sunud-|sunod). The part after the last hyphen must read as a root
+    of the lexicon or the lists, with at most a suffix; the part before it, up to two prefixes and the copy."""
+    head, dash, tail = f.rpartition("-")
+    if not dash or not head or not tail.isalpha() or len(tail) < 3:
+        return None
+    t = pack._best(tail)
+    if t.prefixes or t.infix or t.reduplicant or t.linker:
+        return None
+    if len(t.spans) == 1 and tail not in pack.roots and tail not in pack._known:
+        return None
+    start, end = next((s, e) for s, e, kind in t.spans if kind == "root")
+    root = t.root
+    last_o = root.rfind("o")
+    raised = root[:last_o] + "u" + root[last_o + 1 :] if last_o >= len(root) - 2 else ""
+    for copy in dict.fromkeys(c for c in (tail[start:end], root, raised) if c):
+        if not head.endswith(copy) or "-" in head[-len(copy) :]:
+            continue
+        before = head[: -len(copy)]
+        prefixes = prefix_split(before.replace("-", ""))
+        if prefixes is None or (not prefixes and copy != raised):  # araw-araw: the search's own reading
+            continue
+        spans, at = [], 0
+        for p in prefixes:
+            at_end = at + len(p) + (1 if before[at + len(p) : at + len(p) + 1] == "-" else 0)
+            spans.append((at, at_end, "prefix"))
+            at = at_end
+        n = len(head) + 1
+        spans.append((at, n, "reduplicant"))
+        spans += [(a + n, b + n, kind) for a, b, kind in t.spans]
+        return t._replace(spans=tuple(spans), prefixes=tuple(prefixes), reduplicant=copy)
+    return None
 
 
 def linked_unlisted_stem(pack: Pack, f: str) -> _Reading | None:

@@ -41,6 +41,7 @@ from morphcpt.morphology.affixes import (
 from morphcpt.morphology.base import Analysis, LanguagePack, Morph
 from morphcpt.morphology.fallback import (
     common_root,
+    full_copy_reading,
     linked_listed_word,
     linked_unlisted_stem,
     negated_reading,
@@ -351,7 +352,10 @@ class FilipinoPack(StemReadings, LanguagePack):
             if candidates:
                 return candidates[0]
             return (
-                ("-" in f and (negated_reading(self, f) or hyphenated_reading(f)))
+                (
+                    "-" in f
+                    and (negated_reading(self, f) or hyphenated_reading(f) or full_copy_reading(self, f))
+                )
                 or self._headword_reading(f)
                 or unhyphenated_reading(f, english_frequencies(), self._zipf)
                 or self._english_reading(f)

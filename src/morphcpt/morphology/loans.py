@@ -230,7 +230,7 @@ def hyphenated_reading(f: str) -> _Reading | None:
         copy = h[len(h) - n_tail :] if n_tail else ""
         if n_tail and not _copy_shaped(copy, tail, repeated):
             continue
-        prefixes = _prefix_split(h[: len(h) - n_tail])
+        prefixes = prefix_split(h[: len(h) - n_tail])
         if prefixes is None or (not prefixes and not tail):
             continue
         parts = [(p, "prefix") for p in prefixes] + [(copy[a:b], k) for a, b, k in _cumulative(tail)]
@@ -279,7 +279,7 @@ def _copy_shaped(copy: str, tail: tuple[tuple[int, str], ...], onset: str) -> bo
 _HYPHENATED_PREFIXES = frozenset(PREFIXES) - ISA_PREFIXES
 
 
-def _prefix_split(h: str) -> list[str] | None:
+def prefix_split(h: str) -> list[str] | None:
     """`h` as at most two prefixes of the inventory but isa- (longest first), [] for "", None when it is not."""
     if not h:
         return []
