@@ -107,6 +107,9 @@ def test_the_shipped_table_and_the_prefixes():
         ("nila-like", ("ni|la-|like", "like")),
         ("nag-aapply", ("nag-|a|apply", "apply")),  # a vowel-initial root's copy after the hyphen
         ("nag-eedit", ("nag-|e|edit", "edit")),
+        ("kina-cast", ("k|in|a-|cast", "cast")),  # the copy follows the sound: c copied as k
+        ("magki-click", ("mag|ki-|click", "click")),
+        ("kino-compute", ("k|in|o-|compute", "compute")),
     ],
 )
 def test_a_hyphenated_copy_of_a_cluster_a_y_or_after_ni(word, expected):

@@ -263,7 +263,12 @@ def _onset(root: str) -> int:
 
 def _copy_shaped(copy: str, tail: tuple[tuple[int, str], ...], onset: str) -> bool:
     """Whether `copy` is the copy `tail` describes of a root starting with the consonants `onset` (after ni- for the
-    tail that starts with it)."""
+    tail that starts with it); the copy follows the sound, so a c may be copied as k (kina-|cast, magki-|click)."""
+    return any(_shaped(copy, tail, o) for o in dict.fromkeys((onset, onset.replace("c", "k"))))
+
+
+def _shaped(copy: str, tail: tuple[tuple[int, str], ...], onset: str) -> bool:
+    """`_copy_shaped` for one spelling of the onset."""
     if len(tail) == 1 and tail[0][1] == "infix":
         return copy == "in"
     if len(tail) == 1:
