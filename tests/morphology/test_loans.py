@@ -27,6 +27,8 @@ from morphology_helpers import FIL, cut
         ("makapagsend", ("makapag|send", "send")),
         ("panghaharass", ("pang|ha|harass", "harass")),
         ("Nagreply", ("Nag|reply", "reply")),  # the case of the word is kept
+        ("nagtatype", ("nag|ta|type", "type")),  # y after a consonant sounds a vowel: copied as a or i
+        ("pagsisync", ("pag|si|sync", "sync")),
     ],
 )
 def test_affixes_on_an_english_word_without_a_hyphen(word, expected):
@@ -107,6 +109,8 @@ def test_the_shipped_table_and_the_prefixes():
         ("nila-like", ("ni|la-|like", "like")),
         ("nag-aapply", ("nag-|a|apply", "apply")),  # a vowel-initial root's copy after the hyphen
         ("nag-eedit", ("nag-|e|edit", "edit")),
+        ("ni-reset", ("ni-|reset", "reset")),  # ni- without a copy
+        ("ini-report", ("i|ni-|report", "report")),
         ("kina-cast", ("k|in|a-|cast", "cast")),  # the copy follows the sound: c copied as k
         ("magki-click", ("mag|ki-|click", "click")),
         ("kino-compute", ("k|in|o-|compute", "compute")),

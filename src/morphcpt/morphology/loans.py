@@ -186,6 +186,8 @@ def _copies(copy: str, root: str) -> bool:
     """Whether `copy` is a CV copy of the English `root`'s first sounds: its first vowel after all its first
     consonants or the first of them (bre or be before breakfast), or its first vowel alone (a before apply)."""
     onset = _leading_consonants(root)
+    if root[1:2] == "y" and onset >= 2 and copy in (root[0] + "a", root[0] + "i"):
+        return True  # y after a consonant sounds a vowel (type, sync): nag|ta|type, pag|si|sync
     if onset == len(root) or root[onset] not in "aeiou":
         return False
     vowel = root[onset]
@@ -215,8 +217,9 @@ def hyphenated_reading(f: str) -> _Reading | None:
             (((o + 1, "reduplicant"),), root[:o]),
             (((o, "reduplicant"), (2, "infix"), (1, "reduplicant")), root[:o]),
         ]
-        if root[0] in "lry":  # -in- as ni- before l, r, y, then the copy: ni|re-|require
+        if root[0] in "lry":  # -in- as ni- before l, r, y, then the copy (ni|re-|require) or not (ni-|reset)
             tails.append((((2, "infix"), (o + 1, "reduplicant")), "ni" + root[:o]))
+            tails.append((((2, "infix"),), "ni"))
     if not onset:
         tails += [
             (((1, "reduplicant"),), ""),
@@ -270,7 +273,7 @@ def _copy_shaped(copy: str, tail: tuple[tuple[int, str], ...], onset: str) -> bo
 def _shaped(copy: str, tail: tuple[tuple[int, str], ...], onset: str) -> bool:
     """`_copy_shaped` for one spelling of the onset."""
     if len(tail) == 1 and tail[0][1] == "infix":
-        return copy == "in"
+        return copy == ("ni" if onset == "ni" else "in")
     if len(tail) == 1:
         return copy[:-1] == onset and copy[-1] in "aeiou"
     if tail[0][1] == "infix" and onset.startswith("ni"):
