@@ -561,3 +561,10 @@ def test_the_linker_after_an_unlisted_stem_with_a_prefix_and_an():
 def test_prefixes_before_a_full_reduplication(word, expected):
     pack = FilipinoPack(roots={"araw", "ulit", "lipat", "sunod"})
     assert cut(pack, word) == expected
+
+
+def test_colloquial_spellings_of_common_roots_are_roots():
+    # muka (mukha) and nuod (nood) read as their standard spellings do (curated roots)
+    assert cut(FIL, "nagmumuka") == ("nag|mu|muka", "muka")
+    assert cut(FIL, "panuorin") == ("pa|nuor|in", "nuod")
+    assert cut(FIL, "panoorin") == ("pa|noor|in", "nood")
