@@ -568,3 +568,8 @@ def test_colloquial_spellings_of_common_roots_are_roots():
     assert cut(FIL, "nagmumuka") == ("nag|mu|muka", "muka")
     assert cut(FIL, "panuorin") == ("pa|nuor|in", "nuod")
     assert cut(FIL, "panoorin") == ("pa|noor|in", "nood")
+
+
+def test_the_full_reduplication_of_a_listed_word_that_is_no_root():
+    assert cut(FIL, "ganun-ganun") == ("ganun-|ganun", "ganun")  # data/gold_heldout/dev.tsv's cut
+    assert cut(FIL, "jun-jun") == ("jun-jun", "jun-jun")  # three letters: a name's

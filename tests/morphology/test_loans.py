@@ -176,7 +176,7 @@ def test_tagalog_morphology_on_an_english_root(word, expected):
         "linong",
         "nagcarlan",  # a suffix needs a root of five letters: no nag|carl|an
         "iframe",  # no list holds it: after i-, ma-, na-, ka-, pa- that is a name's risk (i|frame)
-        "knock-knock",  # a hyphen: the hyphenated rules had their turn
+        "add-on",  # a hyphen: the hyphenated rules had their turn
     ],
 )
 def test_names_and_look_alikes_get_no_english_root(word):

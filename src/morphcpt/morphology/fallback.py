@@ -60,8 +60,9 @@ def negated_reading(pack: Pack, f: str) -> _Reading | None:
 def full_copy_reading(pack: Pack, f: str) -> _Reading | None:
     """Prefixes before a full reduplication, the copy spelled as the root, as it stands before the suffix, or with
     its last o raised: pang-|araw-|araw, pa|ulit-|ulit, magpa|lipat-|lipat, pagka|ka|sunud-|sunod,
-    pag|sunud-|sunur|in, and the raised copy alone (sunud-|sunod). The part after the last hyphen must read as a root
-    of the lexicon or the lists, with at most a suffix; the part before it, up to two prefixes and the copy."""
+    pag|sunud-|sunur|in, and the raised copy alone (sunud-|sunod) or the copy of a listed word that is no root
+    (ganun-|ganun). The part after the last hyphen must read as a root of the lexicon or the lists, with at most a
+    suffix; the part before it, up to two prefixes and the copy."""
     head, dash, tail = f.rpartition("-")
     if not dash or not head or not tail.isalpha() or len(tail) < 3:
         return None
@@ -79,8 +80,10 @@ def full_copy_reading(pack: Pack, f: str) -> _Reading | None:
             continue
         before = head[: -len(copy)]
         prefixes = prefix_split(before.replace("-", ""))
-        if prefixes is None or (not prefixes and copy != raised):  # araw-araw: the search's own reading
-            continue
+        if prefixes is None or (
+            not prefixes and copy != raised and (before or not _listed_copy(t, copy, tail))
+        ):
+            continue  # araw-araw is the search's own reading; ganun-|ganun (a listed word, no root) is this one's
         spans, at = [], 0
         for p in prefixes:
             at_end = at + len(p) + (1 if before[at + len(p) : at + len(p) + 1] == "-" else 0)
@@ -91,6 +94,12 @@ def full_copy_reading(pack: Pack, f: str) -> _Reading | None:
         spans += [(a + n, b + n, kind) for a, b, kind in t.spans]
         return t._replace(spans=tuple(spans), prefixes=tuple(prefixes), reduplicant=copy)
     return None
+
+
+def _listed_copy(t: _Reading, copy: str, tail: str) -> bool:
+    """Whether `copy` repeats the whole `tail`, a word of four letters or more read whole (ganun-|ganun; not the
+    names of three, Jun-Jun)."""
+    return copy == tail and len(t.spans) == 1 and len(tail) >= 4
 
 
 def linked_unlisted_stem(pack: Pack, f: str) -> _Reading | None:
