@@ -366,8 +366,8 @@ SAMPLE_OUTPUT_SHA256 = {
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("4252ad7dc5f981630ef223b8c6f7edb824c57c59f5094f3d013f00304aac7b68",
-              "0a27fecb2e90aca01c53ce134b4e9c33467d2c5c52cebd0db1b3b396c6453603"),
+    "patok": ("01db2381dd3db7ac10e3e6b2e87d83b0dacf8588622f5e5bd30e40c9740e5d4a",
+              "3441d7cb3194765055fd3e6a06025182187d7e6e5c6174456b95e2b2ff774d1e"),
 }  # fmt: skip
 
 

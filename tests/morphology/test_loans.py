@@ -51,6 +51,13 @@ def test_english_words_stay_whole(word):
     assert cut(FIL, word) == (word, word)
 
 
+@pytest.mark.parametrize("word", ["manager", "manual", "karate", "hitman", "waking", "serbian"])
+def test_an_english_word_takes_no_reading_on_a_weak_root(word):
+    # English uses these at least as often as Filipino: a rare headword (nager, sual), an induced root or a rarely
+    # written one (rate, waki) makes no reading
+    assert cut(FIL, word) == (word, word)
+
+
 @pytest.mark.parametrize(
     ("word", "guess"),
     [

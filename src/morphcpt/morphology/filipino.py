@@ -55,6 +55,7 @@ from morphcpt.morphology.lexicon import (
     word_frequencies,
 )
 from morphcpt.morphology.loans import (
+    ENGLISH_ROOT_ZIPF,
     affixed_english_reading,
     english_frequencies,
     english_roots,
@@ -346,6 +347,12 @@ class FilipinoPack(StemReadings, LanguagePack):
         if not f or len(f) > _MAX_WORD or f in self.roots or (letters and not letters.isalpha()):
             return _Reading(((0, len(f), "root"),), f) if f else _Reading((), "")
         candidates = self._readings(f)
+        if candidates and self._mostly_english(f):  # manager is no ma|nager, manual no man|ual <- sual
+            candidates = [
+                r
+                for r in candidates
+                if r.root not in self._rare and (r.root in self._trusted or common_root(self, r.root))
+            ]
         if candidates and f.startswith(_ISA_STARTS):
             candidates = [r for r in candidates if ISA_LABELS.isdisjoint(r.prefixes) or self._isa_fits(r)]
         if len(candidates) < 2:  # most words: nothing to score
@@ -377,6 +384,15 @@ class FilipinoPack(StemReadings, LanguagePack):
             ),
         ]
         return min(same_cut, key=self._root_frequency) if len(same_cut) > 1 else best
+
+    def _mostly_english(self, f: str) -> bool:
+        """Whether English uses the folded word `f` commonly (`loans.ENGLISH_ROOT_ZIPF`: the figure that makes an
+        English root) and at least as often as Filipino does: then
+        only a reading on a curated root or one of common frequency (`fallback.common_root`) counts, and none on the
+        weakest roots (`_rare`: one only the lists' inflected forms show): manager is no ma|nager (a dictionary's
+        rare headword), karate no ka|rate, hitman no hitm|an."""
+        english = english_frequencies().get(f, 0.0)
+        return english >= ENGLISH_ROOT_ZIPF and english >= self._zipf.get(f, 0.0)
 
     def _isa_fits(self, r: _Reading) -> bool:
         """isa- stands on a root of common frequency (isarado is no isa|rado), with at most ka- between
