@@ -1,19 +1,27 @@
 """Readings for the words the analyser's search leaves with none (`filipino.FilipinoPack._best_reading` tries them
-last): di- before a word that reads on its own, prefixes before a full reduplication, the linker after a stem no
-word list holds, and the linker after a listed word the root lexicon does not hold.
+last): di- before a word that reads on its own, prefixes before a full reduplication, Tagalog affixes on an English
+root, the linker after a stem no word list holds, and the linker after a listed word the root lexicon does not hold.
 
 Each function takes the pack and the folded word and returns a reading or None. The pack supplies `_best` (its cached
-reading of another word), `roots`, `_roots`, `_known` (every word of the shipped lists), `_zipf` and `_wider` (the
-pack with the left-out dictionary headwords).
+reading of another word), `_readings` and `_score` (its search), `roots`, `_roots`, `_known` (every word of the
+shipped lists), `_zipf`, `_wider` (the pack with the left-out dictionary headwords) and a slot for the English-root
+pack `english_root_reading` builds.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+import copy as copying
+from typing import Any, Protocol
 
 from morphcpt.morphology.affixes import ISA_LABELS, LINKER, LINKER_AFTER_N, PREFIXES, is_vowel
-from morphcpt.morphology.loans import english_frequencies, english_word, prefix_split
-from morphcpt.morphology.stems import SYNCOPATED, _Reading
+from morphcpt.morphology.loans import (
+    affixed_english_reading,
+    english_frequencies,
+    english_roots,
+    english_word,
+    prefix_split,
+)
+from morphcpt.morphology.reading import SYNCOPATED, _Reading
 
 
 class Pack(Protocol):
@@ -24,8 +32,16 @@ class Pack(Protocol):
     _zipf: dict[str, float]
     _secondary: frozenset[str]
 
+    _trusted: frozenset[str]
+    _rare: frozenset[str]
+    _shipped: bool
+    _one_syllable: bool
+    _english_pack: Any
+
     @property
     def roots(self) -> frozenset[str]: ...
+    def _readings(self, f: str) -> list[_Reading]: ...
+    def _score(self, f: str, r: _Reading) -> Any: ...
     def _best(self, f: str) -> _Reading: ...
     def _wider(self) -> Pack | None: ...
 
@@ -55,6 +71,26 @@ def negated_reading(pack: Pack, f: str) -> _Reading | None:
         return None
     spans = ((0, n, "prefix"),) + tuple((a + n, b + n, kind) for a, b, kind in r.spans)
     return r._replace(spans=spans, prefixes=(NEGATION[:-1], *r.prefixes))
+
+
+def english_root_reading(pack: Pack, f: str) -> _Reading | None:
+    """For a word with no reading at all, Tagalog affixes on an English root (`loans.affixed_english_reading`):
+    um|attend, i|display, d|in|eclare, p|in|ost. The search runs on a copy of the pack over `loans.english_roots`
+    alone, where a root of one syllable takes affixes, built once. Needs the shipped lists."""
+    if len(f) < 6 or "-" in f or english_word(f, english := english_frequencies()):
+        return None  # (a hyphen: `loans.hyphenated_reading` had its turn)
+    if pack._english_pack is None:
+        pack.roots  # noqa: B018 - the lexicon first
+        if not pack._shipped:
+            return None
+        search = copying.copy(pack)
+        search._roots = search._trusted = english_roots(english, pack._zipf, pack._roots)
+        search._rare = search._secondary = frozenset()
+        search._one_syllable = True  # p|in|ost, t|in|ext
+        pack._english_pack = search
+    search = pack._english_pack
+    found = sorted(search._readings(f), key=lambda r: search._score(f, r))
+    return affixed_english_reading(found, f, english, pack._zipf, pack._known)
 
 
 def full_copy_reading(pack: Pack, f: str) -> _Reading | None:

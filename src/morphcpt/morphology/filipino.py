@@ -41,6 +41,7 @@ from morphcpt.morphology.affixes import (
 from morphcpt.morphology.base import Analysis, LanguagePack, Morph
 from morphcpt.morphology.fallback import (
     common_root,
+    english_root_reading,
     full_copy_reading,
     linked_listed_word,
     linked_unlisted_stem,
@@ -55,25 +56,14 @@ from morphcpt.morphology.lexicon import (
     word_frequencies,
 )
 from morphcpt.morphology.loans import (
-    ENGLISH_ROOT_ZIPF,
-    affixed_english_reading,
     english_frequencies,
-    english_roots,
     english_word,
     hyphenated_reading,
+    mostly_english,
     unhyphenated_reading,
 )
-from morphcpt.morphology.stems import (
-    _MAX_PREFIXES,
-    _MAX_WORD,
-    COMMON_ZIPF,
-    D_SUBSTITUTED,
-    E_RAISED,
-    SYNCOPATED,
-    StemReadings,
-    _copy_may_end_at,
-    _Reading,
-)
+from morphcpt.morphology.reading import D_SUBSTITUTED, E_RAISED, SYNCOPATED, _Reading
+from morphcpt.morphology.stems import _MAX_PREFIXES, _MAX_WORD, COMMON_ZIPF, StemReadings, _copy_may_end_at
 from morphcpt.morphology.syllabify import folded_first_syllable_cv
 
 # Where an affix of the inventory shows in a folded word, if it has one (see `_bare`).
@@ -174,7 +164,7 @@ class FilipinoPack(StemReadings, LanguagePack):
         self._shipped = roots is None  # the lexicon comes from the shipped word lists
         self._secondary: frozenset[str] = frozenset()  # headwords outside the lexicon (`_wider`)
         self._wider_pack: FilipinoPack | None = None
-        self._english_pack: FilipinoPack | None = None  # English roots only (`_english_reading`)
+        self._english_pack: FilipinoPack | None = None  # English roots only (`fallback.english_root_reading`)
         self._best = lru_cache(maxsize=cache_size)(self._best_reading)
         self._parse = lru_cache(maxsize=cache_size)(self._analysis)
         self._bounds = lru_cache(maxsize=cache_size)(self._boundaries)
@@ -347,7 +337,7 @@ class FilipinoPack(StemReadings, LanguagePack):
         if not f or len(f) > _MAX_WORD or f in self.roots or (letters and not letters.isalpha()):
             return _Reading(((0, len(f), "root"),), f) if f else _Reading((), "")
         candidates = self._readings(f)
-        if candidates and self._mostly_english(f):  # manager is no ma|nager, manual no man|ual <- sual
+        if candidates and mostly_english(f, english_frequencies(), self._zipf):  # manager is no ma|nager
             candidates = [
                 r
                 for r in candidates
@@ -365,7 +355,7 @@ class FilipinoPack(StemReadings, LanguagePack):
                 )
                 or self._headword_reading(f)
                 or unhyphenated_reading(f, english_frequencies(), self._zipf)
-                or self._english_reading(f)
+                or english_root_reading(self, f)
                 or linked_unlisted_stem(self, f)
                 or linked_listed_word(self, f)
                 or _Reading(((0, len(f), "root"),), f)
@@ -384,15 +374,6 @@ class FilipinoPack(StemReadings, LanguagePack):
             ),
         ]
         return min(same_cut, key=self._root_frequency) if len(same_cut) > 1 else best
-
-    def _mostly_english(self, f: str) -> bool:
-        """Whether English uses the folded word `f` commonly (`loans.ENGLISH_ROOT_ZIPF`: the figure that makes an
-        English root) and at least as often as Filipino does: then
-        only a reading on a curated root or one of common frequency (`fallback.common_root`) counts, and none on the
-        weakest roots (`_rare`: one only the lists' inflected forms show): manager is no ma|nager (a dictionary's
-        rare headword), karate no ka|rate, hitman no hitm|an."""
-        english = english_frequencies().get(f, 0.0)
-        return english >= ENGLISH_ROOT_ZIPF and english >= self._zipf.get(f, 0.0)
 
     def _isa_fits(self, r: _Reading) -> bool:
         """isa- stands on a root of common frequency (isarado is no isa|rado), with at most ka- between
@@ -433,24 +414,6 @@ class FilipinoPack(StemReadings, LanguagePack):
             wider._secondary = secondary
             self._wider_pack = wider
         return self._wider_pack
-
-    def _english_reading(self, f: str) -> _Reading | None:
-        """For a word with no reading at all, Tagalog affixes on an English root (`loans.affixed_english_reading`):
-        um|attend, i|display, d|in|eclare. Needs the shipped lists."""
-        if len(f) < 6 or "-" in f or english_word(f, english := english_frequencies()):
-            return None  # (a hyphen: `hyphenated_reading` had its turn)
-        if self._english_pack is None:
-            self.roots  # noqa: B018 - the lexicon first
-            if not self._shipped:
-                return None
-            pack = copy.copy(self)
-            pack._roots = pack._trusted = english_roots(english, self._zipf, self._roots)
-            pack._rare = pack._secondary = frozenset()
-            pack._one_syllable = True  # p|in|ost, t|in|ext
-            self._english_pack = pack
-        pack = self._english_pack
-        found = sorted(pack._readings(f), key=lambda r: pack._score(f, r))
-        return affixed_english_reading(found, f, english, self._zipf, self._known)
 
     def _root_frequency(self, r: _Reading) -> float:
         return self._frequency(r.root)

@@ -22,7 +22,8 @@ from pathlib import Path
 
 from morphcpt.morphology.affixes import ISA_LABELS, ISA_PREFIXES, PREFIX_PARTS, PREFIXES
 from morphcpt.morphology.lexicon import word_frequencies
-from morphcpt.morphology.stems import _Reading, _syllable_ok
+from morphcpt.morphology.reading import _Reading
+from morphcpt.morphology.stems import _syllable_ok
 
 ENGLISH_FILE = Path(__file__).resolve().parent / "data" / "en_words.tsv"
 # Prefixes that mark a borrowed verb or noun strongly enough to cut without a hyphen; the one-syllable ones that
@@ -105,6 +106,15 @@ def unhyphenated_reading(f: str, english: dict[str, float], zipf: dict[str, floa
                 f, [*parts, (root, "root")], tuple(t for t, kind in parts if kind == "prefix"), ""
             )
     return None
+
+
+def mostly_english(f: str, english: dict[str, float], zipf: dict[str, float]) -> bool:
+    """Whether English uses the folded word `f` commonly (`ENGLISH_ROOT_ZIPF`, the figure that makes an English
+    root) and at least as often as Filipino (`zipf`) does: then `filipino.FilipinoPack` takes only a reading on a
+    curated root or one of common frequency, and none on the weakest roots (manager is no ma|nager on a dictionary's
+    rare headword, karate no ka|rate, hitman no hitm|an)."""
+    en = english.get(f, 0.0)
+    return en >= ENGLISH_ROOT_ZIPF and en >= zipf.get(f, 0.0)
 
 
 def english_roots(

@@ -30,7 +30,8 @@ from morphcpt.morphology.lexicon import (
     read_words,
     word_frequencies,
 )
-from morphcpt.morphology.stems import _MAX_WORD, CLUSTER_SECOND, COMMON_ZIPF, SYNCOPATED, _syllable_ok
+from morphcpt.morphology.reading import SYNCOPATED
+from morphcpt.morphology.stems import _MAX_WORD, CLUSTER_SECOND, COMMON_ZIPF, _syllable_ok
 
 # roots, word frequencies, every listed word -> a pack over exactly those roots (`filipino._lexicon_pack`)
 MakePack = Callable[[Any, dict[str, float], frozenset[str]], Any]
@@ -71,6 +72,8 @@ def load_root_tiers(
                 "syllabify.py",
                 "lexicon.py",
                 "loans.py",
+                "nasal.py",
+                "reading.py",
             )
         ),
     ]:

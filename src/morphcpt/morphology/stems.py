@@ -5,31 +5,27 @@ root, with the alternations Tagalog spelling shows undone, is in the root lexico
 suffix (inum|in <- inom, lakar|in <- lakad), syncope (takp|an <- takip, datn|an <- dating), h/n before -an/-in,
 nasal assimilation and substitution (mam|ili <- bili), d -> r after a CV copy (d|um|a|rating <- dating), -in- as
 ni- before l, r and y (and after i- before h, w and vowels: i|ni|handa). `filipino.FilipinoPack` scores the
-readings and keeps the best.
+readings and keeps the best. The readings after a nasal prefix are `nasal.NasalReadings`'; the reading type and its
+marks are `reading.py`'s.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from morphcpt.morphology.affixes import (
-    CORONAL,
-    DELETED_BY_ENDING,
-    DELETING,
     INFIXED_PREFIXES,
     INFIXES,
-    LABIAL,
     NASAL_BARE,
     NASAL_OF,
     PREFIX_PARTS,
     PREFIXES,
-    SUBSTITUTED,
     SUFFIXES,
     SYNCOPE,
     is_vowel,
     onset_len,
 )
-from morphcpt.morphology.root_evidence import RootEvidence, _syncope_h_stem
+from morphcpt.morphology.nasal import NasalReadings
+from morphcpt.morphology.reading import E_RAISED, SYNCOPATED, _Reading
+from morphcpt.morphology.root_evidence import _syncope_h_stem
 from morphcpt.morphology.syllabify import VOWELS, folded_first_syllable_cv
 
 _MAX_WORD = 40
@@ -37,14 +33,6 @@ _MAX_WORD = 40
 COMMON_ZIPF = 4.5
 # the second consonant of the onsets borrowings bring: pr, pl, ty, kw, and the digraphs ch, sh, ts (che|check)
 CLUSTER_SECOND = frozenset("lrwyhs")
-# `_Reading.restored` of a root whose lost vowel was put back (1: a swallowed consonant, d <- r)
-SYNCOPATED = 2
-# `_Reading.restored` of a root whose d an n-final nasal prefix swallowed (man|ukot <- dukot): the rarest
-# substitution, read only where the word lists show the substituted stem in two forms (`_d_substitution_attested`)
-D_SUBSTITUTED = 3
-# `_Reading.restored` of a root whose final e was raised to i before -han/-hin (ataki|hin <- atake): read only where
-# no reading of the spelling as written fits as well (`FilipinoPack._score`: kabutihan stays ka|buti|han)
-E_RAISED = 4
 _MAX_PREFIXES = 3
 _DIGRAPHS = frozenset(
     {"ch", "sh", "th", "ph"}
@@ -93,23 +81,7 @@ def _syllable_ok(root: str) -> bool:
     return len(root) >= 3 and sum(map(root.count, _VOWEL_LETTERS)) >= 2
 
 
-class _Reading(NamedTuple):
-    """One candidate reading of a folded word: spans (start, end, kind) and the linguistic labels (a named tuple:
-    the analyser builds several per word, and a tuple builds in a third of a frozen dataclass's time)."""
-
-    spans: tuple[tuple[int, int, str], ...]
-    root: str
-    prefixes: tuple[str, ...] = ()
-    infix: str = ""
-    suffix: str = ""
-    reduplicant: str = ""
-    linker: str = ""
-    restored: int = (
-        0  # 0, 1 (a swallowed consonant or d <- r put back), SYNCOPATED, D_SUBSTITUTED or E_RAISED
-    )
-
-
-class StemReadings(RootEvidence):
+class StemReadings(NasalReadings):
     """The reading search; the pack supplies `_roots` (the lexicon), `_trusted` (the curated roots), `_zipf`
     (word frequencies) and `_known` (every word of the lists)."""
 
@@ -304,73 +276,6 @@ class StemReadings(RootEvidence):
             at += len(text)
         spans[-1] = (spans[-1][0], pos + n, spans[-1][2])
         return tuple(spans)
-
-    def _nasal_root(self, p: str, rest: str, pos: int, suffixed: str) -> list[_Reading]:
-        """The root after a nasal prefix, its first consonant possibly swallowed (mam|ili), possibly after a CV
-        reduplicant (nang|ya|yari)."""
-        out: list[_Reading] = []
-        ending = "ng" if p.endswith("ng") else p[-1]
-        restore = ("",) + (DELETED_BY_ENDING[ending] if p in DELETING else ())
-        if ending == "n" and p in DELETING and self._d_substitution_attested(rest):
-            restore += ("d",)  # man|ukot <- dukot, only where the lists show the stem so twice
-        # the copy keeps d where the base turned it r (man|da|ragat <- dagat)
-        bases = [("", rest)] + [
-            (rest[:k], rest[k:])
-            for k in (1, 2)
-            if len(rest) > k + 2
-            and rest[k - 1] in VOWELS
-            and folded_first_syllable_cv(rest[k:]) in (rest[:k], "r" + rest[1:k] if rest[0] == "d" else "")
-        ]
-        for red, base in bases:
-            swallowed = False  # a t or s found: d is read only where neither is (man|alo <- talo, not dalo)
-            for c in restore:
-                if c == "d" and swallowed:
-                    continue
-                found = self._lemma(base, suffixed, (c,))
-                if found is None:
-                    continue
-                swallowed = swallowed or c in ("t", "s")
-                lemma = found[0]
-                initial = lemma[0]
-                agrees = (
-                    (ending == "m" and initial in LABIAL)
-                    or (ending == "n" and initial in CORONAL)
-                    or (ending == "ng" and initial not in LABIAL | CORONAL)
-                )
-                # ng left unassimilated before a consonant (nang|loob, mang|lait, kasing|bilis): read, but marked,
-                # so that the assimilated form's reading wins where both exist
-                plain = not agrees and ending == "ng" and not c and not is_vowel(initial)
-                if agrees or plain:
-                    spans = (((pos, pos + len(red), "reduplicant"),) if red else ()) + (
-                        (pos + len(red), pos + len(rest), "root"),
-                    )
-                    restored = D_SUBSTITUTED if c == "d" else bool(c) or found[1] or plain
-                    out.append(_Reading(spans, lemma, reduplicant=red, restored=restored))
-        return out
-
-    def _substituted(self, rest: str, pos: int, suffixed: str) -> list[_Reading]:
-        """CV reduplicant + a base whose first consonant is the prefix's nasal in place of the root's:
-        (na)|mi|mili <- bili, (pa)|nga|ngailangan <- kailangan."""
-        out: list[_Reading] = []
-        nasal = "ng" if rest.startswith("ng") else rest[:1]
-        if nasal not in SUBSTITUTED:
-            return out
-        red = rest[: len(nasal) + 1]
-        base = rest[len(red) :]
-        if len(red) <= len(nasal) or not is_vowel(red[-1]) or len(base) < 4:
-            return out
-        # the copy is the base's first syllable (na|mi|mili), or the prefix's nasal and a (na|ma|malengke)
-        if not (
-            base.startswith(red) or (red[-1] == "a" and base.startswith(nasal) and is_vowel(base[len(nasal)]))
-        ):
-            return out
-        # ng also stands before a vowel-initial root (na|nga|ngaral <- aral, ma|ngi|ngisda <- isda)
-        for c in SUBSTITUTED[nasal] + (("",) if nasal == "ng" else ()):
-            found = self._lemma(base[len(nasal) :], suffixed, (c,))
-            if found is not None:
-                spans = ((pos, pos + len(red), "reduplicant"), (pos + len(red), pos + len(rest), "root"))
-                out.append(_Reading(spans, found[0], reduplicant=red))
-        return out
 
     def _body(
         self, s: str, pos: int, suffixed: str, ni_before: frozenset[str] = _NI_BEFORE

@@ -1,0 +1,31 @@
+"""One candidate reading of a folded word, as the reading search (`stems.StemReadings`) builds it and
+`filipino.FilipinoPack` scores it, with the marks of the alternations it undid.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+# `_Reading.restored` of a root whose lost vowel was put back (1: a swallowed consonant, d <- r)
+SYNCOPATED = 2
+# `_Reading.restored` of a root whose d an n-final nasal prefix swallowed (man|ukot <- dukot): the rarest
+# substitution, read only where the word lists show the substituted stem in two forms (`_d_substitution_attested`)
+D_SUBSTITUTED = 3
+# `_Reading.restored` of a root whose final e was raised to i before -han/-hin (ataki|hin <- atake): read only where
+# no reading of the spelling as written fits as well (`FilipinoPack._score`: kabutihan stays ka|buti|han)
+E_RAISED = 4
+
+
+class _Reading(NamedTuple):
+    """One candidate reading of a folded word: spans (start, end, kind) and the linguistic labels (a named tuple:
+    the analyser builds several per word, and a tuple builds in a third of a frozen dataclass's time)."""
+
+    spans: tuple[tuple[int, int, str], ...]
+    root: str
+    prefixes: tuple[str, ...] = ()
+    infix: str = ""
+    suffix: str = ""
+    reduplicant: str = ""
+    linker: str = ""
+    # 0, 1 (a swallowed consonant or d <- r put back), SYNCOPATED, D_SUBSTITUTED or E_RAISED
+    restored: int = 0
