@@ -49,9 +49,8 @@ class Pack(Protocol):
 NEGATION = "di-"  # di-|kilala
 COMMON_ROOT_ZIPF = 3.0  # the least frequency of a root under isa- or a linker on a stem no list holds
 _LISTED_STEM = 5  # letters of a listed word before the linker (`linked_listed_word`: not anti|ng, kani|ng)
-_NOT_STEMS = (
-    frozenset(PREFIXES) | ISA_LABELS
-)  # no word before a linker (pagsang is pagsang-ayon's, not pagsa|ng)
+# no word before a linker (pagsang is pagsang-ayon's, not pagsa|ng)
+_NOT_STEMS = frozenset(PREFIXES) | ISA_LABELS
 
 
 def common_root(pack: Pack, root: str) -> bool:

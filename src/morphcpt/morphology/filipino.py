@@ -97,15 +97,8 @@ _WEAK_PREFIXES = frozenset({"i", "ka", "pa", "ma", "na"})
 # Pronouns and particles that take no affix (the lists hold them as roots): a reading with one as its root misfits
 _PRONOUNS = frozenset({"namin", "natin", "ninyo", "niyon", "nito", "naman"})
 _N_FINAL_STEMS = tuple(stem for stem in SYNCOPE if stem.endswith("n"))  # kun (kuha), tamn, tingn, ...
-_ISA_STARTS = (
-    "isa",
-    "isina",
-    "maisa",
-    "naisa",
-    "pagsasa",
-    "magsa",
-    "nagsa",
-)  # where isa- may stand (`_isa_fits`)
+# where isa- may stand (`_isa_fits`)
+_ISA_STARTS = ("isa", "isina", "maisa", "naisa", "pagsasa", "magsa", "nagsa")
 # curated roots that are prefixes too (pinaka): no root for a suffix; isa (one) is a root first (isa|hin)
 _PREFIX_ROOTS = frozenset(PREFIXES) - ISA_PREFIXES
 

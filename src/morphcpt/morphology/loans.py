@@ -10,9 +10,11 @@ after one of `LOAN_PREFIXES` and at most a copy of its first sounds. A word Engl
 Zipf 2.5 or more) stays whole.
 
 A word still without a reading is then read with the whole Tagalog morphology over English roots
-(`english_roots`, `affixed_english_reading`): um|attend, i|display, d|in|eclare, in|apply|an, te|text, mag|tweet. The
-root must stand in the word unchanged and no linker follows it; the prefixes that start many names and words of
-their own (`_WEAK_LOAN_PREFIXES`: ma|donna, ka|plan) ask for a longer, more frequent root.
+(`english_roots`, `affixed_english_reading`; the search runs in `fallback.english_root_reading`): um|attend,
+i|display, d|in|eclare, p|in|ost, in|apply|an, te|text, mag|tweet. The root must stand in the word unchanged and no
+linker follows it; the prefixes that start many names and words of their own (`_WEAK_LOAN_PREFIXES`: ma|donna,
+ka|plan) ask for a listed word and a longer, more frequent root. And a word English uses commonly reads on no weak
+Tagalog root (`mostly_english`: manager is no ma|nager).
 """
 
 from __future__ import annotations
@@ -38,24 +40,14 @@ ENGLISH_ROOT_ZIPF = 3.0  # an English root: at least this often in English, and 
 ENGLISH_ROOT_MARGIN = 0.5
 # `affixed_english_reading`: a word Filipino itself uses this often is a word of its own (Napoles), not a loan's form
 _OWN_WORD_ZIPF = 4.0
-# prefixes that start many words and names of their own: after one, `affixed_english_reading` asks for a longer and
-# more frequent root (i|display, na|approve; not ma|rites, ka|lori, pa|tune)
 # prefixes `affixed_english_reading` never reads before an English root: isa- (Tagalog roots only) and those of
 # nouns and adjectives that start Tagalog words and names (tagalong is no tag|along nor taga|long, sindang no
 # sin|dang)
-_NO_LOAN_LABELS = ISA_LABELS | {
-    "tag",
-    "taga",
-    "tig",
-    "sing",
-    "sin",
-    "sim",
-    "kasing",
-    "kasin",
-    "kasim",
-    "paka",
-    "pala",
-}
+_NO_LOAN_LABELS = ISA_LABELS | frozenset(
+    {"tag", "taga", "tig", "sing", "sin", "sim", "kasing", "kasin", "kasim", "paka", "pala"}
+)
+# prefixes that start many words and names of their own: after one, `affixed_english_reading` asks for a listed word
+# and a longer, more frequent root (i|display, na|approve; not ma|rites, ka|lori, pa|tune)
 _WEAK_LOAN_PREFIXES = frozenset(
     {"i", "ika", "ipa", "ka", "ma", "mala", "na", "ni", "pa", "man", "nan", "pan"}
 )
@@ -132,9 +124,7 @@ def english_roots(
         and len(w) >= _MIN_ROOT
         and w.isalpha()
         and (w not in lexicon or not _syllable_ok(w))
-        and (
-            _syllable_ok(w) or not w.endswith("ng")
-        )  # king, long: one syllable as Tagalog words end (k|in|ing)
+        and (_syllable_ok(w) or not w.endswith("ng"))  # king, long end as Tagalog words do (k|in|ing)
     )
 
 
@@ -165,12 +155,11 @@ def affixed_english_reading(
 
 def _loan_evidence(r: _Reading, english: dict[str, float], listed: bool) -> bool:
     """Whether the affixes of `r` and its English root's length and Zipf figure make a case: a suffix needs a root
-    of `_LONG_ROOT` letters (not jodi|an, nag|carl|an), -in- alone that or a Zipf of `_SHORT_INFIXED_ZIPF` (p|in|ost, t|in|ext;
-    not m|in|oan, t|in|ale); a CV copy alone a root of `_COPY_ALONE_ZIPF`
-    (te|test, not la|labs); after `_WEAK_LOAN_PREFIXES` a root of `_LONG_ROOT` letters and `_WEAK_ROOT_ZIPF` (i- and
-    a root of `_LONG_I_ROOT` letters: any English root), or with a copy one of `_WEAK_COPY_ZIPF` (na|te|test, not
-    ka|ti|ting), and only in a `listed` word; any other prefix, -um- before a vowel or -in- with a copy, any English
-    root."""
+    of `_LONG_ROOT` letters (not jodi|an, nag|carl|an); -in- alone that or a Zipf of `_SHORT_INFIXED_ZIPF`
+    (p|in|ost, t|in|ext; not m|in|oan, t|in|ale); a CV copy alone a root of `_COPY_ALONE_ZIPF` (te|test, not
+    la|labs); after `_WEAK_LOAN_PREFIXES` a `listed` word and a root of `_LONG_ROOT` letters and `_WEAK_ROOT_ZIPF`
+    (i- and a root of `_LONG_I_ROOT` letters: any English root), or with a copy one of `_WEAK_COPY_ZIPF`
+    (na|te|test, not ka|ti|ting); any other prefix, -um- before a vowel or -in- with a copy, any English root."""
     if not _NO_LOAN_LABELS.isdisjoint(r.prefixes):
         return False
     n, z = len(r.root), english.get(r.root, 0.0)

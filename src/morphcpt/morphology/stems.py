@@ -5,8 +5,8 @@ root, with the alternations Tagalog spelling shows undone, is in the root lexico
 suffix (inum|in <- inom, lakar|in <- lakad), syncope (takp|an <- takip, datn|an <- dating), h/n before -an/-in,
 nasal assimilation and substitution (mam|ili <- bili), d -> r after a CV copy (d|um|a|rating <- dating), -in- as
 ni- before l, r and y (and after i- before h, w and vowels: i|ni|handa). `filipino.FilipinoPack` scores the
-readings and keeps the best. The readings after a nasal prefix are `nasal.NasalReadings`'; the reading type and its
-marks are `reading.py`'s.
+readings and keeps the best. The readings after a nasal prefix are in `nasal.NasalReadings`, the reading type and
+its marks in `reading.py`.
 """
 
 from __future__ import annotations
@@ -34,9 +34,8 @@ COMMON_ZIPF = 4.5
 # the second consonant of the onsets borrowings bring: pr, pl, ty, kw, and the digraphs ch, sh, ts (che|check)
 CLUSTER_SECOND = frozenset("lrwyhs")
 _MAX_PREFIXES = 3
-_DIGRAPHS = frozenset(
-    {"ch", "sh", "th", "ph"}
-)  # one consonant sound of a borrowed word, where -in-/-um- go after
+# one consonant sound of a borrowed word, where -in-/-um- go after (sh|in|are)
+_DIGRAPHS = frozenset({"ch", "sh", "th", "ph"})
 _PREFIX_SET = frozenset(PREFIXES) | {"mina", "kina"}  # the prefixes `_prefixed` looks for
 _PREFIX_STARTS = (*PREFIXES, "mina", "kina")
 _NOT_ROOTS = frozenset(PREFIXES)  # mina (mine) and kina are roots too (mag|mi|mina)
