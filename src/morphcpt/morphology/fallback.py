@@ -153,10 +153,10 @@ def linked_unlisted_stem(pack: Pack, f: str) -> _Reading | None:
         or f[:-1] in pack._known
     ):
         return None
+    if _headword_or_english(pack, f):
+        return None
     wider = pack._wider()
     secondary = wider._secondary if wider is not None else frozenset()
-    if f in secondary or english_word(f, english_frequencies()):
-        return None
     for linker in (LINKER, LINKER_AFTER_N):
         stem = f[: -len(linker)]
         r = pack._best(stem)
@@ -172,6 +172,13 @@ def linked_unlisted_stem(pack: Pack, f: str) -> _Reading | None:
             continue
         return r._replace(spans=(*r.spans, (len(stem), len(f), "suffix")), linker=linker)
     return None
+
+
+def _headword_or_english(pack: Pack, f: str) -> bool:
+    """Whether the folded word `f` is a dictionary headword the lexicon left out (a word of its own: palumpong,
+    malong) or a word English uses: the linker fallbacks leave it whole."""
+    wider = pack._wider()
+    return (wider is not None and f in wider._secondary) or english_word(f, english_frequencies())
 
 
 def _framed(r: _Reading) -> bool:
@@ -197,12 +204,7 @@ def linked_listed_word(pack: Pack, f: str) -> _Reading | None:
     if not listed:
         return None
     zipf, stem, linker = max(listed)
-    wider = pack._wider()
-    if (
-        zipf < COMMON_ROOT_ZIPF
-        or (wider is not None and f in wider._secondary)
-        or english_word(f, english_frequencies())
-    ):
+    if zipf < COMMON_ROOT_ZIPF or _headword_or_english(pack, f):
         return None
     r = pack._best(stem)
     if r.linker:
