@@ -10,16 +10,27 @@ import atexit
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("WANDB_MODE", "disabled")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# the tokenizer cache (morphcpt.tokenization.cache) of this session, not the user's ~/.cache/morphcpt
-os.environ["MORPHCPT_CACHE_DIR"] = tempfile.mkdtemp(prefix="morphcpt-test-cache-")
-atexit.register(shutil.rmtree, os.environ["MORPHCPT_CACHE_DIR"], ignore_errors=True)
-
-from pathlib import Path  # noqa: E402
+# What the suite and its subprocesses write outside their tmp_path goes to one temporary folder of this session,
+# removed at its end: the subprocesses' temporary files (TMPDIR: torchrun's torchelastic_* folders, compiled
+# kernels built without a cache), the tokenizer cache (morphcpt.tokenization.cache) instead of the user's
+# ~/.cache/morphcpt, torch.compile's cache, the datasets library's (lm-eval's local files). This process's own
+# temporary files stay where they were (pytest's folders among them: a failing test's is kept).
+_SCRATCH = Path(tempfile.mkdtemp(prefix="morphcpt-test-session-"))
+atexit.register(shutil.rmtree, _SCRATCH, ignore_errors=True)
+for _variable, _name in (
+    ("TMPDIR", "tmp"),
+    ("MORPHCPT_CACHE_DIR", "morphcpt-cache"),
+    ("TORCHINDUCTOR_CACHE_DIR", "inductor"),
+    ("HF_DATASETS_CACHE", "datasets"),
+):
+    (_SCRATCH / _name).mkdir()
+    os.environ[_variable] = str(_SCRATCH / _name)
 
 import pytest  # noqa: E402
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -97,10 +100,25 @@ def test_a_damaged_library_in_the_cache_is_compiled_again(tmp_path, monkeypatch)
 
 
 @pytest.mark.skipif(not (shutil.which("cc") or shutil.which("gcc")), reason="no C compiler on this machine")
-def test_an_unwritable_cache_builds_into_a_temporary_folder(tmp_path):
+def test_an_unwritable_cache_builds_into_a_temporary_folder_that_goes_with_the_process(tmp_path):
     (tmp_path / "file").write_text("not a folder")
     path = native.build(tmp_path / "file" / "native")
     assert path.is_file() and not path.is_relative_to(tmp_path)
+    # in a process of its own: the folder is there while the library is loaded, and gone once the process ends
+    script = (
+        "import ctypes, sys\n"
+        "from pathlib import Path\n"
+        "from morphcpt.tokenization import native\n"
+        "path = native.build(Path(sys.argv[1]))\n"
+        "ctypes.CDLL(str(path))\n"
+        "print(path, path.is_file())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "file" / "native")], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    built, existed = done.stdout.split()
+    assert existed == "True" and not Path(built).parent.exists()
 
 
 def test_a_compiler_that_fails_is_reported_and_auto_falls_back(tmp_path, monkeypatch, caplog):

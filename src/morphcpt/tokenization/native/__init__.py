@@ -20,6 +20,7 @@ hash, and written atomically so that the array tasks of one chunk set can start 
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import functools
 import hashlib
@@ -118,7 +119,7 @@ def build(folder: Path | None = None) -> Path:
         from morphcpt.tokenization.cache import cache_root
 
         root = cache_root()
-        folder = root / "native" if root is not None else Path(tempfile.mkdtemp(prefix="morphcpt-native-"))
+        folder = root / "native" if root is not None else _scratch_folder()
     path = folder / f"kernels-{key}-{sys.platform}-{platform.machine()}.so"
     if path.exists():
         return path
@@ -130,7 +131,7 @@ def build(folder: Path | None = None) -> Path:
         fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=folder)
     except OSError as error:  # a read-only cache: build for this process only
         log.warning("cannot write to %s (%s); compiling into a temporary folder", folder, error)
-        folder = Path(tempfile.mkdtemp(prefix="morphcpt-native-"))
+        folder = _scratch_folder()
         path = folder / path.name
         fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=folder)
     os.close(fd)
@@ -151,6 +152,14 @@ def build(folder: Path | None = None) -> Path:
         Path(tmp).unlink(missing_ok=True)
     log.info("compiled %s", path)
     return path
+
+
+def _scratch_folder() -> Path:
+    """A temporary folder for a build that has no cache to go to, removed when this process exits (the loaded
+    library stays mapped): each process that builds without a cache would otherwise leave one behind in /tmp."""
+    folder = Path(tempfile.mkdtemp(prefix="morphcpt-native-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
 
 _capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
