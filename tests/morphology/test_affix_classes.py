@@ -553,13 +553,15 @@ def test_the_linker_after_an_unlisted_stem_with_a_prefix_and_an():
         ("magpalipat-lipat", ("magpa|lipat-|lipat", "lipat")),
         ("pagsunud-sunurin", ("pag|sunud-|sunur|in", "sunod")),  # the copy spelled as before the suffix
         ("sunud-sunod", ("sunud-|sunod", "sunod")),  # the raised copy alone
+        ("magtulung-tulong", ("mag|tulung-|tulong", "tulong")),  # the last o raised before -ng too
+        ("bulung-bulungan", ("bulung-|bulung|an", "bulong")),
         ("araw-araw", ("araw-|araw", "araw")),  # as before
         ("pa-araw", ("pa-|araw", "araw")),  # no copy: the hyphenated prefix
         ("paxyz-xyz", ("paxyz-xyz", "paxyz-xyz")),  # no root after the hyphen
     ],
 )
 def test_prefixes_before_a_full_reduplication(word, expected):
-    pack = FilipinoPack(roots={"araw", "ulit", "lipat", "sunod"})
+    pack = FilipinoPack(roots={"araw", "ulit", "lipat", "sunod", "tulong", "bulong"})
     assert cut(pack, word) == expected
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy as copying
 from typing import Any, Protocol
 
+from morphcpt.morphology.affixation import raise_final_o
 from morphcpt.morphology.affixes import ISA_LABELS, LINKER, LINKER_AFTER_N, PREFIXES, is_vowel
 from morphcpt.morphology.loans import (
     affixed_english_reading,
@@ -108,8 +109,8 @@ def full_copy_reading(pack: Pack, f: str) -> _Reading | None:
         return None
     start, end = next((s, e) for s, e, kind in t.spans if kind == "root")
     root = t.root
-    last_o = root.rfind("o")
-    raised = root[:last_o] + "u" + root[last_o + 1 :] if last_o >= len(root) - 2 else ""
+    raised = raise_final_o(root)
+    raised = "" if raised == root else raised
     for copy in dict.fromkeys(c for c in (tail[start:end], root, raised) if c):
         if not head.endswith(copy) or "-" in head[-len(copy) :]:
             continue
