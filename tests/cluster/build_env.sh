@@ -5,7 +5,7 @@
 #   bash tests/cluster/build_env.sh 0.6      # the newest Megatron-Bridge on PyPI
 # Prints the environment's folder on its last line. The environment lives outside the checkout
 # (MORPHCPT_CLUSTER_ENV_ROOT, default ~/.cache/morphcpt), keyed by a hash of its requirements file, so a rerun
-# with unchanged requirements reuses it at once and a changed file builds a fresh one.
+# with unchanged requirements reuses it at once and a changed file builds a fresh one (the profile's others removed).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 profile="${1:?usage: build_env.sh 0.4|0.6}"
@@ -17,6 +17,13 @@ bridge=$(sed -n 's/^# BRIDGE: //p' "$requirements")
 key=$(cat "$requirements" "$HERE/build_env.sh" | sha256sum | cut -c1-12)
 root="${MORPHCPT_CLUSTER_ENV_ROOT:-$HOME/.cache/morphcpt}"
 env_dir="$root/cluster-env-bridge-$profile-$key"
+# this profile's environments of other requirements are removed: about 6 GB each (PyPI's CUDA torch), and a machine
+# that runs CI again and again would otherwise keep one per change of the requirements
+for stale in "$root"/cluster-env-bridge-"$profile"-*; do
+    [[ -e "$stale" && "$stale" != "$env_dir" && "$stale" != "$env_dir.partial" ]] || continue
+    echo "removing $stale (built from other requirements)" >&2
+    rm -rf "$stale"
+done
 if [[ -f "$env_dir/.complete" ]]; then
     echo "reusing $env_dir" >&2
     echo "$env_dir"
