@@ -125,11 +125,7 @@ class StemReadings(NasalReadings):
         for c in restore:
             t = c + surface
             if not suffixed and t[:1] != "r":  # nearly every call: the surface root itself is the only option
-                if (
-                    t in roots
-                    and (_syllable_ok(t) or self._one_syllable)
-                    and (t not in _NOT_ROOTS or t in self._trusted)
-                ):
+                if t in roots and self._affixable(t):
                     return t, bool(c)
                 continue
             options = [(t, bool(c))]
@@ -168,13 +164,16 @@ class StemReadings(NasalReadings):
             if t.startswith("r"):
                 options += [("d" + o[1:], True) for o, _ in list(options)]
             for o, restored in options:
-                if (
-                    o in roots
-                    and (_syllable_ok(o) or self._one_syllable)
-                    and (o not in _NOT_ROOTS or o in self._trusted)
-                ):
+                if o in roots and self._affixable(o):
                     return o, restored
         return None
+
+    def _affixable(self, root: str) -> bool:
+        """Whether a root of the lexicon takes affixes here: two syllables or more (`_syllable_ok`; one in the
+        English-root pack, `_one_syllable`), and no prefix unless curated (pag|kain, not pagka|in)."""
+        return (_syllable_ok(root) or self._one_syllable) and (
+            root not in _NOT_ROOTS or root in self._trusted
+        )
 
     def _copied_loan(self, root: str) -> tuple[str, int] | None:
         """A root of one syllable that a consonant's copy points to: borrowings are (nag|re|rent, nag|che-|check),
