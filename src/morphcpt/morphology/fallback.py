@@ -156,8 +156,7 @@ def linked_unlisted_stem(pack: Pack, f: str) -> _Reading | None:
         return None
     if _headword_or_english(pack, f):
         return None
-    wider = pack._wider()
-    secondary = wider._secondary if wider is not None else frozenset()
+    secondary = _left_out_headwords(pack)
     for linker in (LINKER, LINKER_AFTER_N):
         stem = f[: -len(linker)]
         r = pack._best(stem)
@@ -178,8 +177,13 @@ def linked_unlisted_stem(pack: Pack, f: str) -> _Reading | None:
 def _headword_or_english(pack: Pack, f: str) -> bool:
     """Whether the folded word `f` is a dictionary headword the lexicon left out (a word of its own: palumpong,
     malong) or a word English uses: the linker fallbacks leave it whole."""
+    return f in _left_out_headwords(pack) or english_word(f, english_frequencies())
+
+
+def _left_out_headwords(pack: Pack) -> frozenset[str]:
+    """The dictionary headwords the lexicon left out (`_wider`'s), none for a pack over given roots."""
     wider = pack._wider()
-    return (wider is not None and f in wider._secondary) or english_word(f, english_frequencies())
+    return wider._secondary if wider is not None else frozenset()
 
 
 def _framed(r: _Reading) -> bool:
