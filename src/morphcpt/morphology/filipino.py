@@ -191,7 +191,7 @@ class FilipinoPack(StemReadings, LanguagePack):
                 if i >= 2 and spans[i - 1][2] == "infix" and spans[i - 2][2] == "prefix":
                     s = spans[i - 2][0]  # m|in|a: the prefix around the infix (`INFIXED_PREFIXES`)
                 tail = COPY_LIKE_PREFIXES.get(f[s:e])
-                if tail and folded_first_syllable_cv(f[e:]) == tail:
+                if tail and folded_first_syllable_cv(f[e:]) == tail and not self._stative_naka(f[s:e], r):
                     marked += 1  # na|ki|kita, not naki|kita; p|in|a|pansin, not pina|pansin
             elif kind == "prefix" and f[s:e] in ("nagsi", "magsi") and after == "reduplicant":
                 marked += 2  # nagsi- with its own copy (nagsi|si|sayaw) only where the copy is no root's: nag|si|sipa|an
@@ -208,6 +208,19 @@ class FilipinoPack(StemReadings, LanguagePack):
             # after an i- reading of a sa-root: i|sa|sama, i|s|in|auli|ng (not isa|sama, isina|uling)
             marked += 2
         return (int(r.root in self._rare) + misfit, -root_chars, marked, len(r.spans), stacked)
+
+    def _stative_naka(self, prefix: str, r: _Reading) -> bool:
+        """naka-/maka- on a ka-root with no suffix, where the copy reading would win: naka|kabit (attached),
+        naka|kandado, maka|kapit (can hold on); not where the root's ma-/na- form is written more often than its
+        naka-/maka- form, so na|ka|kamit (makamit), na|ka|kagat and ma|ka|kapal keep the copy; a suffix keeps it too
+        (na|ka|kabit|an)."""
+        if prefix not in ("naka", "maka") or r.suffix:
+            return False
+
+        def written(*prefixes: str) -> float:
+            return max(self._zipf.get(p + r.root, 0.0) for p in prefixes)
+
+        return written("ma", "na") <= written("naka", "maka")
 
     def _misfit(self, r: _Reading) -> int:
         """1 for a reading whose affixes do not fit its root: the superlative pinaka- takes no -an/-in, nor does a

@@ -1,0 +1,140 @@
+"""The analyser's readings of CV copies against the prefixes that look like them (issue #40), each on words chosen
+here, most over a small root lexicon so that the pattern, not the shipped lists, decides: nagsi- and naka-/maka-
+before a root that starts with their last syllable, the copies of irregular stems, of -um- stems and of clusters,
+and full reduplication after a prefix. The naka-/maka- tests' lemmas are in no held-out set
+(data/gold_heldout/*heldout*.tsv); the other tests came from test_affix_classes.py, and some of their roots (pilit,
+lipat, trabaho, ...) are roots of other words in the generated held-out set."""
+
+from __future__ import annotations
+
+import pytest
+
+from morphcpt.morphology import FilipinoPack
+from morphology_helpers import FIL, cut
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("nagsisisayaw", ("nagsi|si|sayaw", "sayaw")),  # nagsi- repeats its si: nagsi|si, as naki|ki
+        ("magsisisayaw", ("magsi|si|sayaw", "sayaw")),
+        ("nagsisipagsayaw", ("nagsi|si|pag|sayaw", "sayaw")),
+        ("nagsisipaan", ("nag|si|sipa|an", "sipa")),  # a root that starts with si takes the copy instead
+    ],
+)
+def test_nagsi_with_its_own_copy(word, expected):
+    pack = FilipinoPack(roots={"sayaw", "sipa", "paan"})
+    assert cut(pack, word) == expected
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        (
+            "kukunin",
+            ("ku|kun|in", "kuha"),
+        ),  # the copy of an irregular stem, not a listed kukun or kuko + -nin
+        ("kinukunan", ("k|in|u|kun|an", "kuha")),
+        ("pagkukunan", ("pag|ku|kun|an", "kuha")),
+        ("kuhanin", ("kuha|nin", "kuha")),  # -nin itself still reads
+    ],
+)
+def test_the_copy_of_an_irregular_stem(word, expected):
+    pack = FilipinoPack(roots={"kuha", "kuko", "kukun"})
+    assert cut(pack, word) == expected
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("nagpupumilit", ("nag|pu|p|um|ilit", "pilit")),  # mag- on the -um- stem, its copy Cu
+        ("pagsusumikap", ("pag|su|s|um|ikap", "sikap")),
+        ("pinagsusumikapan", ("pinag|su|s|um|ikap|an", "sikap")),
+        ("nagkukumahog", ("nag|ku|k|um|ahog", "kahog")),
+        ("magpumilit", ("mag|p|um|ilit", "pilit")),  # without the copy, as before
+    ],
+)
+def test_the_copy_of_a_stem_with_um(word, expected):
+    pack = FilipinoPack(roots={"pilit", "sikap", "kahog"})
+    assert cut(pack, word) == expected
+
+
+def test_the_copy_of_a_stem_with_um_needs_more_than_the_weakest_root():
+    pack = FilipinoPack(roots={"site", "sikap"})
+    pack._rare = frozenset({"site"})  # only a dictionary or the lists' paradigms know it
+    assert cut(pack, "magsusumite")[0] != "mag|su|s|um|ite"
+    assert cut(pack, "magsusumikap") == ("mag|su|s|um|ikap", "sikap")
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("nagkukwento", ("nag|ku|kwento", "kwento")),  # kwento is kuwento: its copy is ku
+        ("kinukwento", ("k|in|u|kwento", "kwento")),
+        ("nagbibyahe", ("nag|bi|byahe", "byahe")),  # byahe is biyahe
+        ("plinano", ("pl|in|ano", "plano")),  # -in- after the cluster
+        ("trumabaho", ("tr|um|abaho", "trabaho")),
+        ("kwinento", ("kw|in|ento", "kwento")),
+    ],
+)
+def test_copies_and_infixes_of_roots_that_start_with_a_cluster(word, expected):
+    pack = FilipinoPack(roots={"kwento", "byahe", "plano", "trabaho"})
+    assert cut(pack, word) == expected
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("pang-araw-araw", ("pang-|araw-|araw", "araw")),  # prefixes before a full reduplication
+        ("paulit-ulit", ("pa|ulit-|ulit", "ulit")),
+        ("magpalipat-lipat", ("magpa|lipat-|lipat", "lipat")),
+        ("pagsunud-sunurin", ("pag|sunud-|sunur|in", "sunod")),  # the copy spelled as before the suffix
+        ("sunud-sunod", ("sunud-|sunod", "sunod")),  # the raised copy alone
+        ("magtulung-tulong", ("mag|tulung-|tulong", "tulong")),  # the last o raised before -ng too
+        ("bulung-bulungan", ("bulung-|bulung|an", "bulong")),
+        ("araw-araw", ("araw-|araw", "araw")),  # as before
+        ("pa-araw", ("pa-|araw", "araw")),  # no copy: the hyphenated prefix
+        ("paxyz-xyz", ("paxyz-xyz", "paxyz-xyz")),  # no root after the hyphen
+    ],
+)
+def test_prefixes_before_a_full_reduplication(word, expected):
+    pack = FilipinoPack(roots={"araw", "ulit", "lipat", "sunod", "tulong", "bulong"})
+    assert cut(pack, word) == expected
+
+
+def test_the_full_reduplication_of_a_listed_word_that_is_no_root():
+    assert cut(FIL, "ganun-ganun") == ("ganun-|ganun", "ganun")  # data/gold_heldout/dev.tsv's cut
+    assert cut(FIL, "jun-jun") == ("jun-jun", "jun-jun")  # three letters: a name's
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("nakakabit", ("naka|kabit", "kabit")),  # attached: the stative naka-, no ma- verb behind a copy
+        ("nakakandado", ("naka|kandado", "kandado")),  # no list writes either form: naka- too
+        ("makakapit", ("maka|kapit", "kapit")),  # can hold on: makakapit is written more often than makapit
+        ("nakakamit", ("na|ka|kamit", "kamit")),  # makamit is the verb: its imperfective's copy
+        ("makakapal", ("ma|ka|kapal", "kapal")),  # the plural adjective of makapal
+        ("nakakabitan", ("na|ka|kabit|an", "kabit")),  # a suffix: ma-...-an with its copy, as before
+        ("nakikiliti", ("na|ki|kiliti", "kiliti")),  # naki- before ki is not touched
+    ],
+)
+def test_naka_and_maka_before_a_root_that_starts_with_ka(word, expected):
+    pack = FilipinoPack(roots={"kabit", "kandado", "kapit", "kamit", "kapal", "kiliti"})
+    pack._zipf = {
+        "nakakabit": 3.9,
+        "makapit": 2.0,
+        "makakapit": 3.5,
+        "makamit": 4.6,
+        "nakakamit": 3.9,
+        "makapal": 4.5,
+        "makakapal": 3.5,
+    }
+    assert cut(pack, word) == expected
+
+
+def test_naka_before_a_ka_root_on_the_shipped_lists():
+    assert cut(FIL, "nakakabit") == ("naka|kabit", "kabit")
+    assert cut(FIL, "makakapit") == ("maka|kapit", "kapit")
+    assert cut(FIL, "nakakamit") == ("na|ka|kamit", "kamit")
+    assert cut(FIL, "nakakatuwa") == ("naka|ka|tuwa", "tuwa")  # no ka-root: as before
