@@ -11,6 +11,7 @@ its marks in `reading.py`.
 
 from __future__ import annotations
 
+from morphcpt.morphology.affixation import raise_final_o
 from morphcpt.morphology.affixes import (
     INFIXED_PREFIXES,
     INFIXES,
@@ -92,8 +93,7 @@ class StemReadings(NasalReadings):
         """A sort key for the roots a syncope may have shortened: the more frequent first (ka|ibg|an <- ibig), but
         a root of no common frequency that the lists show unshortened before a suffix last (kamt|an is kamit's:
         kamot makes kamutin; sakit, common, keeps sakt|an although sakitin is a word)."""
-        last = root.rfind("o")
-        full = {root, root[:last] + "u" + root[last + 1 :]} if last >= len(root) - 2 else {root}
+        full = {root, raise_final_o(root)}
         unshortened = any(f + sfx in self._known for f in full for sfx in ("an", "in"))
         return (unshortened and self._zipf.get(root, 0.0) < COMMON_ZIPF, self._frequency(root))
 
