@@ -1,5 +1,6 @@
 """The fault campaigns of issues #14 and #30, end to end in one command: hostile inputs and kills, and what the
-suite does (#30's scenarios, on the newer features, are in `faults_newer.py`).
+suite does (#30's scenarios, on the newer features, are in `faults_eeve.py`, `faults_chain.py` and
+`faults_commands.py`; #39's in `faults_cluster.py`).
 
     python benchmarks/faults.py [--only checkpoint] [--keep DIR]     # --only '^[A-Z]': issue #30's scenarios
 
@@ -26,8 +27,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import faults_cluster  # beside this script
-import faults_newer
+import faults_chain  # beside this script
+import faults_cluster
+import faults_commands
+import faults_eeve
 
 from morphcpt import indexed, paths
 from morphcpt.corpus.split import split_jsonl
@@ -457,7 +460,8 @@ def _error(call: Callable, message: str, kind: type[BaseException] = Exception) 
 
 
 # the issue #30 campaign (EEVE, the chain, corpus preparation, tokenizer training, generation)
-faults_newer.register(fault, ENV, sample_lines)
+for campaign in (faults_eeve, faults_chain, faults_commands):
+    campaign.register(fault, ENV, sample_lines)
 # the issue #39 item 11 campaign (import-tokenizer, sizes and numbers in .env, seeds, evaluation inputs)
 faults_cluster.register(fault, ENV)
 
