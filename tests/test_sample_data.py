@@ -20,16 +20,8 @@ from morphcpt.tokenization.train_tokenizer import train_sentencepiece_tokenizer,
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # the build-time sample_data module
 
-from sample_data import (  # noqa: E402
-    StringGroup,
-    build_documents,
-    clean_string,
-    ftl_variants,
-    parse_ftl,
-    parse_properties,
-    read_pak,
-    resolve_ftl_terms,
-)
+from localisation_formats import ftl_variants, parse_ftl, parse_properties, read_pak, resolve_ftl_terms  # noqa: E402
+from sample_data import StringGroup, build_documents, clean_string  # noqa: E402
 
 GEMMA_SPECIAL_IDS = {"pad": 0, "eos": 1, "bos": 2, "unk": 3}
 TAGALOG_FUNCTION_WORDS = {"ang", "ng", "sa", "mga", "na", "ay", "at", "hindi"}
