@@ -97,6 +97,30 @@ def test_the_rule_itself_on_a_small_english_table():
     assert read("ipagsend").prefixes == ("ipag",)  # the longest prefix first
 
 
+def test_the_copy_follows_the_sound_of_the_english_root():
+    english = {"bike": 4.5, "game": 5.0, "file": 4.8, "code": 4.9, "like": 6.0, "bikes": 3.5, "gamer": 3.5}
+    read = lambda w: unhyphenated_reading(w, english, {})  # noqa: E731
+    assert read("nagbabike").reduplicant == "ba"  # i before a consonant and a silent e sounds ai
+    assert read("nagbibike").reduplicant == "bi"  # the written vowel, as before
+    assert read("naggegame").reduplicant == "ge"  # a sounds ei
+    assert read("nagfafile").reduplicant == "fa"
+    assert read("nagbabikes").reduplicant == "ba"  # the e before a final s is silent too
+    assert read("naggegamer").reduplicant == "ge"
+    assert read("nagkocode").reduplicant == "ko"  # c before o copied as k
+    assert read("nagbebike") is None  # no sound of bike's
+    assert read("naglelike") is None
+    english = {"bikini": 3.5, "cinema": 4.0}
+    read = lambda w: unhyphenated_reading(w, english, {})  # noqa: E731
+    assert read("nagbabikini") is None  # no silent e: the i is written and said
+    assert read("nagkicinema") is None  # c before i sounds s
+
+
+def test_the_copy_follows_the_sound_on_the_shipped_lists():
+    assert cut(FIL, "naglalike") == ("nag|la|like", "like")
+    assert cut(FIL, "naggegame") == ("nag|ge|game", "game")
+    assert cut(FIL, "nagtetake") == ("nag|te|take", "take")
+
+
 def test_the_shipped_table_and_the_prefixes():
     english = english_frequencies()
     assert ENGLISH_FILE.is_file() and len(english) > 20_000

@@ -183,14 +183,34 @@ def _loan_evidence(r: _Reading, english: dict[str, float], listed: bool) -> bool
 
 def _copies(copy: str, root: str) -> bool:
     """Whether `copy` is a CV copy of the English `root`'s first sounds: its first vowel after all its first
-    consonants or the first of them (bre or be before breakfast), or its first vowel alone (a before apply)."""
+    consonants or the first of them (bre or be before breakfast), or its first vowel alone (a before apply). The
+    copy follows the sound: a c before a, o, u is copied as k (nag|ko|code), and a or i before one consonant and a
+    silent e (`_SOUNDED`) as e or a (nag|se|save, nag|ba|bike, nag|da|drive)."""
     onset = _leading_consonants(root)
     if root[1:2] == "y" and onset >= 2 and copy in (root[0] + "a", root[0] + "i"):
         return True  # y after a consonant sounds a vowel (type, sync): nag|ta|type, pag|si|sync
     if onset == len(root) or root[onset] not in "aeiou":
         return False
-    vowel = root[onset]
-    return copy in (root[: onset + 1], root[0] + vowel) if onset else copy == vowel
+    vowels = {root[onset]}
+    if (
+        root[onset] in _SOUNDED
+        and root[onset + 1 : onset + 2] in _SILENT_E_CONSONANTS
+        and _silent_e(root, onset + 2)
+    ):
+        vowels.add(_SOUNDED[root[onset]])
+    if not onset:
+        return copy in vowels
+    firsts = {root[0], "k"} if root[0] == "c" and root[onset] in "aou" else {root[0]}
+    return any(copy in (root[:onset] + v, first + v) for v in vowels for first in firsts)
+
+
+_SOUNDED = {"a": "e", "i": "a"}  # the vowel a and i sound before a consonant and a silent e: save, bike
+_SILENT_E_CONSONANTS = frozenset("bcdfgklmnprstvz")
+
+
+def _silent_e(root: str, at: int) -> bool:
+    """Whether `root` has a silent e at `at`: the last letter, or before a final r, s or d (gamer, saves, saved)."""
+    return root[at : at + 1] == "e" and (at == len(root) - 1 or (at == len(root) - 2 and root[-1] in "rsd"))
 
 
 def hyphenated_reading(f: str) -> _Reading | None:
