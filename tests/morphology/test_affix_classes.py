@@ -57,6 +57,13 @@ def test_the_superlative_takes_no_suffix():
     assert cut(pack, "pinakasalan") == ("p|in|a|kasal|an", "kasal")
 
 
+def test_the_superlative_before_an_adjective_of_ka_or_maka_and_an():
+    pack = FilipinoPack(roots={"bulo", "daniw", "kasal", "sal"})
+    assert cut(pack, "pinakamakabuluhan") == ("pinaka|maka|bulu|han", "bulo")  # not p|in|a|ka|maka|...
+    assert cut(pack, "pinakakaraniwan") == ("pinaka|ka|raniw|an", "daniw")
+    assert cut(pack, "pinakakasalan") == ("p|in|a|ka|kasal|an", "kasal")  # the causative's copy, as before
+
+
 @pytest.mark.parametrize(
     ("word", "expected"),
     [
