@@ -83,7 +83,7 @@ def test_the_rule_itself_on_a_small_english_table():
     assert read("nagtext").spans == ((0, 3, "prefix"), (3, 7, "root"))
     assert read("nagsesend").reduplicant == "se"
     assert read("nagtisend") is None  # ti is no copy of send's first sounds
-    assert read("magkano") is None  # more frequent in Filipino than in English
+    assert read("magkano") is None  # far more frequent in Filipino than in English
     assert read("magnet") is None  # an English word itself
     assert read("nagpapatext").spans == (
         (0, 5, "prefix"),
@@ -95,6 +95,11 @@ def test_the_rule_itself_on_a_small_english_table():
     assert read("nagkapatext") is None  # pa is no copy of nagka-
     assert read("nagsend-") is None  # letters only
     assert read("ipagsend").prefixes == ("ipag",)  # the longest prefix first
+    english, zipf = {"bash": 3.8, "kano": 3.2}, {"bash": 4.1, "kano": 4.0}
+    assert unhyphenated_reading("nangbash", english, zipf).prefixes == (
+        "nang",
+    )  # Filipino's own loan: 0.3 more
+    assert unhyphenated_reading("magkano", english, zipf) is None  # 0.8 more: Filipino's word
 
 
 def test_the_copy_follows_the_sound_of_the_english_root():

@@ -77,7 +77,8 @@ def unhyphenated_reading(f: str, english: dict[str, float], zipf: dict[str, floa
     first consonant of a cluster, or the whole cluster: nag|bre|breakfast), nag|a|apply, or the copy of the prefix's
     own pa, ka or ki (nagpa|pa|print). The longest prefix first, then the shortest copy; `zipf` holds the Filipino
     frequencies. The root lexicon may hold the root (chat, post: a word of one syllable reads only with a copy
-    there), as long as the figures call it English."""
+    there), as long as the figures call it English: `ENGLISH_ROOT_ZIPF` or more in English, and in Filipino at most
+    `ENGLISH_ROOT_MARGIN` more (the margin of `english_roots`: Taglish's own loans such as bully and bash count)."""
     if len(f) < 6 or english_word(f, english) or not f.isalpha():
         return None
     for p in LOAN_PREFIXES:  # longest first
@@ -87,7 +88,11 @@ def unhyphenated_reading(f: str, english: dict[str, float], zipf: dict[str, floa
         for k in (0, 1, 2, 3, 4):
             copy, root = rest[:k], rest[k:]
             en = english.get(root, 0.0)
-            if len(root) < _MIN_ROOT or en < ENGLISH_ROOT_ZIPF or en < zipf.get(root, 0.0):
+            if (
+                len(root) < _MIN_ROOT
+                or en < ENGLISH_ROOT_ZIPF
+                or en < zipf.get(root, 0.0) - ENGLISH_ROOT_MARGIN
+            ):
                 continue
             if k and not (_copies(copy, root) or (copy == p[-2:] and copy in _PREFIX_COPIES and len(p) > 2)):
                 continue
