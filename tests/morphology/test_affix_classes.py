@@ -64,6 +64,12 @@ def test_the_superlative_before_an_adjective_of_ka_or_maka_and_an():
     assert cut(pack, "pinakakasalan") == ("p|in|a|ka|kasal|an", "kasal")  # the causative's copy, as before
 
 
+def test_the_superlative_before_a_verbs_copy_and_suffix():
+    pack = FilipinoPack(roots={"tangkilik", "kasal", "sal"})
+    assert cut(pack, "pinakatatangkilikin") == ("pinaka|ta|tangkilik|in", "tangkilik")
+    assert cut(pack, "pinakasalan") == ("p|in|a|kasal|an", "kasal")  # no copy: the causative, as before
+
+
 @pytest.mark.parametrize(
     ("word", "expected"),
     [

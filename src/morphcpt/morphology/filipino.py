@@ -103,11 +103,15 @@ _ISA_STARTS = ("isa", "isina", "maisa", "naisa", "pagsasa", "magsa", "nagsa")
 _PREFIX_ROOTS = frozenset(PREFIXES) - ISA_PREFIXES
 
 
-def _adjective_after_pinaka(r: _Reading) -> bool:
-    """Whether the superlative pinaka- stands before an adjective of ka-...-an or maka-...-an, whose suffix is the
-    adjective's own: pinaka|maka|bulu|han, pinaka|ka|raniw|an (not p|in|a|ka|maka|..., a causative before ka-)."""
+def _suffix_after_pinaka(r: _Reading) -> bool:
+    """Whether the superlative pinaka- stands before a word whose suffix is its own: an adjective of ka-...-an or
+    maka-...-an (pinaka|maka|bulu|han, pinaka|ka|raniw|an; not p|in|a|ka|maka|..., a causative before ka-), or a
+    verb's copy and suffix right after it (pinaka|a|abang|an, pinaka|ma|mahal|in)."""
     i = r.prefixes.index("pinaka")
-    return r.suffix in ("an", "han") and r.prefixes[i + 1 : i + 2] in (("ka",), ("maka",))
+    if r.suffix in ("an", "han") and r.prefixes[i + 1 : i + 2] in (("ka",), ("maka",)):
+        return True
+    kinds = [kind for _, _, kind in r.spans]
+    return r.prefixes[-1] == "pinaka" and kinds[:2] == ["prefix", "reduplicant"]
 
 
 def _bare(f: str) -> bool:
@@ -231,15 +235,14 @@ class FilipinoPack(StemReadings, LanguagePack):
 
     def _misfit(self, r: _Reading) -> int:
         """1 for a reading whose affixes do not fit its root: the superlative pinaka- takes no -an/-in but an
-        adjective's of ka-/maka-...-an (`_adjective_after_pinaka`: pinaka|maka|bulu|han), nor does a prefix read as a root (pinakain is p|in|a|kain, not pinaka|in; pinakasalan p|in|a|kasal|an), and a root that
-        is a CV copy of another root (lalaki <- laki) is the noun only where no affix asks for the copy: -um-/-in-, -in
-        and the plural adjective's ma- do (l|um|a|laki, pa|la|laki|hin, ma|la|laki), ka-...-han and pagka- do not
-        (ka|lalaki|han); the same for a copy of an irregular stem before any suffix (`SYNCOPE`: ku|kun|in, not a
-        listed kukun); a pronoun takes no affix (`_PRONOUNS`); and i- never comes before ma-/na-, mag-, mang-, maka-
-        (inalisan is in|alis|an, not i|na|lisan)."""
-        if r.suffix and (
-            ("pinaka" in r.prefixes and not _adjective_after_pinaka(r)) or r.root in _PREFIX_ROOTS
-        ):
+        adjective's of ka-/maka-...-an or a verb's after its copy (`_suffix_after_pinaka`), nor does a prefix read as a
+        root (pinakain is p|in|a|kain, not pinaka|in; pinakasalan p|in|a|kasal|an), and a root that is a CV copy of
+        another root (lalaki <- laki) is the noun only where no affix asks for the copy: -um-/-in-, -in and the plural
+        adjective's ma- do (l|um|a|laki, pa|la|laki|hin, ma|la|laki), ka-...-han and pagka- do not (ka|lalaki|han); the
+        same for a copy of an irregular stem before any suffix (`SYNCOPE`: ku|kun|in, not a listed kukun); a pronoun
+        takes no affix (`_PRONOUNS`); and i- never comes before ma-/na-, mag-, mang-, maka- (inalisan is in|alis|an, not
+        i|na|lisan)."""
+        if r.suffix and (("pinaka" in r.prefixes and not _suffix_after_pinaka(r)) or r.root in _PREFIX_ROOTS):
             return 1
         # i- comes after ma-/na- (na|i|lagay), never before them nor before mag-, mang-, maka-: inalisan is in|alis|an
         if r.prefixes[:1] == ("i",) and r.prefixes[1:2] and r.prefixes[1][0] in "mn":
