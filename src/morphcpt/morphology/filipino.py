@@ -106,7 +106,7 @@ _PREFIX_ROOTS = frozenset(PREFIXES) - ISA_PREFIXES
 def _suffix_after_pinaka(r: _Reading) -> bool:
     """Whether the superlative pinaka- stands before a word whose suffix is its own: an adjective of ka-...-an or
     maka-...-an (pinaka|maka|bulu|han, pinaka|ka|raniw|an; not p|in|a|ka|maka|..., a causative before ka-), or a
-    verb's copy and suffix right after it (pinaka|a|abang|an, pinaka|ma|mahal|in)."""
+    verb's copy and suffix right after it (pinaka|ma|mahal|in, pinaka|ta|tangkilik|in)."""
     i = r.prefixes.index("pinaka")
     if r.suffix in ("an", "han") and r.prefixes[i + 1 : i + 2] in (("ka",), ("maka",)):
         return True
