@@ -1,0 +1,112 @@
+"""How the Filipino analyser ranks the readings of one word (`filipino.FilipinoPack._best_reading` sorts by
+`ReadingRanks._score`): a root some frequency or curated list knows before one only a dictionary lists, then the
+longest root, then the least marked reading, then the fewest morphs; and the readings whose affixes do not fit their
+root (`ReadingRanks._misfit`) last. A mixin: the pack it is mixed into holds the root tiers and the frequencies."""
+
+from __future__ import annotations
+
+from morphcpt.morphology.affixes import (
+    COPY_LIKE_PREFIXES,
+    ISA_LABELS,
+    ISA_PREFIXES,
+    PREFIXES,
+    SYNCOPE,
+    is_vowel,
+)
+from morphcpt.morphology.reading import D_SUBSTITUTED, E_RAISED, _Reading
+from morphcpt.morphology.syllabify import folded_first_syllable_cv
+
+# Pronouns and particles that take no affix (the lists hold them as roots): a reading with one as its root misfits
+_PRONOUNS = frozenset({"namin", "natin", "ninyo", "niyon", "nito", "naman"})
+_N_FINAL_STEMS = tuple(stem for stem in SYNCOPE if stem.endswith("n"))  # kun (kuha), tamn, tingn, ...
+# curated roots that are prefixes too (pinaka): no root for a suffix; isa (one) is a root first (isa|hin)
+_PREFIX_ROOTS = frozenset(PREFIXES) - ISA_PREFIXES
+
+
+def _suffix_after_pinaka(r: _Reading) -> bool:
+    """Whether the superlative pinaka- stands before a word whose suffix is its own: an adjective of ka-...-an or
+    maka-...-an (pinaka|maka|bulu|han, pinaka|ka|raniw|an; not p|in|a|ka|maka|..., a causative before ka-), or a
+    verb's copy and suffix right after it (pinaka|ma|mahal|in, pinaka|ta|tangkilik|in)."""
+    i = r.prefixes.index("pinaka")
+    if r.suffix in ("an", "han") and r.prefixes[i + 1 : i + 2] in (("ka",), ("maka",)):
+        return True
+    kinds = [kind for _, _, kind in r.spans]
+    return r.prefixes[-1] == "pinaka" and kinds[:2] == ["prefix", "reduplicant"]
+
+
+class ReadingRanks:
+    """The ranking of `FilipinoPack`'s readings; `_roots`, `_trusted`, `_rare` and `_zipf` are the pack's."""
+
+    _roots: frozenset[str] | None
+    _trusted: frozenset[str] | None
+    _rare: frozenset[str]
+    _zipf: dict[str, float]
+
+    def _score(self, f: str, r: _Reading) -> tuple[int, int, int, int]:
+        """A root that some frequency or curated list knows before one only a dictionary lists (in|alis, not
+        i|nalis); then the longest root; then the least marked reading (a root only known from the headword list, a
+        restored nasal-deleted consonant, bare -an/-in after a vowel, which needs an unwritten glottal stop);
+        then the fewest morphs. kinain is k|in|ain (root kain), not kina|in."""
+        root_chars = sum(e - s for s, e, k in r.spans if k == "root")
+        # d -> n weighs twice: at the same cut, a t- or s-root wins (man|alo <- talo, not dalo)
+        marked = int(bool(r.restored)) + int(r.restored == D_SUBSTITUTED) + int(r.root not in self._trusted)
+        spans = r.spans
+        for i, ((s, e, kind), (_, _, after)) in enumerate(zip(spans, spans[1:], strict=False)):
+            if kind == "prefix" and after == "root":
+                if i >= 2 and spans[i - 1][2] == "infix" and spans[i - 2][2] == "prefix":
+                    s = spans[i - 2][0]  # m|in|a: the prefix around the infix (`INFIXED_PREFIXES`)
+                tail = COPY_LIKE_PREFIXES.get(f[s:e])
+                if tail and folded_first_syllable_cv(f[e:]) == tail and not self._stative_naka(f[s:e], r):
+                    marked += 1  # na|ki|kita, not naki|kita; p|in|a|pansin, not pina|pansin
+            elif kind == "prefix" and f[s:e] in ("nagsi", "magsi") and after == "reduplicant":
+                marked += 2  # nagsi- with its own copy (nagsi|si|sayaw) only where the copy is no root's: nag|si|sipa|an
+        # a raised e (ataki|hin <- atake) only where no reading of the spelling as written fits
+        misfit = self._misfit(r) + (r.restored == E_RAISED)
+        if r.suffix in ("an", "in", "nin", "nan"):
+            start = next(s for s, _, k in reversed(r.spans) if k == "suffix" and f.startswith(r.suffix, s))
+            if len(r.suffix) == 2:
+                marked += is_vowel(f[start - 1])
+            else:  # -nin after an irregular stem's n is its -in: ku|kun|in, not kuku|nin
+                misfit += f[: start + 1].endswith(_N_FINAL_STEMS)
+        stacked = max(len(r.prefixes) - 1, 0)  # na|gi|gipit, not nag|i|gipit
+        if r.prefixes and not ISA_LABELS.isdisjoint(r.prefixes):
+            # after an i- reading of a sa-root: i|sa|sama, i|s|in|auli|ng (not isa|sama, isina|uling)
+            marked += 2
+        return (int(r.root in self._rare) + misfit, -root_chars, marked, len(r.spans), stacked)
+
+    def _stative_naka(self, prefix: str, r: _Reading) -> bool:
+        """naka-/maka- on a ka-root with no suffix, where the copy reading would win: naka|kabit (attached),
+        naka|kandado, maka|kapit (can hold on); not where the root's ma-/na- form is written more often than its
+        naka-/maka- form, so na|ka|kamit (makamit), na|ka|kagat and ma|ka|kapal keep the copy; a suffix keeps it too
+        (na|ka|kabit|an)."""
+        if prefix not in ("naka", "maka") or r.suffix:
+            return False
+
+        def written(*prefixes: str) -> float:
+            return max(self._zipf.get(p + r.root, 0.0) for p in prefixes)
+
+        return written("ma", "na") <= written("naka", "maka")
+
+    def _misfit(self, r: _Reading) -> int:
+        """1 for a reading whose affixes do not fit its root: the superlative pinaka- takes no -an/-in but an
+        adjective's of ka-/maka-...-an or a verb's after its copy (`_suffix_after_pinaka`), nor does a prefix read as a
+        root (pinakain is p|in|a|kain, not pinaka|in; pinakasalan p|in|a|kasal|an), and a root that is a CV copy of
+        another root (lalaki <- laki) is the noun only where no affix asks for the copy: -um-/-in-, -in and the plural
+        adjective's ma- do (l|um|a|laki, pa|la|laki|hin, ma|la|laki), ka-...-han and pagka- do not (ka|lalaki|han); the
+        same for a copy of an irregular stem before any suffix (`SYNCOPE`: ku|kun|in, not a listed kukun); a pronoun
+        takes no affix (`_PRONOUNS`); and i- never comes before ma-/na-, mag-, mang-, maka- (inalisan is in|alis|an, not
+        i|na|lisan)."""
+        if r.suffix and (("pinaka" in r.prefixes and not _suffix_after_pinaka(r)) or r.root in _PREFIX_ROOTS):
+            return 1
+        # i- comes after ma-/na- (na|i|lagay), never before them nor before mag-, mang-, maka-: inalisan is in|alis|an
+        if r.prefixes[:1] == ("i",) and r.prefixes[1:2] and r.prefixes[1][0] in "mn":
+            return 1
+        # inamin is in|amin (admitted), not i|namin (our); the linker alone still follows a pronoun (naming)
+        if r.root in _PRONOUNS and (r.prefixes or r.infix or r.suffix or r.reduplicant):
+            return 1
+        root = r.root
+        if not (len(root) > 4 and root[0] == root[2] and root[:2] == folded_first_syllable_cv(root[2:])):
+            return 0
+        asks_for_copy = bool(r.infix) or r.suffix in ("in", "hin") or r.prefixes[-1:] == ("ma",)
+        # the copy of an irregular stem before a suffix: kukun|in is ku|kun|in <- kuha
+        return int((root[2:] in self._roots and asks_for_copy) or (root[2:] in SYNCOPE and bool(r.suffix)))
