@@ -12,7 +12,7 @@ SYNCOPATED = 2
 # substitution, read only where the word lists show the substituted stem in two forms (`_d_substitution_attested`)
 D_SUBSTITUTED = 3
 # `_Reading.restored` of a root whose final e was raised to i before -han/-hin (ataki|hin <- atake): read only where
-# no reading of the spelling as written fits as well (`FilipinoPack._score`: kabutihan stays ka|buti|han)
+# no reading of the spelling as written fits as well (`ranking.ReadingRanks._score`: kabutihan stays ka|buti|han)
 E_RAISED = 4
 
 
