@@ -1,5 +1,5 @@
 """One candidate reading of a folded word, as the reading search (`stems.StemReadings`) builds it and
-`filipino.FilipinoPack` scores it, with the marks of the alternations it undid.
+`ranking.ReadingRanks` scores it, with the marks of the alternations it undid.
 """
 
 from __future__ import annotations
