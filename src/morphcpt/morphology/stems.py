@@ -4,8 +4,8 @@
 root, with the alternations Tagalog spelling shows undone, is in the root lexicon: o -> u and final d -> r before a
 suffix (inum|in <- inom, lakar|in <- lakad), syncope (takp|an <- takip, datn|an <- dating), h/n before -an/-in,
 nasal assimilation and substitution (mam|ili <- bili), d -> r after a CV copy (d|um|a|rating <- dating), -in- as
-ni- before l, r and y (and after i- before h, w and vowels: i|ni|handa). `filipino.FilipinoPack` scores the
-readings and keeps the best. The readings after a nasal prefix are in `nasal.NasalReadings`, the reading type and
+ni- before l, r and y (and after i- before h, w and vowels: i|ni|handa). `ranking.ReadingRanks` scores the
+readings and `filipino.FilipinoPack` keeps the best. The readings after a nasal prefix are in `nasal.NasalReadings`, the reading type and
 its marks in `reading.py`.
 """
 
