@@ -57,6 +57,7 @@ from morphcpt.morphology.loans import (
     english_word,
     hyphenated_reading,
     mostly_english,
+    sounded_roots,
     unhyphenated_reading,
 )
 from morphcpt.morphology.ranking import ReadingRanks
@@ -168,6 +169,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
             self._rare = (
                 frozenset(r for r in self._roots if r not in common and not self._zipf.get(r)) | induced
             )
+            self._sounded = sounded_roots(english_frequencies(), self._zipf, self._roots)
         return self._roots
 
     # ---------------------------------------------------------------- analysis

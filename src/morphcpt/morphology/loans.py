@@ -24,6 +24,7 @@ from pathlib import Path
 
 from morphcpt.morphology.affixes import ISA_LABELS, ISA_PREFIXES, PREFIX_PARTS, PREFIXES
 from morphcpt.morphology.lexicon import word_frequencies
+from morphcpt.morphology.loan_sounds import leading_consonants, sound_copy
 from morphcpt.morphology.reading import _Reading
 from morphcpt.morphology.stems import _syllable_ok
 
@@ -56,7 +57,6 @@ _COPY_ALONE_ZIPF, _WEAK_COPY_ZIPF, _WEAK_ROOT_ZIPF = 4.2, 4.0, 3.5  # English Zi
 _SHORT_INFIXED_ZIPF = 4.5  # ... and of a root shorter than `_LONG_ROOT` with -in- alone
 ENGLISH_WORD_ZIPF = 2.5  # a word English itself uses this often stays whole
 _MIN_ROOT = 4  # shorter English roots cut Tagalog words (mag|ing, pang|law)
-_CONSONANTS = "bcdfghjklmnpqrstvwxyz"
 _PREFIX_COPIES = frozenset({"pa", "ka", "ki"})  # the syllables of magpa-, magka-, maki- a copy may repeat
 
 
@@ -94,7 +94,9 @@ def unhyphenated_reading(f: str, english: dict[str, float], zipf: dict[str, floa
                 or en < zipf.get(root, 0.0) - ENGLISH_ROOT_MARGIN
             ):
                 continue
-            if k and not (_copies(copy, root) or (copy == p[-2:] and copy in _PREFIX_COPIES and len(p) > 2)):
+            if k and not (
+                sound_copy(copy, root) or (copy == p[-2:] and copy in _PREFIX_COPIES and len(p) > 2)
+            ):
                 continue
             parts = list(PREFIX_PARTS.get(p, ((p, "prefix"),)))
             if copy:
@@ -124,12 +126,28 @@ def english_roots(
     return frozenset(
         w
         for w, z in english.items()
-        if z >= ENGLISH_ROOT_ZIPF
+        if _english_root(w, z, zipf)
+        and (w not in lexicon or not _syllable_ok(w))
+        and (_syllable_ok(w) or not w.endswith("ng"))  # king, long end as Tagalog words do (k|in|ing)
+    )
+
+
+def sounded_roots(
+    english: dict[str, float], zipf: dict[str, float], lexicon: frozenset[str]
+) -> frozenset[str]:
+    """The roots of the `lexicon` that the figures call English (those of `english_roots`: like, share): a CV copy
+    of one may follow its sound, as a borrowed root's does (ni|la|like, sh|in|e|share; `loan_sounds`)."""
+    return frozenset(w for w in lexicon if _english_root(w, english.get(w, 0.0), zipf))
+
+
+def _english_root(w: str, z: float, zipf: dict[str, float]) -> bool:
+    """Whether `w`, with English Zipf figure `z`, may be an English root: `ENGLISH_ROOT_ZIPF` or more in English,
+    at most `ENGLISH_ROOT_MARGIN` more in Filipino (`zipf`), `_MIN_ROOT` letters or more."""
+    return (
+        z >= ENGLISH_ROOT_ZIPF
         and z >= zipf.get(w, 0.0) - ENGLISH_ROOT_MARGIN
         and len(w) >= _MIN_ROOT
         and w.isalpha()
-        and (w not in lexicon or not _syllable_ok(w))
-        and (_syllable_ok(w) or not w.endswith("ng"))  # king, long end as Tagalog words do (k|in|ing)
     )
 
 
@@ -184,38 +202,6 @@ def _loan_evidence(r: _Reading, english: dict[str, float], listed: bool) -> bool
             return z >= _WEAK_COPY_ZIPF
         return n >= _LONG_ROOT and (z >= _WEAK_ROOT_ZIPF or (n >= _LONG_I_ROOT and first == "i"))
     return bool(first or r.reduplicant) or n >= _LONG_ROOT
-
-
-def _copies(copy: str, root: str) -> bool:
-    """Whether `copy` is a CV copy of the English `root`'s first sounds: its first vowel after all its first
-    consonants or the first of them (bre or be before breakfast), or its first vowel alone (a before apply). The
-    copy follows the sound: a c before a, o, u is copied as k (nag|ko|code), and a or i before one consonant and a
-    silent e (`_SOUNDED`) as e or a (nag|se|save, nag|ba|bike, nag|da|drive)."""
-    onset = _leading_consonants(root)
-    if root[1:2] == "y" and onset >= 2 and copy in (root[0] + "a", root[0] + "i"):
-        return True  # y after a consonant sounds a vowel (type, sync): nag|ta|type, pag|si|sync
-    if onset == len(root) or root[onset] not in "aeiou":
-        return False
-    vowels = {root[onset]}
-    if (
-        root[onset] in _SOUNDED
-        and root[onset + 1 : onset + 2] in _SILENT_E_CONSONANTS
-        and _silent_e(root, onset + 2)
-    ):
-        vowels.add(_SOUNDED[root[onset]])
-    if not onset:
-        return copy in vowels
-    firsts = {root[0], "k"} if root[0] == "c" and root[onset] in "aou" else {root[0]}
-    return any(copy in (root[:onset] + v, first + v) for v in vowels for first in firsts)
-
-
-_SOUNDED = {"a": "e", "i": "a"}  # the vowel a and i sound before a consonant and a silent e: save, bike
-_SILENT_E_CONSONANTS = frozenset("bcdfgklmnprstvz")
-
-
-def _silent_e(root: str, at: int) -> bool:
-    """Whether `root` has a silent e at `at`: the last letter, or before a final r, s or d (gamer, saves, saved)."""
-    return root[at : at + 1] == "e" and (at == len(root) - 1 or (at == len(root) - 2 and root[-1] in "rsd"))
 
 
 def hyphenated_reading(f: str) -> _Reading | None:
@@ -277,14 +263,9 @@ def hyphenated_reading(f: str) -> _Reading | None:
     return None
 
 
-def _leading_consonants(root: str) -> int:
-    """How many letters of `_CONSONANTS` start `root` (y among them)."""
-    return len(root) - len(root.lstrip(_CONSONANTS))
-
-
 def _onset(root: str) -> int:
     """How many consonants start `root`; y after a consonant sounds a vowel (type, sync: one)."""
-    n = _leading_consonants(root)
+    n = leading_consonants(root)
     return root.find("y", 1) if 0 < root.find("y", 1) < n else n
 
 

@@ -24,6 +24,7 @@ from morphcpt.morphology.affixes import (
     is_vowel,
     onset_len,
 )
+from morphcpt.morphology.loan_sounds import sound_copy
 from morphcpt.morphology.nasal import NasalReadings
 from morphcpt.morphology.reading import E_RAISED, SYNCOPATED, _Reading
 from morphcpt.morphology.root_evidence import _syncope_h_stem
@@ -58,8 +59,9 @@ _PREFIX_LABELS = {
 
 def _copy_may_end_at(s: str, k: int) -> bool:
     """Whether `s[:k]` can be a CV copy of the syllable after it (len(s) > k): a copy ends in a vowel and starts
-    with the letter its syllable starts with, d where that is r (da|rating <- dating)."""
-    return s[k - 1] in VOWELS and (s[k] == s[0] or (s[0], s[k]) == ("d", "r"))
+    with the letter its syllable starts with, d where that is r (da|rating <- dating), k where that is c
+    (nag|ko|code)."""
+    return s[k - 1] in VOWELS and (s[k] == s[0] or (s[0], s[k]) in (("d", "r"), ("k", "c")))
 
 
 def _syncope_of(found: tuple[str, int]) -> int:
@@ -88,6 +90,13 @@ class StemReadings(NasalReadings):
     # whether a root of one syllable takes affixes: only in the English-root pack (p|in|ost, t|in|ext), as Tagalog
     # content roots have two syllables (`_syllable_ok`)
     _one_syllable = False
+    # the roots of the lexicon English uses (`loans.sounded_roots`: like, share), whose copy may follow the sound
+    _sounded: frozenset[str] = frozenset()
+
+    def _heard(self, red: str, root: str) -> bool:
+        """Whether `red`, which is no copy of `root`'s spelling, is the copy of its sound (`loan_sounds`): asked
+        only in the English-root pack or of a pack with English roots in its lexicon (the caller checks the root)."""
+        return (self._one_syllable or bool(self._sounded)) and sound_copy(red, root)
 
     def _unshortened(self, root: str) -> tuple[bool, float]:
         """A sort key for the roots a syncope may have shortened: the more frequent first (ka|ibg|an <- ibig), but
@@ -294,7 +303,7 @@ class StemReadings(NasalReadings):
             copied = folded_first_syllable_cv(root)
             # the copy is the base's first consonant and vowel, d where the base has r, or a whole cluster and its
             # vowel (pri|prito, tya|tyaga; pi|prito is the first kind)
-            if (
+            spelled = (
                 copied == red
                 or red == _glide_copy(root)
                 or (copied[:1] == "r" and red == "d" + copied[1:])
@@ -305,12 +314,16 @@ class StemReadings(NasalReadings):
                     and root[1] in CLUSTER_SECOND
                     and root[2] in VOWELS  # the copy's vowel follows the sound: she|share
                 )
-            ):
+            )
+            # an English root's copy follows its sound (nag|mi|meeting, k|in|i|click, ni|la|like: `_heard`)
+            if spelled or self._heard(red, root):
                 found = (
                     (red[:1] == "d" and self._lemma("d" + root[1:], suffixed))
                     or self._lemma(root, suffixed)
                     or (k > 1 and self._copied_loan(root))
                 )
+                if found and not spelled and not self._one_syllable and found[0] not in self._sounded:
+                    found = None
                 if found:
                     out.append(
                         _Reading(
@@ -377,9 +390,14 @@ class StemReadings(NasalReadings):
                     copied = folded_first_syllable_cv(root)
                     # the copy keeps d where the base turned it r (d|um|a|rating <- dating)
                     copies = (copied, _glide_copy(root))
-                    if (onset + after[0] in copies or (onset == "d" and copied == "r" + after[0])) and (
-                        found := (onset == "d" and self._lemma("d" + root[1:], suffixed))
-                        or self._lemma(root, suffixed)
+                    spelled = onset + after[0] in copies or (onset == "d" and copied == "r" + after[0])
+                    if (
+                        (spelled or self._heard(onset + after[0], root))
+                        and (
+                            found := (onset == "d" and self._lemma("d" + root[1:], suffixed))
+                            or self._lemma(root, suffixed)
+                        )
+                        and (spelled or self._one_syllable or found[0] in self._sounded)
                     ):
                         spans = (
                             (pos, pos + c, "reduplicant"),
