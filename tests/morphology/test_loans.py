@@ -189,6 +189,9 @@ def test_english_compounds_with_a_hyphen_stay_whole(word):
         ("nafafall", ("na|fa|fall", "fall")),
         ("pinakalatest", ("pinaka|latest", "latest")),
         ("pinost", ("p|in|ost", "post")),  # a frequent root of one syllable takes -in- here
+        ("itinext", ("i|t|in|ext", "text")),  # i- and -in-: the perfective, not a name's i- (issue #40)
+        ("itinetext", ("i|t|in|e|text", "text")),
+        ("ipinopost", ("i|p|in|o|post", "post")),
         ("tinetext", ("t|in|e|text", "text")),
         ("shinare", ("sh|in|are", "share")),  # after a digraph, one sound
         ("chineck", ("ch|in|eck", "check")),
@@ -205,6 +208,7 @@ def test_tagalog_morphology_on_an_english_root(word, expected):
         "jodian",  # a suffix alone needs a root of five letters (jodi|an)
         "minoan",  # so does -in- (m|in|oan)
         "tinale",  # (t|in|ale)
+        "itinale",  # ... and i- and -in- (i|t|in|ale)
         "lalabs",  # a copy alone needs a frequent English root (la|labs)
         "maegan",  # after ma-, na-, ka-, pa-, i- the root needs five letters and frequency (ma|egan)
         "napoles",  # Filipino writes the word itself often: a name, not na|poles

@@ -182,7 +182,8 @@ def _loan_evidence(r: _Reading, english: dict[str, float], listed: bool) -> bool
     (p|in|ost, t|in|ext; not m|in|oan, t|in|ale); a CV copy alone a root of `_COPY_ALONE_ZIPF` (te|test, not
     la|labs); after `_WEAK_LOAN_PREFIXES` a `listed` word and a root of `_LONG_ROOT` letters and `_WEAK_ROOT_ZIPF`
     (i- and a root of `_LONG_I_ROOT` letters: any English root), or with a copy one of `_WEAK_COPY_ZIPF`
-    (na|te|test, not ka|ti|ting); any other prefix, -um- before a vowel or -in- with a copy, any English root."""
+    (na|te|test, not ka|ti|ting), except i- with -in-, a verb's perfective, which asks what -in- alone does or a copy
+    (i|t|in|ext, i|p|in|o|post); any other prefix, -um- before a vowel or -in- with a copy, any English root."""
     if not _NO_LOAN_LABELS.isdisjoint(r.prefixes):
         return False
     n, z = len(r.root), english.get(r.root, 0.0)
@@ -195,6 +196,10 @@ def _loan_evidence(r: _Reading, english: dict[str, float], listed: bool) -> bool
         return bool(r.suffix) and n >= _LONG_ROOT
     if not first and not r.reduplicant and n < _LONG_ROOT:  # -in- alone: p|in|ost, not m|in|oan
         return z >= _SHORT_INFIXED_ZIPF
+    if (
+        r.prefixes == ("i",) and r.infix == "in"
+    ):  # i- and -in-: a verb's perfective (i|t|in|ext, i|p|in|o|post)
+        return bool(r.reduplicant) or n >= _LONG_ROOT or z >= _SHORT_INFIXED_ZIPF
     if first in _WEAK_LOAN_PREFIXES:
         if not listed:
             return False
