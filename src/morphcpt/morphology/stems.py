@@ -224,6 +224,15 @@ class StemReadings(NasalReadings):
                             head + r.spans, r.root, labels, reduplicant=r.reduplicant, restored=r.restored
                         )
                     )
+                if p in ("pam", "ipam") and n == len(p) and rest.startswith("pa"):
+                    # pang- before the causative pa- and a root, a thing's noun: pam|pa|lakas, pam|pa|aral|an
+                    # (no third prefix nor infix: pam|pamahalaan, pam|pasinaya)
+                    for r in self._prefixed(rest, pos + n, depth - 1, suffixed):
+                        if r.prefixes == ("pa",) and not r.infix and r.spans[0][1] == pos + n + 2:
+                            spans = head + r.spans
+                            out.append(
+                                _Reading(spans, r.root, labels + r.prefixes, r.infix, r.suffix, r.reduplicant)
+                            )
                 continue
             if p in NASAL_BARE and n == len(p):
                 for r in self._substituted(rest, pos + n, suffixed):
