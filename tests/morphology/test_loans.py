@@ -24,7 +24,7 @@ from morphology_helpers import FIL, cut
         ("nagbrebreakfast", ("nag|bre|breakfast", "breakfast")),  # ... or the whole cluster
         ("nagaapply", ("nag|a|apply", "apply")),  # before a vowel the copy is the vowel
         ("nakakastress", ("naka|ka|stress", "stress")),  # nakaka- is cut as data/gold cuts it
-        ("makapagsend", ("makapag|send", "send")),
+        ("makapagsend", ("maka|pag|send", "send")),
         ("panghaharass", ("pang|ha|harass", "harass")),
         ("Nagreply", ("Nag|reply", "reply")),  # the case of the word is kept
         ("nagtatype", ("nag|ta|type", "type")),  # y after a consonant sounds a vowel: copied as a or i

@@ -1,5 +1,6 @@
-"""pang- before the causative pa- (issue #40's twelfth session): pam|pa|lakas, the noun of a thing that makes
-something so. The words are chosen here; the tuning words that showed the pattern are in no gold set."""
+"""Stacked prefixes (issue #40, twelfth session): pang- before the causative pa- (pam|pa|lakas, the noun of a thing
+that makes something so), and maka- + pag- cut in two as data/gold cuts maka|pag-|import, with or without a hyphen.
+The words are chosen here; the tuning words that showed the patterns are in no gold set."""
 
 from __future__ import annotations
 
@@ -41,3 +42,32 @@ def test_pang_before_pa_on_the_shipped_lists():
     assert cut(FIL, "pampakalma") == ("pam|pa|kalma", "kalma")
     assert cut(FIL, "pampaganda") == ("pam|pa|ganda", "ganda")  # no longer pam|paganda
     assert cut(FIL, "pampasahero") == ("pam|pasahero", "pasahero")
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("makapagluto", ("maka|pag|luto", "luto")),  # maka- + pag-, as data/gold's maka|pag-|import
+        ("nakapagluto", ("naka|pag|luto", "luto")),
+        ("nakakapagluto", ("naka|ka|pag|luto", "luto")),  # as before
+        ("makapag-aral", ("maka|pag-|aral", "aral")),
+    ],
+)
+def test_maka_and_pag_are_two_prefixes(word, expected):
+    assert cut(FilipinoPack(roots={"luto", "aral"}), word) == expected
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("makapag-install", ("maka|pag-|install", "install")),
+        (
+            "makipag-chat",
+            ("maki|pag-|chat", "chat"),
+        ),  # the hyphenated loan cuts its prefixes as a Tagalog root does
+        ("nakikipag-chat", ("naki|ki|pag-|chat", "chat")),
+        ("nakaka-stress", ("naka|ka-|stress", "stress")),  # naka|ka|tawa's copy, the hyphen after it
+    ],
+)
+def test_a_hyphenated_loan_cuts_a_stacked_prefix_into_its_parts(word, expected):
+    assert cut(FIL, word) == expected

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from morphcpt.morphology.syllabify import VOWELS, fold_letters
 
-# Surface prefixes. Compound prefixes that behave as one unit (pinag-, ipinag-, nakapag-, napaka-) are listed
-# whole; the analyser may still stack up to three of these (pinaka- + ma- + ganda).
+# Surface prefixes. Compound prefixes that behave as one unit (pinag-, ipinag-, napaka-) are listed whole, some to be
+# cut into their parts (`PREFIX_PARTS`); the analyser may still stack up to three of these (pinaka- + ma- + ganda).
 PREFIXES: tuple[str, ...] = (
     "i", "ika", "ikina", "ipa", "ipag", "ipang", "ipan", "ipam", "ipina", "ipinag", "ipinang", "ipinan", "ipinam",
     "isa", "isina", "isasa", "isinasa", "pagsasa", "magsa", "nagsa", "magsasa", "nagsasa",
@@ -29,8 +29,8 @@ PREFIXES: tuple[str, ...] = (
 # mina- and kina- are not in PREFIXES: mina (mine) and kina are words, and a gold set's morph "mina" is a root.
 INFIXED_PREFIXES: dict[str, str] = {"mina": "ma", "kina": "ka", "pina": "pa"}
 # Stacked prefixes read as one unit but cut into their parts: the CV copy of the ka-/ki- prefix (nakakatawa =
-# naka|ka|tawa, nakikisama = naki|ki|sama), and maki- + pag-, which data/gold's rules do not list as one unit
-# (nakipaglaro = naki|pag|laro, nakikipag-usap = naki|ki|pag-|usap).
+# naka|ka|tawa, nakikisama = naki|ki|sama), and maki- + pag- and maka- + pag-, which data/gold's rules do not list
+# as one unit (nakipaglaro = naki|pag|laro, nakikipag-usap = naki|ki|pag-|usap, data/gold's maka|pag-|import).
 PREFIX_PARTS: dict[str, tuple[tuple[str, str], ...]] = {
     "nakaka": (("naka", "prefix"), ("ka", "reduplicant")),
     "makaka": (("maka", "prefix"), ("ka", "reduplicant")),
@@ -40,6 +40,8 @@ PREFIX_PARTS: dict[str, tuple[tuple[str, str], ...]] = {
     "makipag": (("maki", "prefix"), ("pag", "prefix")),
     "nakikipag": (("naki", "prefix"), ("ki", "reduplicant"), ("pag", "prefix")),
     "makikipag": (("maki", "prefix"), ("ki", "reduplicant"), ("pag", "prefix")),
+    "nakapag": (("naka", "prefix"), ("pag", "prefix")),
+    "makapag": (("maka", "prefix"), ("pag", "prefix")),
     "nagsisi": (("nagsi", "prefix"), ("si", "reduplicant")),
     "magsisi": (("magsi", "prefix"), ("si", "reduplicant")),
     "nagsisipag": (("nagsi", "prefix"), ("si", "reduplicant"), ("pag", "prefix")),

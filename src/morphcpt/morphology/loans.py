@@ -251,7 +251,8 @@ def hyphenated_reading(f: str) -> _Reading | None:
         prefixes = prefix_split(h[: len(h) - n_tail])
         if prefixes is None or (not prefixes and not tail):
             continue
-        parts = [(p, "prefix") for p in prefixes] + [(copy[a:b], k) for a, b, k in _cumulative(tail)]
+        parts = [part for p in prefixes for part in PREFIX_PARTS.get(p, ((p, "prefix"),))]  # maki|pag-|chat
+        parts += [(copy[a:b], k) for a, b, k in _cumulative(tail)]
         body = [(root, "root")]
         rest = root[onset + 1 :]
         if (
@@ -264,7 +265,8 @@ def hyphenated_reading(f: str) -> _Reading | None:
             body = [(root[: onset + 1], "reduplicant"), (rest, "root")]  # nag-|na|navigate
         elif not tail and not onset and root[1:2] == root[0] and len(root) >= 5:
             body = [(root[0], "reduplicant"), (root[1:], "root")]  # a vowel's copy: nag-|a|apply
-        return _spelled(f, parts + body, tuple(prefixes), "in" if any(k == "infix" for _, k in parts) else "")
+        labels = tuple(t for t, k in parts if k == "prefix")
+        return _spelled(f, parts + body, labels, "in" if any(k == "infix" for _, k in parts) else "")
     return None
 
 
