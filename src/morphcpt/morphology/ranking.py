@@ -94,8 +94,8 @@ class ReadingRanks:
         another root (lalaki <- laki) is the noun only where no affix asks for the copy: -um-/-in-, -in and the plural
         adjective's ma- do (l|um|a|laki, pa|la|laki|hin, ma|la|laki), ka-...-han and pagka- do not (ka|lalaki|han); the
         same for a copy of an irregular stem before any suffix (`SYNCOPE`: ku|kun|in, not a listed kukun); a pronoun
-        takes no affix (`_PRONOUNS`); and i- never comes before ma-/na-, mag-, mang-, maka- (inalisan is in|alis|an, not
-        i|na|lisan)."""
+        takes no affix (`_PRONOUNS`); i- never comes before ma-/na-, mag-, mang-, maka- (inalisan is in|alis|an, not
+        i|na|lisan), nor takes -an alone with it (inasahan is in|asa|han, not i|nasa|han)."""
         if r.suffix and (("pinaka" in r.prefixes and not _suffix_after_pinaka(r)) or r.root in _PREFIX_ROOTS):
             return 1
         # i- comes after ma-/na- (na|i|lagay), never before them nor before mag-, mang-, maka-: inalisan is in|alis|an
@@ -103,6 +103,9 @@ class ReadingRanks:
             return 1
         # inamin is in|amin (admitted), not i|namin (our); the linker alone still follows a pronoun (naming)
         if r.root in _PRONOUNS and (r.prefixes or r.infix or r.suffix or r.reduplicant):
+            return 1
+        # the conveyance i- takes no -an: inasahan is in|asa|han, not i|nasa|han (nasa, desire)
+        if r.prefixes == ("i",) and r.suffix in ("an", "han", "nan") and r.spans[0][2] == "prefix":
             return 1
         root = r.root
         if not (len(root) > 4 and root[0] == root[2] and root[:2] == folded_first_syllable_cv(root[2:])):
