@@ -17,7 +17,7 @@ from morphcpt.morphology.reading import D_SUBSTITUTED, E_RAISED, _Reading
 from morphcpt.morphology.syllabify import folded_first_syllable_cv
 
 # Pronouns and particles that take no affix (the lists hold them as roots): a reading with one as its root misfits
-_PRONOUNS = frozenset({"namin", "natin", "ninyo", "niyon", "nito", "naman"})
+_PRONOUNS = frozenset({"namin", "natin", "ninyo", "niyon", "nito", "naman", "nila", "niya"})
 _N_FINAL_STEMS = tuple(stem for stem in SYNCOPE if stem.endswith("n"))  # kun (kuha), tamn, tingn, ...
 # curated roots that are prefixes too (pinaka): no root for a suffix; isa (one) is a root first (isa|hin)
 _PREFIX_ROOTS = frozenset(PREFIXES) - ISA_PREFIXES
@@ -42,11 +42,12 @@ class ReadingRanks:
     _rare: frozenset[str]
     _zipf: dict[str, float]
 
-    def _score(self, f: str, r: _Reading) -> tuple[int, int, int, int]:
+    def _score(self, f: str, r: _Reading) -> tuple[int, int, int, int, int, float]:
         """A root that some frequency or curated list knows before one only a dictionary lists (in|alis, not
         i|nalis); then the longest root; then the least marked reading (a root only known from the headword list, a
         restored nasal-deleted consonant, bare -an/-in after a vowel, which needs an unwritten glottal stop);
-        then the fewest morphs. kinain is k|in|ain (root kain), not kina|in."""
+        then the fewest morphs; last, the more frequent root (titik|an, not ti|tikan). kinain is k|in|ain (root
+        kain), not kina|in."""
         root_chars = sum(e - s for s, e, k in r.spans if k == "root")
         # d -> n weighs twice: at the same cut, a t- or s-root wins (man|alo <- talo, not dalo)
         marked = int(bool(r.restored)) + int(r.restored == D_SUBSTITUTED) + int(r.root not in self._trusted)
@@ -72,7 +73,16 @@ class ReadingRanks:
         if r.prefixes and not ISA_LABELS.isdisjoint(r.prefixes):
             # after an i- reading of a sa-root: i|sa|sama, i|s|in|auli|ng (not isa|sama, isina|uling)
             marked += 2
-        return (int(r.root in self._rare) + misfit, -root_chars, marked, len(r.spans), stacked)
+        # last, of readings that tie on everything else, the root written more often (katatagan is ka|tatag|an, not
+        # ka|ta|tagan)
+        return (
+            int(r.root in self._rare) + misfit,
+            -root_chars,
+            marked,
+            len(r.spans),
+            stacked,
+            -self._zipf.get(r.root, 0.0),
+        )
 
     def _stative_naka(self, prefix: str, r: _Reading) -> bool:
         """naka-/maka- on a ka-root with no suffix, where the copy reading would win: naka|kabit (attached),
