@@ -1,7 +1,8 @@
 """How the ranking (`ranking.ReadingRanks`, issue #40's twelfth session) weighs readings: affixes that do not go
 together (the conveyance i- takes no -an, so a word that starts in... reads -in- before a vowel-initial root, not i-
-before an n-initial one; the pronouns nila and niya take no affix), and of readings that tie on everything else the
-more frequent root. The words are chosen here; none is a word of a gold set."""
+before an n-initial one; the pronouns nila and niya take no affix), of readings that tie on everything else the more
+frequent root, and a curated root written far more often over a longer cut on a dictionary's root. The words are
+chosen here; none is a word of a gold set but data/gold's namatay."""
 
 from __future__ import annotations
 
@@ -46,3 +47,32 @@ def test_of_readings_that_tie_the_more_frequent_root_wins():
 
 def test_nila_and_niya_take_no_affix():
     assert cut(FIL, "nilaan") == ("ni|laan", "laan")  # not nila|an
+
+
+def _pack(trusted: set[str], zipf: dict[str, float], roots: set[str]) -> FilipinoPack:
+    pack = FilipinoPack(roots=roots)
+    pack._trusted, pack._zipf = frozenset(trusted), zipf
+    return pack
+
+
+def test_a_curated_root_written_far_more_often_outweighs_a_longer_cut():
+    pack = _pack({"patay"}, {"matay": 3.4, "patay": 5.2}, {"matay", "patay"})
+    assert cut(pack, "namatay") == (
+        "nam|atay",
+        "patay",
+    )  # data/gold's cut, not na|matay on a dictionary's matay
+    pack = _pack({"gawa"}, {"ginaw": 3.5, "gawa": 5.4}, {"ginaw", "gawa"})
+    assert cut(pack, "ginawan") == ("g|in|aw|an", "gawa")
+
+
+def test_the_longer_cut_stays_where_the_figures_are_close_or_its_root_is_curated():
+    pack = _pack({"patay"}, {"matay": 4.0, "patay": 5.2}, {"matay", "patay"})
+    assert cut(pack, "namatay") == ("na|matay", "matay")  # 1.2 apart: not far enough
+    pack = _pack({"patay", "matay"}, {"matay": 3.4, "patay": 5.2}, {"matay", "patay"})
+    assert cut(pack, "namatay") == ("na|matay", "matay")  # both curated: the ranking as it was
+
+
+def test_curated_alternatives_on_the_shipped_lists():
+    assert cut(FIL, "ginawan") == ("g|in|aw|an", "gawa")  # not ginaw|an
+    assert cut(FIL, "pagmamalaki") == ("pag|ma|ma|laki", "laki")  # not pag|mam|alaki <- balaki
+    assert cut(FIL, "nakitaan") == ("na|kita|an", "kita")

@@ -294,6 +294,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
                 or _Reading(((0, len(f), "root"),), f)
             )
         best = min(candidates, key=lambda r: self._score(f, r))
+        best = self._curated_alternative(f, best, candidates)
         # The same cut with another root (nang|uha: kuha or uha; man|ita: sita or nita): the more frequent root.
         # (A d -> n reading is no such alternative to a t/s one: the rarer substitution loses whatever the frequency.)
         same_cut = [

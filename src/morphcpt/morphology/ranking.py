@@ -17,6 +17,8 @@ from morphcpt.morphology.reading import D_SUBSTITUTED, E_RAISED, _Reading
 from morphcpt.morphology.syllabify import folded_first_syllable_cv
 
 # Pronouns and particles that take no affix (the lists hold them as roots): a reading with one as its root misfits
+# `_curated_alternative`: how much more often (Zipf) a curated root must be written to outweigh a longer cut
+_FAR_MORE_OFTEN = 1.5
 _PRONOUNS = frozenset({"namin", "natin", "ninyo", "niyon", "nito", "naman", "nila", "niya"})
 _N_FINAL_STEMS = tuple(stem for stem in SYNCOPE if stem.endswith("n"))  # kun (kuha), tamn, tingn, ...
 # curated roots that are prefixes too (pinaka): no root for a suffix; isa (one) is a root first (isa|hin)
@@ -83,6 +85,25 @@ class ReadingRanks:
             stacked,
             -self._zipf.get(r.root, 0.0),
         )
+
+    def _curated_alternative(self, f: str, best: _Reading, candidates: list[_Reading]) -> _Reading:
+        """`best`, or where its root is no curated one, the best reading of `candidates` on a curated root that is
+        written `_FAR_MORE_OFTEN` more (Zipf): nam|atay <- patay (data/gold), not na|matay on a dictionary's matay;
+        na|gaw|an <- gawa, not nag|awan; pag|ma|ma|laki, not pag|mam|alaki <- balaki. Not a reading the ranking
+        calls a misfit, nor one of isa- or the rare -nan/-nin (whose cuts are the likeliest to be wrong)."""
+        if best.root in self._trusted:
+            return best
+        floor = self._zipf.get(best.root, 0.0) + _FAR_MORE_OFTEN
+        better = [
+            r
+            for r in candidates
+            if r.root in self._trusted
+            and self._zipf.get(r.root, 0.0) >= floor
+            and r.suffix not in ("nan", "nin")
+            and ISA_LABELS.isdisjoint(r.prefixes)
+            and not self._misfit(r)
+        ]
+        return min(better, key=lambda r: self._score(f, r)) if better else best
 
     def _stative_naka(self, prefix: str, r: _Reading) -> bool:
         """naka-/maka- on a ka-root with no suffix, where the copy reading would win: naka|kabit (attached),
