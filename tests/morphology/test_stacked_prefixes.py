@@ -1,5 +1,6 @@
 """Stacked prefixes (issue #40, twelfth session): pang- before the causative pa- (pam|pa|lakas, the noun of a thing
-that makes something so), and maka- + pag- cut in two as data/gold cuts maka|pag-|import, with or without a hyphen.
+that makes something so), maka- + pag- cut in two as data/gold cuts maka|pag-|import, with or without a hyphen, and
+no swallowed consonant after a hyphenated nasal prefix.
 The words are chosen here; the tuning words that showed the patterns are in no gold set."""
 
 from __future__ import annotations
@@ -71,3 +72,10 @@ def test_maka_and_pag_are_two_prefixes(word, expected):
 )
 def test_a_hyphenated_loan_cuts_a_stacked_prefix_into_its_parts(word, expected):
     assert cut(FIL, word) == expected
+
+
+def test_a_hyphen_after_a_nasal_prefix_swallowed_no_consonant():
+    pack = FilipinoPack(roots={"ahit", "kahit"})
+    assert cut(pack, "pang-ahit") == ("pang-|ahit", "ahit")  # shaving's, not kahit's
+    assert cut(pack, "pangahit") == ("pang|ahit", "ahit")  # the plain root first without it too
+    assert cut(FIL, "ipang-ahit") == ("ipang-|ahit", "ahit")

@@ -24,13 +24,15 @@ class NasalReadings(RootEvidence):
     def _lemma(self, surface: str, suffixed: str, restore: tuple[str, ...] = ("",)) -> tuple[str, int] | None:
         raise NotImplementedError  # `stems.StemReadings._lemma`
 
-    def _nasal_root(self, p: str, rest: str, pos: int, suffixed: str) -> list[_Reading]:
+    def _nasal_root(
+        self, p: str, rest: str, pos: int, suffixed: str, hyphenated: bool = False
+    ) -> list[_Reading]:
         """The root after a nasal prefix, its first consonant possibly swallowed (mam|ili), possibly after a CV
-        reduplicant (nang|ya|yari)."""
+        reduplicant (nang|ya|yari); after a hyphen none is (pang-|ahit is shaving's, not kahit's)."""
         out: list[_Reading] = []
         ending = "ng" if p.endswith("ng") else p[-1]
-        restore = ("",) + (DELETED_BY_ENDING[ending] if p in DELETING else ())
-        if ending == "n" and p in DELETING and self._d_substitution_attested(rest):
+        restore = ("",) + (DELETED_BY_ENDING[ending] if p in DELETING and not hyphenated else ())
+        if ending == "n" and p in DELETING and not hyphenated and self._d_substitution_attested(rest):
             restore += ("d",)  # man|ukot <- dukot, only where the lists show the stem so twice
         # the copy keeps d where the base turned it r (man|da|ragat <- dagat)
         bases = [("", rest)] + [

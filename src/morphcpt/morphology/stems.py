@@ -218,7 +218,7 @@ class StemReadings(NasalReadings):
             head = self._prefix_spans(p, pos, n) if p in PREFIX_PARTS else ((pos, pos + n, "prefix"),)
             labels, redup = _PREFIX_LABELS[p]
             if p in NASAL_OF:
-                for r in self._nasal_root(p, rest, pos + n, suffixed):
+                for r in self._nasal_root(p, rest, pos + n, suffixed, hyphenated=n > len(p)):
                     out.append(
                         _Reading(
                             head + r.spans, r.root, labels, reduplicant=r.reduplicant, restored=r.restored
