@@ -360,8 +360,8 @@ SAMPLE_OUTPUT_SHA256 = {
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("deb523f3437cea4b94fc723937850f7030740ad5d39d49e668a09bd2f2d7caf8",
-              "5b7a631cbb237f122f8adc278775bd8128615733b861ed5b1eb308bd58b599cd"),
+    "patok": ("a57d14ccf4d11d705b5a6aad9a350ede8876703a7b252bfbcf8f829bf75ee364",
+              "f9ee960fdc2ed6f520ddc3f43b2427791c0e7792aef8935c1f817720f7f7171d"),
 }  # fmt: skip
 
 
