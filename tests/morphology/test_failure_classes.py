@@ -1,0 +1,163 @@
+"""The failure classes of issue #25, each fixed by a rule (moved from test_language_pack.py): missing roots, the
+linker, syncope and d -> r undone by rule, enclitics in running text, Taglish before a hyphen, the choice between
+roots of one cut and the roots the word lists show inflecting."""
+
+from __future__ import annotations
+
+import pytest
+
+from morphcpt.morphology import FilipinoPack
+from morphcpt.morphology.filipino import FILIPINO, load_root_tiers
+
+
+@pytest.mark.parametrize(
+    ("failure_class", "word", "cut", "root"),
+    [
+        ("missing root (dictionary headwords)", "inakusahan", "in|akusa|han", "akusa"),
+        ("missing -ng root read as root + linker", "magsumbong", "mag|sumbong", "sumbong"),
+        ("missing -ng root read as root + linker", "sulong", "sulong", "sulong"),
+        ("syncope before a suffix", "datnan", "datn|an", "dating"),
+        ("final d -> r before a suffix", "lakarin", "lakar|in", "lakad"),
+        ("final d -> r before a suffix", "bayaran", "bayar|an", "bayad"),
+        ("CV copy after an infix, d -> r", "dumarating", "d|um|a|rating", "dating"),
+        ("CV copy after an infix, d -> r", "dinaragdagan", "d|in|a|ragdag|an", "dagdag"),
+        ("nasal prefix on a vowel-initial root", "nang-aakusa", "nang-|a|akusa", "akusa"),
+        ("stacked prefixes", "nakikisama", "naki|ki|sama", "sama"),
+        ("stacked prefixes", "nakikipaglaro", "naki|ki|pag|laro", "laro"),
+        ("ni- before r", "nirenta", "ni|renta", "renta"),
+        ("over-segmentation guard", "bansa", "bansa", "bansa"),
+        ("over-segmentation guard", "bayan", "bayan", "bayan"),
+        ("over-segmentation guard", "kabayo", "kabayo", "kabayo"),
+        ("over-segmentation guard", "pansin", "pansin", "pansin"),
+        ("linker after a known word", "magandang", "ma|ganda|ng", "ganda"),
+        ("linker after a common word", "kanyang", "kanya|ng", "kanya"),
+        ("cluster CV copy", "nagpriprito", "nag|pri|prito", "prito"),
+        ("cluster CV copy", "magplaplantsa", "mag|pla|plantsa", "plantsa"),
+        ("cluster CV copy", "nagpiprito", "nag|pi|prito", "prito"),
+        ("pa-/ka-initial root after a copy-like prefix", "pinapansin", "p|in|a|pansin", "pansin"),
+        ("pa-/ka-initial root after a copy-like prefix", "ipinapalit", "i|p|in|a|palit", "palit"),
+        ("pa-/ka-initial root after a copy-like prefix", "ikinakabit", "i|k|in|a|kabit", "kabit"),
+        ("pa-/ka-initial root after a copy-like prefix", "ipaplantsa", "i|pa|plantsa", "plantsa"),
+        ("pa-/ka-initial root after a copy-like prefix", "nagkakamay", "nag|ka|kamay", "kamay"),
+        ("nasal substitution, the more frequent root", "nanguha", "nang|uha", "kuha"),
+        ("nasal substitution with a copy", "namimili", "na|mi|mili", "bili"),
+        ("nasal prefix on a vowel-initial root", "nangangaral", "na|nga|ngaral", "aral"),
+        ("nasal prefix on a vowel-initial root", "nangingisda", "na|ngi|ngisda", "isda"),
+        ("CV copy after a nasal prefix, d -> r", "mandaragat", "man|da|ragat", "dagat"),
+        ("syncope before a suffix", "kaibgan", "ka|ibg|an", "ibig"),
+        ("syncope before a suffix", "kamtan", "kamt|an", "kamit"),
+        ("syncope before a suffix", "masdan", "masd|an", "masid"),
+        ("syncope before a suffix", "saktan", "sakt|an", "sakit"),
+        ("root the word lists show inflecting", "bumubulong", "b|um|u|bulong", "bulong"),
+        ("root the word lists show inflecting", "libangan", "libang|an", "libang"),
+        ("noun: ka-...-an", "kagandahan", "ka|ganda|han", "ganda"),
+        ("noun: pa-...-an", "paaralan", "pa|aral|an", "aral"),
+        ("noun: pag-", "pagkain", "pag|kain", "kain"),
+        ("noun: -an place", "tindahan", "tinda|han", "tinda"),
+        ("adjective: pinaka-", "pinakamaganda", "pinaka|ma|ganda", "ganda"),
+        ("adjective: napaka-", "napakaganda", "napaka|ganda", "ganda"),
+        ("adjective: ma- plural copy", "magaganda", "ma|ga|ganda", "ganda"),
+        ("reduplicated noun", "bahay-bahay", "bahay-|bahay", "bahay"),
+        ("stacked prefix against a CV copy", "nagigipit", "na|gi|gipit", "gipit"),
+    ],
+)
+def test_issue_25_failure_classes(failure_class, word, cut, root):
+    analysis = FILIPINO.parse(word)
+    assert ("|".join(m.text for m in analysis.morphs), analysis.root) == (cut, root), failure_class
+
+
+def test_syncope_and_d_to_r_are_undone_by_rule_not_by_a_table():
+    pack = FilipinoPack(roots={"tikim", "lipad", "kaway"})  # none of them in affixes.SYNCOPE
+    assert [m.text for m in pack.analyze("tikman")] == ["tikm", "an"] and pack.parse("tikman").root == "tikim"
+    assert pack.parse("liparin").root == "lipad" and pack.parse("kawyan").root == "kaway"
+    assert [m.text for m in pack.analyze("tikmang")] != [
+        "tikman",
+        "g",
+    ]  # no root "tikman": no -g linker reading
+
+
+def test_a_linker_reading_needs_the_unlinked_word_to_be_known():
+    pack = FilipinoPack(roots={"sumbo", "ganda"})
+    pack._known = frozenset({"sumbo", "ganda", "maganda"})
+    assert pack.analyze("magsumbong")[-1].text != "ng"  # "magsumbo" is no word
+    assert [m.text for m in pack.analyze("magandang")] == ["ma", "ganda", "ng"]
+
+
+def test_enclitics_in_running_text_stay_whole_and_the_linker_is_cut():
+    """Patok analyses the words of `alignment.WORD_PATTERN`: an enclitic (ba, na, pa, daw, raw, din, po) is a word
+    of its own, never read as an affix, and a contraction's 'y is cut off by the pattern."""
+    from morphcpt.tokenization.alignment import WORD_PATTERN
+
+    text = (
+        "Kumain ka na ba? Aalis na raw sila, at ako'y naglinis din po. Talagang magandang bahay, hindi pa ba?"
+    )
+    cuts = ["|".join(m.text for m in FILIPINO.analyze(w.group())) for w in WORD_PATTERN.finditer(text)]
+    assert cuts == [
+        "K|um|ain", "ka", "na", "ba", "A|alis", "na", "raw", "sila", "at", "ako", "y", "nag|linis", "din", "po",
+        "Talaga|ng", "ma|ganda|ng", "bahay", "hindi", "pa", "ba",
+    ]  # fmt: skip
+    for enclitic in (
+        "ba",
+        "na",
+        "pa",
+        "daw",
+        "raw",
+        "din",
+        "rin",
+        "nga",
+        "lang",
+        "naman",
+        "pala",
+        "muna",
+        "yata",
+    ):
+        assert [m.kind for m in FILIPINO.analyze(enclitic)] == ["root"], enclitic
+    # an enclitic takes the linker too; a short one stays whole (pang, bang), a longer one is cut
+    assert [m.text for m in FILIPINO.analyze("namang")] == ["naman", "g"]
+    assert [m.text for m in FILIPINO.analyze("pang")] == ["pang"]
+
+
+@pytest.mark.parametrize(
+    ("word", "cut"),
+    [
+        ("mag-cast", "mag-|cast"),
+        ("naka-block", "naka-|block"),
+        ("mai-update", "ma|i-|update"),
+        ("madi-disable", "ma|di-|disable"),  # prefix and the copy of the borrowed root
+        ("nag-nanavigate", "nag-|na|navigate"),  # the copy after the hyphen
+        ("sine-save", "s|in|e-|save"),  # -in- inside the copy, whose vowel follows the sound
+        ("in-import", "in-|import"),
+        ("pop-up", "pop-up"),  # English compounds: no affix before the hyphen
+        ("third-party", "third-party"),
+        ("e-mail", "e-mail"),
+        ("-ako", "-ako"),  # a stray hyphen at either end: no reading, no error
+        ("mag-", "mag-"),
+    ],
+)
+def test_taglish_affixes_before_a_hyphen_on_a_borrowed_root(word, cut):
+    pack = FilipinoPack(roots={"aral"})  # none of the borrowed roots is in the lexicon
+    assert "|".join(m.text for m in pack.analyze(word)) == cut
+
+
+def test_same_cut_takes_the_more_frequent_root_and_syncope_the_likelier_vowel():
+    pack = FilipinoPack(roots={"kuha", "uha", "ibig", "ibag", "kamit", "kamot"})
+    pack._zipf = {"kuha": 4.6, "ibig": 5.8, "kamot": 3.2}
+    pack._known = frozenset({"kamutin"})  # kamot keeps its vowel before a suffix
+    assert pack.parse("nanguha").root == "kuha" and pack.parse("kaibgan").root == "ibig"
+    assert pack.parse("kamtan").root == "kamit"
+
+
+def test_roots_the_word_lists_show_inflecting_join_the_lexicon(tmp_path):
+    lexicon, cache = tmp_path / "lexicon", tmp_path / "cache"
+    lexicon.mkdir()
+    (lexicon / "tgl_words.txt").write_text("saka\nisa\n", encoding="utf-8")
+    forms = "bulong bumulong bumubulong ibinulong pagbulong bulungan isang nagisang pinakaisang ikaisang"
+    (lexicon / "fil_tesseract_words.txt").write_text("\n".join(forms.split()) + "\n", encoding="utf-8")
+    (lexicon / "fil_wordfreq.tsv").write_text("word\tzipf\nisa\t6.3\nisang\t6.5\n", encoding="utf-8")
+    roots, induced = load_root_tiers(lexicon, cache)
+    assert "bulong" in induced and "bulong" in roots
+    assert "bulungan" not in roots  # bulung|an, a form of the new root
+    assert "isang" not in roots  # isa|ng: a common word plus the linker
+    pack = FilipinoPack(roots=roots)
+    assert [m.text for m in pack.analyze("bumubulong")] == ["b", "um", "u", "bulong"]
+    assert load_root_tiers(lexicon, cache) == (roots, induced)  # read back from the cache
