@@ -196,9 +196,7 @@ def _loan_evidence(r: _Reading, english: dict[str, float], listed: bool) -> bool
         return bool(r.suffix) and n >= _LONG_ROOT
     if not first and not r.reduplicant and n < _LONG_ROOT:  # -in- alone: p|in|ost, not m|in|oan
         return z >= _SHORT_INFIXED_ZIPF
-    if (
-        r.prefixes == ("i",) and r.infix == "in"
-    ):  # i- and -in-: a verb's perfective (i|t|in|ext, i|p|in|o|post)
+    if r.prefixes == ("i",) and r.infix == "in":  # a verb's perfective: i|t|in|ext, i|p|in|o|post
         return bool(r.reduplicant) or n >= _LONG_ROOT or z >= _SHORT_INFIXED_ZIPF
     if first in _WEAK_LOAN_PREFIXES:
         if not listed:

@@ -16,9 +16,9 @@ from morphcpt.morphology.affixes import (
 from morphcpt.morphology.reading import D_SUBSTITUTED, E_RAISED, _Reading
 from morphcpt.morphology.syllabify import folded_first_syllable_cv
 
-# Pronouns and particles that take no affix (the lists hold them as roots): a reading with one as its root misfits
 # `_curated_alternative`: how much more often (Zipf) a curated root must be written to outweigh a longer cut
 _FAR_MORE_OFTEN = 1.5
+# Pronouns and particles that take no affix (the lists hold them as roots): a reading with one as its root misfits
 _PRONOUNS = frozenset({"namin", "natin", "ninyo", "niyon", "nito", "naman", "nila", "niya"})
 _N_FINAL_STEMS = tuple(stem for stem in SYNCOPE if stem.endswith("n"))  # kun (kuha), tamn, tingn, ...
 # curated roots that are prefixes too (pinaka): no root for a suffix; isa (one) is a root first (isa|hin)

@@ -72,7 +72,9 @@ def load_root_tiers(
                 "syllabify.py",
                 "lexicon.py",
                 "loans.py",
+                "loan_sounds.py",
                 "nasal.py",
+                "ranking.py",
                 "reading.py",
             )
         ),
