@@ -83,7 +83,8 @@ class BenchLexicon:
 
     def _affixed(self, word: str) -> AffixedWord | None:
         a = self.pack.parse(word)
-        if not a.is_affixed or a.linker or len(a.prefixes) > 1:
+        # a root of the lexicon only: a word read on a headword the lexicon left out (pang|kabuhayan) is no item
+        if not a.is_affixed or a.linker or len(a.prefixes) > 1 or not self.pack.is_root(a.root):
             return None
         spec = AffixSpec(a.prefixes, a.infix, CANONICAL_SUFFIX.get(a.suffix, ""), bool(a.reduplicant))
         for glottal in (False, True):
