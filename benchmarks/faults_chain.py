@@ -48,22 +48,30 @@ def register(fault, env: dict, sample_lines) -> None:
 
     chain = ["-m", "morphcpt.chain.pipeline", "--env", ".env"]
 
+    def submitter(work: Path, extra: dict, **popen) -> subprocess.Popen:
+        """`chain` up to preprocessing started in work with `extra` in its environment, output captured."""
+        cmd = [sys.executable, *chain, "--schemes", "vanilla", "--to", "preprocess"]
+        return subprocess.Popen(
+            cmd,
+            env={**env, **extra},
+            cwd=work,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            **popen,
+        )
+
     @fault(
         "C1. two submit_pipeline.py at once, slow scheduler",
         "one submits, the other refuses naming the holder; no duplicates",
     )
     def two_submitters(work: Path):
         extra = {**fake_cluster(work), "FAKE_DELAY": "1"}
-        cmd = [sys.executable, *chain, "--schemes", "vanilla", "--to", "preprocess"]
-        first = subprocess.Popen(
-            cmd, env={**env, **extra}, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        )
+        first = submitter(work, extra)
         deadline = time.time() + 120
         while not (work / "logs" / "pipeline" / "chain.lock").exists() and time.time() < deadline:
             time.sleep(0.05)
-        second = subprocess.Popen(
-            cmd, env={**env, **extra}, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        )
+        second = submitter(work, extra)
         outs = [p.communicate(timeout=300)[0] for p in (first, second)]
         names = [x.rsplit("/", 1)[-1] for x in submissions(work)]
         refused = f"pid {first.pid} on {socket.gethostname()}" in outs[1]
@@ -81,16 +89,7 @@ def register(fault, env: dict, sample_lines) -> None:
     )
     def killed_submitter(work: Path):
         extra = {**fake_cluster(work), "FAKE_DELAY": "1"}
-        cmd = [sys.executable, *chain, "--schemes", "vanilla", "--to", "preprocess"]
-        proc = subprocess.Popen(
-            cmd,
-            env={**env, **extra},
-            cwd=work,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
+        proc = submitter(work, extra, start_new_session=True)
         state = work / "logs" / "pipeline" / "jobs_pbs.json"
         deadline = time.time() + 120
         while time.time() < deadline and len(json.loads(state.read_text()) if state.exists() else {}) < 2:

@@ -15,6 +15,18 @@ def register(fault, env: dict, sample_lines) -> None:
     """Add these scenarios to `faults.py`'s list (`fault` is its decorator)."""
     cli, clean, cut = shell(env)
 
+    def train_tokenizer(work: Path, corpus: str, size: str) -> tuple[int, str]:
+        """`train_tokenizer` on work/`corpus` into work/t with `--vocab-size size`: (exit code, output)."""
+        return cli(
+            "-m",
+            "morphcpt.tokenization.train_tokenizer",
+            str(work / corpus),
+            "--out-dir",
+            str(work / "t"),
+            "--vocab-size",
+            size,
+        )
+
     @fault(
         "T1. train-tokenizer: empty corpus; one line with --vocab-size 2000",
         "exit 2, what is wrong and the size the corpus allows",
@@ -22,36 +34,12 @@ def register(fault, env: dict, sample_lines) -> None:
     def tokenizer_small(work: Path):
         (work / "empty.jsonl").write_text("")
         (work / "one.jsonl").write_bytes(sample_lines(1))
-        code, out = cli(
-            "-m",
-            "morphcpt.tokenization.train_tokenizer",
-            str(work / "empty.jsonl"),
-            "--out-dir",
-            str(work / "t"),
-            "--vocab-size",
-            "2000",
-        )
+        code, out = train_tokenizer(work, "empty.jsonl", "2000")
         empty = clean(code, out, "holds no text to train on", status=2)
-        code, out = cli(
-            "-m",
-            "morphcpt.tokenization.train_tokenizer",
-            str(work / "one.jsonl"),
-            "--out-dir",
-            str(work / "t"),
-            "--vocab-size",
-            "2000",
-        )
+        code, out = train_tokenizer(work, "one.jsonl", "2000")
         one = clean(code, out, "at most", "use --vocab-size", status=2)
         allowed = out.split("at most ")[1].split()[0] if "at most " in out else "?"
-        code, out = cli(
-            "-m",
-            "morphcpt.tokenization.train_tokenizer",
-            str(work / "one.jsonl"),
-            "--out-dir",
-            str(work / "t"),
-            "--vocab-size",
-            allowed,
-        )
+        code, out = train_tokenizer(work, "one.jsonl", allowed)
         return f"empty: {empty[0]} | one line: allows {allowed}, which trains: {code == 0}", empty[1] and one[
             1
         ] and code == 0
@@ -69,15 +57,7 @@ def register(fault, env: dict, sample_lines) -> None:
             ("one.jsonl", "50", "too small"),
             ("none.jsonl", "300", "no such file"),
         ):
-            code, out = cli(
-                "-m",
-                "morphcpt.tokenization.train_tokenizer",
-                str(work / corpus),
-                "--out-dir",
-                str(work / "t"),
-                "--vocab-size",
-                size,
-            )
+            code, out = train_tokenizer(work, corpus, size)
             results.append(clean(code, out, needle, status=2))
         return " | ".join(r[0] for r in results), all(r[1] for r in results)
 

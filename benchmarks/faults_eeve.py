@@ -51,6 +51,22 @@ def register(fault, env: dict, sample_lines) -> None:
                 raise RuntimeError(out[-400:])
         return work / "tokenizer"
 
+    def preprocess_sample(work: Path, tokenizer: Path) -> tuple[int, str]:
+        """Preprocess work/c.jsonl into work/o with `tokenizer`: (exit code, output)."""
+        return cli(
+            "-m",
+            "morphcpt.preprocess",
+            f"input={work / 'c.jsonl'}",
+            f"output_dir={work / 'o'}",
+            f"tokenizer={tokenizer}",
+        )
+
+    def sample_tokenizer(work: Path) -> Path:
+        """A copy of the shipped sample tokenizer (work/tok), for a scenario to cut or edit."""
+        tokenizer = work / "tok"
+        shutil.copytree(paths.SAMPLE_TOKENIZER_DIR, tokenizer)
+        return tokenizer
+
     def base_model(work: Path) -> Path:
         from morphcpt.modeling.models import save_tiny_gemma3
 
@@ -111,8 +127,7 @@ def register(fault, env: dict, sample_lines) -> None:
 
     @fault("E3. tokenizer edited in place under an hf run, resume", "refused on resume, naming the file")
     def hf_tokenizer_edited(work: Path):
-        tokenizer = work / "tok"
-        shutil.copytree(paths.SAMPLE_TOKENIZER_DIR, tokenizer)
+        tokenizer = sample_tokenizer(work)
         (work / "c.jsonl").write_bytes(sample_lines(160)[0:])
         lines = (work / "c.jsonl").read_bytes().splitlines(keepends=True)
         (work / "validation.jsonl").write_bytes(b"".join(lines[:40]))
@@ -190,17 +205,10 @@ def register(fault, env: dict, sample_lines) -> None:
         "one sentence naming tokenizer.json, exit 1 (2 commands)",
     )
     def cut_tokenizer(work: Path):
-        tokenizer = work / "tok"
-        shutil.copytree(paths.SAMPLE_TOKENIZER_DIR, tokenizer)
+        tokenizer = sample_tokenizer(work)
         cut(tokenizer / "tokenizer.json")
         (work / "c.jsonl").write_bytes(sample_lines(20))
-        code, out = cli(
-            "-m",
-            "morphcpt.preprocess",
-            f"input={work / 'c.jsonl'}",
-            f"output_dir={work / 'o'}",
-            f"tokenizer={tokenizer}",
-        )
+        code, out = preprocess_sample(work, tokenizer)
         first = clean(code, out, f"{tokenizer / 'tokenizer.json'}", "ends early")
         code, out = cli(
             "-m",
@@ -235,17 +243,10 @@ def register(fault, env: dict, sample_lines) -> None:
         "named and refused, or redone / read around (3 cases)",
     )
     def cut_variants(work: Path):
-        tokenizer = work / "tok"
-        shutil.copytree(paths.SAMPLE_TOKENIZER_DIR, tokenizer)
+        tokenizer = sample_tokenizer(work)
         cut(tokenizer / "tokenizer_config.json")
         (work / "c.jsonl").write_bytes(sample_lines(40))
-        code, out = cli(
-            "-m",
-            "morphcpt.preprocess",
-            f"input={work / 'c.jsonl'}",
-            f"output_dir={work / 'o'}",
-            f"tokenizer={tokenizer}",
-        )
+        code, out = preprocess_sample(work, tokenizer)
         seen = {"tokenizer_config.json": clean(code, out, "tokenizer_config.json")}
         pre = [
             "-m",
