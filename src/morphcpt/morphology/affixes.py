@@ -54,6 +54,13 @@ PREFIX_PARTS: dict[str, tuple[tuple[str, str], ...]] = {
     "magsasa": (("magsa", "prefix"), ("sa", "reduplicant")),
     "nagsasa": (("nagsa", "prefix"), ("sa", "reduplicant")),
 }
+
+
+def prefix_parts(prefix: str) -> tuple[tuple[str, str], ...]:
+    """(text, kind) of the morphs `prefix` is cut into: its `PREFIX_PARTS`, or the prefix whole."""
+    return PREFIX_PARTS.get(prefix, ((prefix, "prefix"),))
+
+
 # isa- and its forms make verbs of Tagalog nouns and roots (isa|gawa, isina|puso, pagsa|sa|buhay): no loan reading
 # takes them (`loans`), and the analyser ranks them after an i- reading of a root that starts with sa (isinauli is
 # i|s|in|auli: sauli), on roots of common frequency only (`filipino.FilipinoPack._best_reading`).
@@ -61,9 +68,7 @@ ISA_PREFIXES = frozenset(
     {"isa", "isina", "isasa", "isinasa", "pagsasa", "magsa", "nagsa", "magsasa", "nagsasa"}
 )
 # the labels a reading with one of them carries (isa, isina, pagsa, magsa, nagsa)
-ISA_LABELS = frozenset(
-    t for p in ISA_PREFIXES for t, k in PREFIX_PARTS.get(p, ((p, "prefix"),)) if k == "prefix"
-)
+ISA_LABELS = frozenset(t for p in ISA_PREFIXES for t, k in prefix_parts(p) if k == "prefix")
 INFIXES: tuple[str, ...] = ("um", "in")
 # -han/-hin after vowel-final roots, -nan/-nin in a few (tawanan), plain -an/-in elsewhere (and after a glottal stop).
 # -ado (Spanish past participle) replaces the root's final vowel: sigurado <- siguro, imbitado <- imbita.

@@ -22,7 +22,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from morphcpt.morphology.affixes import ISA_LABELS, ISA_PREFIXES, PREFIX_PARTS, PREFIXES
+from morphcpt.morphology.affixes import ISA_LABELS, ISA_PREFIXES, PREFIXES, prefix_parts
 from morphcpt.morphology.lexicon import word_frequencies
 from morphcpt.morphology.loan_sounds import leading_consonants, sound_copy
 from morphcpt.morphology.reading import _Reading
@@ -98,7 +98,7 @@ def unhyphenated_reading(f: str, english: dict[str, float], zipf: dict[str, floa
                 sound_copy(copy, root) or (copy == p[-2:] and copy in _PREFIX_COPIES and len(p) > 2)
             ):
                 continue
-            parts = list(PREFIX_PARTS.get(p, ((p, "prefix"),)))
+            parts = list(prefix_parts(p))
             if copy:
                 parts.append((copy, "reduplicant"))
             return _spelled(
@@ -249,7 +249,7 @@ def hyphenated_reading(f: str) -> _Reading | None:
         prefixes = prefix_split(h[: len(h) - n_tail])
         if prefixes is None or (not prefixes and not tail):
             continue
-        parts = [part for p in prefixes for part in PREFIX_PARTS.get(p, ((p, "prefix"),))]  # maki|pag-|chat
+        parts = [part for p in prefixes for part in prefix_parts(p)]  # maki|pag-|chat
         parts += [(copy[a:b], k) for a, b, k in _cumulative(tail)]
         body = [(root, "root")]
         rest = root[onset + 1 :]

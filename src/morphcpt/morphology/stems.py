@@ -23,6 +23,7 @@ from morphcpt.morphology.affixes import (
     SYNCOPE,
     is_vowel,
     onset_len,
+    prefix_parts,
 )
 from morphcpt.morphology.loan_sounds import sound_copy
 from morphcpt.morphology.nasal import NasalReadings
@@ -50,8 +51,8 @@ _PREFIX_LENGTHS = sorted({len(p) for p in PREFIXES}, reverse=True)
 # prefix -> (its prefix labels, the reduplicant it contains): nakaka- is the prefix naka- plus ka
 _PREFIX_LABELS = {
     p: (
-        tuple(t for t, k in PREFIX_PARTS.get(p, ((p, "prefix"),)) if k == "prefix"),
-        "".join(t for t, k in PREFIX_PARTS.get(p, ()) if k == "reduplicant"),
+        tuple(t for t, k in prefix_parts(p) if k == "prefix"),
+        "".join(t for t, k in prefix_parts(p) if k == "reduplicant"),
     )
     for p in PREFIXES
 }
@@ -95,8 +96,13 @@ class StemReadings(NasalReadings):
 
     def _heard(self, red: str, root: str) -> bool:
         """Whether `red`, which is no copy of `root`'s spelling, is the copy of its sound (`loan_sounds`): asked
-        only in the English-root pack or of a pack with English roots in its lexicon (the caller checks the root)."""
+        only in the English-root pack or of a pack with English roots in its lexicon (the caller then checks the
+        lemma it finds with `_sounded_root`)."""
         return (self._one_syllable or bool(self._sounded)) and sound_copy(red, root)
+
+    def _sounded_root(self, lemma: str) -> bool:
+        """Whether a copy of `lemma`'s sound (`_heard`) may stand before it: an English root."""
+        return self._one_syllable or lemma in self._sounded
 
     def _unshortened(self, root: str) -> tuple[bool, float]:
         """A sort key for the roots a syncope may have shortened: the more frequent first (ka|ibg|an <- ibig), but
@@ -331,7 +337,7 @@ class StemReadings(NasalReadings):
                     or self._lemma(root, suffixed)
                     or (k > 1 and self._copied_loan(root))
                 )
-                if found and not spelled and not self._one_syllable and found[0] not in self._sounded:
+                if found and not spelled and not self._sounded_root(found[0]):
                     found = None
                 if found:
                     out.append(
@@ -406,7 +412,7 @@ class StemReadings(NasalReadings):
                             found := (onset == "d" and self._lemma("d" + root[1:], suffixed))
                             or self._lemma(root, suffixed)
                         )
-                        and (spelled or self._one_syllable or found[0] in self._sounded)
+                        and (spelled or self._sounded_root(found[0]))
                     ):
                         spans = (
                             (pos, pos + c, "reduplicant"),
