@@ -61,6 +61,22 @@ def prefix_parts(prefix: str) -> tuple[tuple[str, str], ...]:
     return PREFIX_PARTS.get(prefix, ((prefix, "prefix"),))
 
 
+# The perfective n- prefixes (na-, nag-, nang-, naka-, naki-, napa-, ...) come first in a word: after another prefix
+# only after di- (not), pinaka- (the most) and pag-/pagka- (when, the state of), which stand before a whole verb form
+# (di-|na|kita, pinaka|na|apektu|han, pag|na|tapos, pagka|na|ri|rito). pa|na|tili, ka|na|gawa, i|na|probahan and
+# i|na-|update are no such stacks (`realis_stacked`).
+REALIS_PREFIXES = frozenset(p for p in PREFIXES if p.startswith("n"))
+BEFORE_REALIS = frozenset({"di", "pinaka", "pag", "pagka"})
+
+
+def realis_stacked(prefixes: tuple[str, ...] | list[str]) -> bool:
+    """Whether `prefixes` (labels, outermost first) put a perfective n- prefix after one that never comes before
+    one (`REALIS_PREFIXES`, `BEFORE_REALIS`): no Tagalog word has such a stack."""
+    return any(
+        p in REALIS_PREFIXES and q not in BEFORE_REALIS for q, p in zip(prefixes, prefixes[1:], strict=False)
+    )
+
+
 # isa- and its forms make verbs of Tagalog nouns and roots (isa|gawa, isina|puso, pagsa|sa|buhay): no loan reading
 # takes them (`loans`), and the analyser ranks them after an i- reading of a root that starts with sa (isinauli is
 # i|s|in|auli: sauli), on roots of common frequency only (`filipino.FilipinoPack._best_reading`).

@@ -34,6 +34,7 @@ from morphcpt.morphology.affixes import (
     SUFFIXES,
     fold,
     is_vowel,
+    realis_stacked,
 )
 from morphcpt.morphology.base import Analysis, LanguagePack, Morph
 from morphcpt.morphology.fallback import (
@@ -383,6 +384,8 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
             for stem_end, suffix in self._suffix_splits(g):
                 stail = (((stem_end, end, "suffix"),) if suffix else ()) + tail
                 for r in self._prefixed(g[:stem_end], 0, _MAX_PREFIXES, suffix):
+                    if realis_stacked(r.prefixes):  # pa|na|tili, ka|na|gawa, i|na|probahan: no Tagalog stack
+                        continue
                     reading = _Reading(
                         r.spans + stail,
                         r.root,

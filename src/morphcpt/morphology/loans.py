@@ -22,7 +22,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from morphcpt.morphology.affixes import ISA_LABELS, ISA_PREFIXES, PREFIXES, prefix_parts
+from morphcpt.morphology.affixes import ISA_LABELS, ISA_PREFIXES, PREFIXES, prefix_parts, realis_stacked
 from morphcpt.morphology.lexicon import word_frequencies
 from morphcpt.morphology.loan_sounds import leading_consonants, sound_copy
 from morphcpt.morphology.reading import _Reading
@@ -298,13 +298,18 @@ _HYPHENATED_PREFIXES = frozenset(PREFIXES) - ISA_PREFIXES
 
 
 def prefix_split(h: str) -> list[str] | None:
-    """`h` as at most two prefixes of the inventory but isa- (longest first), [] for "", None when it is not."""
+    """`h` as at most two prefixes of the inventory but isa- (longest first) that stack (`affixes.realis_stacked`:
+    ina-|update is in|a-|update, not i|na-|update), [] for "", None when it is not."""
     if not h:
         return []
     if h in _HYPHENATED_PREFIXES:
         return [h]
     for k in range(len(h) - 1, 0, -1):
-        if h[:k] in _HYPHENATED_PREFIXES and h[k:] in _HYPHENATED_PREFIXES:
+        if (
+            h[:k] in _HYPHENATED_PREFIXES
+            and h[k:] in _HYPHENATED_PREFIXES
+            and not realis_stacked((h[:k], h[k:]))
+        ):
             return [h[:k], h[k:]]
     return None
 
