@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from morphcpt.morphology.loan_sounds import heard_vowels, sound_copy
-from morphcpt.morphology.loans import sounded_roots
+from morphcpt.morphology.loans import sounded_roots, unhyphenated_reading
 from morphology_helpers import FIL, cut
 
 
@@ -32,6 +32,9 @@ from morphology_helpers import FIL, cut
         ("ki", "click"),  # c before l sounds k
         ("se", "save"),  # the silent e's rule, as before
         ("ta", "type"),  # y after a consonant is the vowel, as before
+        ("ba", "biking"),  # -ing took the silent e's place: the i sounds as in bike
+        ("ra", "riding"),
+        ("bi", "biking"),  # ... and the written vowel stays a copy
     ],
 )
 def test_a_copy_of_the_sound(copy, root):
@@ -46,6 +49,7 @@ def test_a_copy_of_the_sound(copy, root):
         ("ki", "cinema"),  # c before i sounds s
         ("ba", "music"),  # u before one consonant and a vowel is said u
         ("bo", "bike"),
+        ("ba", "bring"),  # ing after a cluster is no silent e's place
         ("sto", "strong"),  # part of a cluster is no copy: its first consonant or all of it
     ],
 )
@@ -94,3 +98,13 @@ def test_sounded_roots_are_the_lexicon_s_english_roots():
     lexicon = frozenset({"like", "share", "bahay", "sana", "kain"})
     # bahay, sana: Filipino's own (far more frequent there); tweet: not in the lexicon
     assert sounded_roots(english, zipf, lexicon) == {"like", "share"}
+
+
+def test_a_copy_of_the_sound_lets_filipino_use_the_root_more():
+    # rowing as a Taglish sport: 0.6 more often in Filipino than in English here, past the bare prefix's margin (0.5)
+    english, zipf = {"rowing": 3.4}, {"rowing": 4.0}
+    copied = unhyphenated_reading("nagrorowing", english, zipf)
+    assert copied is not None and copied.root == "rowing" and copied.reduplicant == "ro"
+    assert unhyphenated_reading("nagrowing", english, zipf) is None  # no copy: the bare prefix's margin
+    # past the copy's margin (1.0)
+    assert unhyphenated_reading("nagrorowing", english, {"rowing": 4.5}) is None

@@ -10,7 +10,7 @@ roots are read this way: a Tagalog root's copy is its spelling's (`stems`).
 from __future__ import annotations
 
 CONSONANTS = "bcdfghjklmnpqrstvwxyz"
-# the vowel a and i sound before a consonant and a silent e: save, bike
+# the vowel a and i sound before a consonant and a silent e, or the -ing that took its place: save, bike, hiking
 _SOUNDED = {"a": "e", "i": "a"}
 _SILENT_E_CONSONANTS = frozenset("bcdfgklmnprstvz")
 # the vowel a pair of letters sounds, as a copy writes it: meeting, reach, book, train, play, launch, draw, build
@@ -41,8 +41,9 @@ def sound_copy(copy: str, root: str) -> bool:
 
 def heard_vowels(root: str, at: int) -> set[str]:
     """The vowels a copy may write for the vowel letter at `root[at]`: the letter itself; e or a for a or i before
-    one consonant and a silent e (save, bike); the sound of a pair of letters (`_PAIR_SOUNDS`: meeting's i); o for a
-    before ll or lk (call, talk); a for u in a closed syllable (budget, lunch, update)."""
+    one consonant and a silent e or the -ing that replaced it (save, bike, hiking); the sound of a pair of letters
+    (`_PAIR_SOUNDS`: meeting's i); o for a before ll or lk (call, talk); a for u in a closed syllable (budget,
+    lunch, update)."""
     v, after = root[at], root[at + 1 : at + 3]
     vowels = {v}
     if v in _SOUNDED and after[:1] in _SILENT_E_CONSONANTS and _silent_e(root, at + 2):
@@ -57,5 +58,8 @@ def heard_vowels(root: str, at: int) -> set[str]:
 
 
 def _silent_e(root: str, at: int) -> bool:
-    """Whether `root` has a silent e at `at`: the last letter, or before a final r, s or d (gamer, saves, saved)."""
+    """Whether `root` has a silent e at `at`: the last letter, or before a final r, s or d (gamer, saves, saved), or
+    the e that -ing took away (hiking, saving: the vowel before it sounds as in hike, save)."""
+    if root[at:] == "ing":
+        return True
     return root[at : at + 1] == "e" and (at == len(root) - 1 or (at == len(root) - 2 and root[-1] in "rsd"))
