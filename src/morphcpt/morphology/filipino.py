@@ -152,6 +152,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
         self._shipped = roots is None  # the lexicon comes from the shipped word lists
         self._secondary: frozenset[str] = frozenset()  # headwords outside the lexicon (`_wider`)
         self._wider_pack: FilipinoPack | None = None
+        self._derived_roots: dict[str, bool] = {}  # `ranking.ReadingRanks._derived`
         self._english_pack: FilipinoPack | None = None  # English roots only (`fallback.english_root_reading`)
         self._best = lru_cache(maxsize=cache_size)(self._best_reading)
         self._parse = lru_cache(maxsize=cache_size)(self._analysis)
@@ -296,6 +297,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
             )
         best = min(candidates, key=lambda r: self._score(f, r))
         best = self._curated_alternative(f, best, candidates)
+        best = self._read_through(f, best, candidates)
         # The same cut with another root (nang|uha: kuha or uha; man|ita: sita or nita): the more frequent root.
         # (A d -> n reading is no such alternative to a t/s one: the rarer substitution loses whatever the frequency.)
         same_cut = [

@@ -1,7 +1,9 @@
 """How the Filipino analyser ranks the readings of one word (`filipino.FilipinoPack._best_reading` sorts by
 `ReadingRanks._score`): a root some frequency or curated list knows before one only a dictionary lists, then the
 longest root, then the least marked reading, then the fewest morphs; and the readings whose affixes do not fit their
-root (`ReadingRanks._misfit`) last. A mixin: the pack it is mixed into holds the root tiers and the frequencies."""
+root (`ReadingRanks._misfit`) last. Two second looks follow: a curated root written far more often
+(`_curated_alternative`), and the root inside a curated derived one (`_read_through`: nagpa|dala, not nag|padala).
+A mixin: the pack it is mixed into holds the root tiers and the frequencies."""
 
 from __future__ import annotations
 
@@ -43,6 +45,7 @@ class ReadingRanks:
     _trusted: frozenset[str] | None
     _rare: frozenset[str]
     _zipf: dict[str, float]
+    _derived_roots: dict[str, bool]  # `_derived`'s answers
 
     def _score(self, f: str, r: _Reading) -> tuple[int, int, int, int, int, float]:
         """A root that some frequency or curated list knows before one only a dictionary lists (in|alis, not
@@ -104,6 +107,46 @@ class ReadingRanks:
             and not self._misfit(r)
         ]
         return min(better, key=lambda r: self._score(f, r)) if better else best
+
+    def _read_through(self, f: str, best: _Reading, candidates: list[_Reading]) -> _Reading:
+        """`best`, or where it adds affixes to a curated root derived from another curated root (`_derived`: padala
+        <- dala, paalam <- alam, laruan <- laro, listed so the noun stays whole), the best reading of `candidates`
+        on no such root, if the ranking finds no fault in it: nagpa|dala, ipina|alam, pa|laru|an, data/gold's
+        ipina|dala and pang|ulo. Not a reading the ranking calls a misfit or puts on a rare root."""
+        if (
+            best.restored  # a nasal took the derived root's first sound (mam|aalam <- paalam): nothing to read through
+            or not (best.prefixes or best.infix or best.suffix or best.reduplicant)
+            or not self._derived(best.root)
+        ):
+            return best
+        others = [
+            r
+            for r in candidates
+            if not (self._derived(r.root) and (r.prefixes or r.infix or r.suffix or r.reduplicant))
+        ]
+        if not others:
+            return best
+        other = min(others, key=lambda r: self._score(f, r))
+        return other if self._score(f, other)[0] == 0 else best
+
+    def _derived(self, root: str) -> bool:
+        """Whether the curated `root` reads itself as affixes on another curated root that is no pronoun (padala is
+        pa|dala, laruan laru|an; kaniya, with niya, is none), with no sound put back, no linker and nothing the
+        ranking calls a misfit. Cached per root."""
+        known = self._derived_roots.get(root)
+        if known is None:
+            known = root in self._trusted and any(
+                r.root != root
+                and r.root in self._trusted
+                and r.root not in _PRONOUNS
+                and (r.prefixes or r.infix or r.suffix)
+                and not r.restored
+                and not r.linker  # bilang is no bil|an|g <- bili
+                and not self._misfit(r)
+                for r in self._readings(root)
+            )
+            self._derived_roots[root] = known
+        return known
 
     def _stative_naka(self, prefix: str, r: _Reading) -> bool:
         """naka-/maka- on a ka-root with no suffix, where the copy reading would win: naka|kabit (attached),
