@@ -288,7 +288,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
                     "-" in f
                     and (negated_reading(self, f) or hyphenated_reading(f) or full_copy_reading(self, f))
                 )
-                or self._headword_reading(f)
+                or self._through_headword(f, self._headword_reading(f))
                 or unhyphenated_reading(f, english_frequencies(), self._zipf)
                 or english_root_reading(self, f)
                 or linked_unlisted_stem(self, f)
@@ -334,6 +334,49 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
             and (r.infix or r.reduplicant or (r.prefixes and r.prefixes[0] not in _WEAK_PREFIXES))
         ]
         return min(found, key=lambda r: wider._score(f, r)) if found else None
+
+    def _through_headword(self, f: str, r: _Reading | None) -> _Reading | None:
+        """`r` (a reading of `f` on a headword the lexicon left out as derived), or, where that headword reads as
+        affixes on a curated root, the two readings made one: k|in|a|usap (kausap is ka|usap), pang|ka|isip|an
+        (kaisipan), p|in|a|ni|niwala|an (paniniwala <- tiwala). Not through a linker, -in- or i- alone (binata,
+        ibabaw: nouns of their own) or a misfit."""
+        if r is None:
+            return None
+        positions = [i for s, e, kind in r.spans if kind == "root" for i in range(s, e)]
+        if "".join(f[i] for i in positions) != r.root:
+            return r  # the headword does not stand in the word as spelled
+        inner = self._best(r.root)
+        if (
+            inner.root not in self._trusted
+            or inner.linker
+            or inner.infix  # pasinaya is no pa|s|in|aya on saya
+            or not (inner.suffix or inner.prefixes not in ((), ("i",)))  # i- alone: ibabaw, ilalim
+            or self._misfit(inner)
+        ):
+            return r
+        spans = [span for span in r.spans if span[2] != "root"]
+        for (
+            a,
+            b,
+            kind,
+        ) in inner.spans:  # each of the headword's morphs, onto the word's letters (split by an infix)
+            run = positions[a:b]
+            start = run[0]
+            for prev, here in zip(run, run[1:], strict=False):
+                if here != prev + 1:
+                    spans.append((start, prev + 1, kind))
+                    start = here
+            spans.append((start, run[-1] + 1, kind))
+        return _Reading(
+            tuple(sorted(spans)),
+            inner.root,
+            r.prefixes + inner.prefixes,
+            r.infix or inner.infix,
+            r.suffix or inner.suffix,
+            r.reduplicant or inner.reduplicant,
+            r.linker,
+            inner.restored or r.restored,
+        )
 
     def _wider(self) -> FilipinoPack | None:
         """This pack with the dictionary headwords of four letters or more that its lexicon does not hold added as
