@@ -86,6 +86,7 @@ def english_root_reading(pack: Pack, f: str) -> _Reading | None:
         search = copying.copy(pack)
         search._roots = search._trusted = english_roots(english, pack._zipf, pack._roots)
         search._rare = search._secondary = frozenset()
+        search._derived_roots = {}  # answers over other roots
         search._one_syllable = True  # p|in|ost, t|in|ext
         pack._english_pack = search
     search = pack._english_pack

@@ -355,11 +355,8 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
         ):
             return r
         spans = [span for span in r.spans if span[2] != "root"]
-        for (
-            a,
-            b,
-            kind,
-        ) in inner.spans:  # each of the headword's morphs, onto the word's letters (split by an infix)
+        # each of the headword's morphs onto the word's letters, in two pieces where an infix splits it (k|in|a)
+        for a, b, kind in inner.spans:
             run = positions[a:b]
             start = run[0]
             for prev, here in zip(run, run[1:], strict=False):
@@ -392,6 +389,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
             wider._roots = self._roots | secondary
             wider._rare = self._rare | secondary
             wider._secondary = secondary
+            wider._derived_roots = {}  # answers over other roots
             self._wider_pack = wider
         return self._wider_pack
 
