@@ -360,8 +360,8 @@ SAMPLE_OUTPUT_SHA256 = {
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("f31c0f7b9068d6c818f7cde80a9a6bdedd59c74adc93a97a1edcf5184e4cb1a9",
-              "81b729f033a27dc2556ba92e09b781c55fcfe4ee627437aa31e5271ad832491f"),
+    "patok": ("a6f476e30e353178452fcebd45b63e2626d34ba5190229d820cff51dd7b21ecf",
+              "3aec088c945777b13af1d002c465f03ae2530f5a013fa23afbff7b99615a6c8c"),
 }  # fmt: skip
 
 
