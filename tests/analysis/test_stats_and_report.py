@@ -282,6 +282,23 @@ def test_every_interval_in_the_report_agrees_with_its_adjusted_p(analysed):
             assert (low > 0 or high < 0) == (cells[10] == "yes"), line
 
 
+def test_a_significant_verdict_between_arms_at_chance_says_so(tmp_path):
+    """Upstream's results sat at chance and no report said so: a verdict that is significant must say it too."""
+    write_benchmarks(tmp_path / "benchmarks", scale=0.25)
+    items = all_items(tmp_path / "benchmarks")
+    # the same draws decide every arm (seed 1): patok is right on a subset of vanilla's items, 10 % fewer
+    skills = {"vanilla": 0.30, "stochastok": 0.25, "patok": 0.20}
+    models = {
+        scheme: ({"scheme": scheme, "step": 1}, SkilledModel(items, {"hierarchical-level2": skill}, seed=1))
+        for scheme, skill in skills.items()
+    }
+    evaluate(tmp_path, tmp_path / "results", models)
+    report = build_report(tmp_path / "results", plots=False).read_text()
+    answer = report.split("**Answer", 1)[1].split("\n", 1)[0]
+    assert answer.startswith(": no**")
+    assert "includes guessing" in answer
+
+
 def test_results_of_indifferent_models_are_reported_as_chance(tmp_path):
     write_benchmarks(tmp_path / "benchmarks", scale=0.25)
     evaluate(

@@ -146,7 +146,7 @@ def answer_sentences(evidence, fam: Families, plan, detect: Detectable | None) -
             f"{verdict} on {group_title(fam.group)}, {label}: Patok − vanilla CPT {main.interval()}, "
             f"{p_phrase(main.difference.p_value)}, tested alone at {ALPHA}"
         )
-        if not main.significant and levels and len(at_chance(levels)) == len(levels):
+        if levels and len(at_chance(levels)) == len(levels):  # significant or not: read it against guessing
             first += f"; every arm's accuracy interval includes guessing ({percent(levels[0][1].chance)}%)"
         if not main.significant and detect is not None:
             first += (
