@@ -247,7 +247,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
                 self._inflects(r.root)
                 if r.restored == SYNCOPATED and r.suffix in ("han", "hin")
                 else (
-                    (r.restored != SYNCOPATED and (r.prefixes or r.infix or r.suffix or r.reduplicant))
+                    (r.restored != SYNCOPATED and r.affixed)
                     or r.linker == LINKER_AFTER_N  # atin|g: -g never ends a root
                     or self._zipf.get(r.root, 0.0) >= min(zipf, COMMON_ZIPF)
                     or (r.restored == SYNCOPATED and self._inflects(r.root))

@@ -115,15 +115,11 @@ class ReadingRanks:
         ipina|dala and pang|ulo. Not a reading the ranking calls a misfit or puts on a rare root."""
         if (
             best.restored  # a nasal took the derived root's first sound (mam|aalam <- paalam): nothing to read through
-            or not (best.prefixes or best.infix or best.suffix or best.reduplicant)
+            or not best.affixed
             or not self._derived(best.root)
         ):
             return best
-        others = [
-            r
-            for r in candidates
-            if not (self._derived(r.root) and (r.prefixes or r.infix or r.suffix or r.reduplicant))
-        ]
+        others = [r for r in candidates if not (self._derived(r.root) and r.affixed)]
         if not others:
             return best
         other = min(others, key=lambda r: self._score(f, r))
@@ -176,7 +172,7 @@ class ReadingRanks:
         if r.prefixes[:1] == ("i",) and r.prefixes[1:2] and r.prefixes[1][0] in "mn":
             return 1
         # inamin is in|amin (admitted), not i|namin (our); the linker alone still follows a pronoun (naming)
-        if r.root in _PRONOUNS and (r.prefixes or r.infix or r.suffix or r.reduplicant):
+        if r.root in _PRONOUNS and r.affixed:
             return 1
         # the conveyance i- takes no -an: inasahan is in|asa|han, not i|nasa|han (nasa, desire)
         if r.prefixes == ("i",) and r.suffix in ("an", "han", "nan") and r.spans[0][2] == "prefix":

@@ -29,3 +29,8 @@ class _Reading(NamedTuple):
     linker: str = ""
     # 0, 1 (a swallowed consonant or d <- r put back), SYNCOPATED, D_SUBSTITUTED or E_RAISED
     restored: int = 0
+
+    @property
+    def affixed(self) -> bool:
+        """Whether the reading has an affix besides the linker: a prefix, an infix, a suffix or a CV copy."""
+        return bool(self.prefixes or self.infix or self.suffix or self.reduplicant)
