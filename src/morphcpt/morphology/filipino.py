@@ -298,7 +298,8 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
         best = min(candidates, key=lambda r: self._score(f, r))
         best = self._curated_alternative(f, best, candidates)
         best = self._read_through(f, best, candidates)
-        # The same cut with another root (nang|uha: kuha or uha; man|ita: sita or nita): the more frequent root.
+        # The same cut with another root (nang|uha: kuha or uha; man|ita: sita or tita): the root the lists show as a
+        # verb (`_shown_as_verb`: nam|atay <- patay, which pinatay shows, not batay, based on), then the more frequent.
         # (A d -> n reading is no such alternative to a t/s one: the rarer substitution loses whatever the frequency.)
         same_cut = [
             best,
@@ -393,8 +394,8 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
             self._wider_pack = wider
         return self._wider_pack
 
-    def _root_frequency(self, r: _Reading) -> float:
-        return self._frequency(r.root)
+    def _root_frequency(self, r: _Reading) -> tuple[bool, float]:
+        return (not self._shown_as_verb(r.root), self._frequency(r.root))
 
     def _readings(self, f: str) -> list[_Reading]:
         """Every candidate reading of the folded word `f`, in a fixed order (`min` keeps the first of equal

@@ -58,6 +58,16 @@ class RootEvidence:
             forms |= {root[0] + infix + root[1:] for infix in INFIXES}
         return len(forms & self._known)
 
+    def _shown_as_verb(self, root: str) -> bool:
+        """Whether the frequency list holds a -um- or -in- form of `root` (pumatay, pinatay; umalis): the lists use it
+        as a verb. Of two roots a nasal may have swallowed at one cut, the verb's is the likelier (mam|atay <- patay,
+        not batay, a word of "based on"; man|ita <- sita, not tita)."""
+        if is_vowel(root[:1]):
+            forms = [infix + root for infix in INFIXES]
+        else:
+            forms = [root[:1] + infix + root[1:] for infix in INFIXES]
+        return any(self._zipf.get(form, 0.0) > 0 for form in forms)
+
     def _d_substitution_attested(self, rest: str) -> bool:
         """Whether the word lists show the stem `rest` (what follows an n-final nasal prefix that swallowed a d:
         ukot <- dukot) in two nasal forms at least (manukot, nanunukot: man-, nan-, pan-, and ma-/na-/pa- with a
