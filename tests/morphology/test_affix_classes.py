@@ -262,6 +262,11 @@ def test_taga_is_a_root_as_well_as_a_prefix(word, expected):
         ("naghihinala", ("nag|hi|hinala", "hinala")),
         ("patibong", ("patibong", "patibong")),  # a weak prefix alone marks nothing: no pa|tibong
         ("pindang", ("pindang", "pindang")),  # nor a linker alone: no pindan|g
+        ("sayangin", ("sayang|in", "sayang")),  # a suffix alone does (sayang left as saya|ng)
+        ("pakinangin", ("pa|kinang|in", "kinang")),
+        ("tabangan", ("tabang|an", "tabang")),
+        ("suliranin", ("suliranin", "suliranin")),  # ... not after a headword's own -an (no suliran|in)
+        ("silanganan", ("silanganan", "silanganan")),  # nor as a second suffix (no silang|an|an)
     ],
 )
 def test_a_word_with_no_reading_reads_with_a_dictionary_headword_the_lexicon_left_out(word, expected):

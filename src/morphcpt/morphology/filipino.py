@@ -322,8 +322,10 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
     def _headword_reading(self, f: str) -> _Reading | None:
         """For a word with no reading at all, the best one whose root is a headword the lexicon left out as derived
         (ibabaw as i|babaw): its forms read (um|ibabaw, k|in|alikot) rather than stay whole. Such roots rank rarest;
-        only -um-/-in-, a CV copy or a prefix not in `_WEAK_PREFIXES` counts (no suffix or linker alone: pindang is
-        no pindan|g). Needs the shipped lists; a word with a reading keeps it."""
+        only -um-/-in-, a CV copy, a prefix not in `_WEAK_PREFIXES` or one suffix -an/-in (-han/-hin) counts (no
+        linker alone: pindang is no pindan|g; sayang|in, pa|kinang|in), the suffix with no sound put back and not
+        after a headword's own -an (suliranin is no suliran|in). Needs the shipped lists; a word with a reading keeps
+        it."""
         if len(f) < 6 or (wider := self._wider()) is None:
             return None
         secondary = wider._secondary
@@ -332,7 +334,18 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
             for r in wider._readings(f)
             if r.root in secondary
             and r.root != f
-            and (r.infix or r.reduplicant or (r.prefixes and r.prefixes[0] not in _WEAK_PREFIXES))
+            and (
+                r.infix
+                or r.reduplicant
+                or (r.prefixes and r.prefixes[0] not in _WEAK_PREFIXES)
+                or (
+                    r.suffix in ("an", "in", "han", "hin")
+                    and not r.linker
+                    and not r.restored
+                    and not r.root.endswith("an")
+                    and sum(kind == "suffix" for _, _, kind in r.spans) == 1
+                )
+            )
         ]
         return min(found, key=lambda r: wider._score(f, r)) if found else None
 
