@@ -360,8 +360,8 @@ SAMPLE_OUTPUT_SHA256 = {
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("fc92077f17d016497816f5545a24ea5abff47d7e3d6ac970729abbb788b4c5eb",
-              "3aec088c945777b13af1d002c465f03ae2530f5a013fa23afbff7b99615a6c8c"),
+    "patok": ("2e996bfbb479eba0a9ce7e12860ec01db7df0a8ddb5ec14f33ff34c31c373de4",
+              "a83b4acb0534a5487498b6bd2d6f2dde48fc3aa3512e81c725aa5dbde9c48885"),
 }  # fmt: skip
 
 

@@ -150,7 +150,8 @@ def test_same_cut_takes_the_more_frequent_root_and_syncope_the_likelier_vowel():
 def test_same_cut_takes_the_root_the_lists_show_as_a_verb_before_the_more_frequent():
     pack = FilipinoPack(roots={"patay", "batay", "tita", "sita"})
     pack._zipf = {"batay": 5.2, "patay": 5.1, "pinatay": 4.8, "tita": 4.0, "sita": 3.0}
-    assert pack.parse("namatay").root == "patay"  # pinatay shows patay as a verb; batay (based on) has no such form
+    # pinatay shows patay as a verb; batay (based on) has no such form
+    assert pack.parse("namatay").root == "patay"
     assert pack.parse("manita").root == "tita"  # neither shows a verb: the more frequent
     pack = FilipinoPack(roots={"tita", "sita"})
     pack._zipf = {"tita": 4.0, "sita": 3.0, "sinita": 2.5}

@@ -76,3 +76,15 @@ def test_curated_alternatives_on_the_shipped_lists():
     assert cut(FIL, "ginawan") == ("g|in|aw|an", "gawa")  # not ginaw|an
     assert cut(FIL, "pagmamalaki") == ("pag|ma|ma|laki", "laki")  # not pag|mam|alaki <- balaki
     assert cut(FIL, "nakitaan") == ("na|kita|an", "kita")
+
+
+def test_i_alone_on_a_root_no_frequency_list_knows_gives_way_to_a_common_root():
+    roots = {"punin", "ipon", "bahin", "iba", "sulat", "ulat"}
+    pack = _pack(set(), {"ipon": 4.4, "iba": 5.0, "ulat": 4.5}, roots)
+    assert cut(pack, "ipunin") == ("ipun|in", "ipon")  # not i|punin, a dictionary's listed form of puno
+    assert cut(pack, "ibahin") == ("iba|hin", "iba")
+    written = _pack(set(), {"ipon": 4.4, "punin": 1.0}, roots)
+    assert cut(written, "ipunin") == ("i|punin", "punin")  # a written root keeps the longer cut
+    rare = _pack(set(), {"ipon": 2.0}, roots)
+    assert cut(rare, "ipunin") == ("i|punin", "punin")  # ... and a rare one does not outweigh it
+    assert cut(FIL, "ipunin") == ("ipun|in", "ipon") and cut(FIL, "ibahin") == ("iba|hin", "iba")

@@ -2,8 +2,8 @@
 `ReadingRanks._score`): a root some frequency or curated list knows before one only a dictionary lists, then the
 longest root, then the least marked reading, then the fewest morphs; and the readings whose affixes do not fit their
 root (`ReadingRanks._misfit`) last. Two second looks follow: a curated root written far more often
-(`_curated_alternative`), and the root inside a curated derived one (`_read_through`: nagpa|dala, not nag|padala).
-A mixin: the pack it is mixed into holds the root tiers and the frequencies."""
+(`_curated_alternative`; for i- alone on an unwritten root, a common one), and the root inside a curated derived
+one (`_read_through`: nagpa|dala, not nag|padala). A mixin: the pack it is mixed into holds the root tiers and the frequencies."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ from morphcpt.morphology.syllabify import folded_first_syllable_cv
 
 # `_curated_alternative`: how much more often (Zipf) a curated root must be written to outweigh a longer cut
 _FAR_MORE_OFTEN = 1.5
+# ... and the frequency that lets a root no curated list holds stand in for i- alone on an unwritten one
+COMMON_ROOT_ZIPF = 3.0
 # Pronouns and particles that take no affix (the lists hold them as roots): a reading with one as its root misfits
 _PRONOUNS = frozenset({"namin", "natin", "ninyo", "niyon", "nito", "naman", "nila", "niya"})
 _N_FINAL_STEMS = tuple(stem for stem in SYNCOPE if stem.endswith("n"))  # kun (kuha), tamn, tingn, ...
@@ -93,14 +95,19 @@ class ReadingRanks:
         """`best`, or where its root is no curated one, the best reading of `candidates` on a curated root that is
         written `_FAR_MORE_OFTEN` more (Zipf): nam|atay <- patay (data/gold), not na|matay on a dictionary's matay;
         na|gaw|an <- gawa, not nag|awan; pag|ma|ma|laki, not pag|mam|alaki <- balaki. Not a reading the ranking
-        calls a misfit, nor one of isa- or the rare -nan/-nin (whose cuts are the likeliest to be wrong)."""
+        calls a misfit, nor one of isa- or the rare -nan/-nin (whose cuts are the likeliest to be wrong). Where `best`
+        is i- alone on a root no frequency list knows (i|punin, i|bahin: a dictionary's listed forms of puno and baha),
+        a common root (Zipf `COMMON_ROOT_ZIPF`) serves as well as a curated one: ipun|in <- ipon, iba|hin."""
         if best.root in self._trusted:
             return best
         floor = self._zipf.get(best.root, 0.0) + _FAR_MORE_OFTEN
+        # i- alone before a root no frequency list knows (i|punin, i|bahin: listed forms of puno, baha) gives way to
+        # a common root too (ipun|in <- ipon, iba|hin <- iba)
+        lone_i = best.prefixes == ("i",) and not best.infix and floor == _FAR_MORE_OFTEN
         better = [
             r
             for r in candidates
-            if r.root in self._trusted
+            if (r.root in self._trusted or (lone_i and self._zipf.get(r.root, 0.0) >= COMMON_ROOT_ZIPF))
             and self._zipf.get(r.root, 0.0) >= floor
             and r.suffix not in ("nan", "nin")
             and ISA_LABELS.isdisjoint(r.prefixes)
