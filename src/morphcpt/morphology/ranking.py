@@ -3,7 +3,8 @@
 longest root, then the least marked reading, then the fewest morphs; and the readings whose affixes do not fit their
 root (`ReadingRanks._misfit`) last. Two second looks follow: a curated root written far more often
 (`_curated_alternative`; for i- alone on an unwritten root, a common one), and the root inside a curated derived
-one (`_read_through`: nagpa|dala, not nag|padala). A mixin: the pack it is mixed into holds the root tiers and the frequencies."""
+one (`_read_through`: nagpa|dala, not nag|padala). A mixin: the pack it is mixed into holds the root tiers and the
+frequencies."""
 
 from __future__ import annotations
 
@@ -101,9 +102,8 @@ class ReadingRanks:
         if best.root in self._trusted:
             return best
         floor = self._zipf.get(best.root, 0.0) + _FAR_MORE_OFTEN
-        # i- alone before a root no frequency list knows (i|punin, i|bahin: listed forms of puno, baha) gives way to
-        # a common root too (ipun|in <- ipon, iba|hin <- iba)
-        lone_i = best.prefixes == ("i",) and not best.infix and floor == _FAR_MORE_OFTEN
+        # i|punin, i|bahin: i- alone on a root no frequency list knows
+        lone_i = best.prefixes == ("i",) and not best.infix and not self._zipf.get(best.root)
         better = [
             r
             for r in candidates
