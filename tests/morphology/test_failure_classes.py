@@ -165,6 +165,19 @@ def test_same_cut_takes_the_root_the_lists_show_as_a_verb_before_the_more_freque
     ]
 
 
+def test_a_headword_root_counts_as_a_form_by_an_infix_or_a_strong_prefix_only(tmp_path):
+    lexicon, cache = tmp_path / "lexicon", tmp_path / "cache"
+    lexicon.mkdir()
+    # tglstemmer lists the inflected humagulgol (a root of the second tier: hagulgol is no headword) and kadena
+    (lexicon / "tgl_words.txt").write_text("humagulgol\nkadena\nsaka\n", encoding="utf-8")
+    forms = "hagulgol humagulgol humahagulgol napahagulgol dena kadena idena madena"
+    (lexicon / "fil_tesseract_words.txt").write_text("\n".join(forms.split()) + "\n", encoding="utf-8")
+    (lexicon / "fil_wordfreq.tsv").write_text("word\tzipf\nhagulgol\t3.0\n", encoding="utf-8")
+    roots, induced = load_root_tiers(lexicon, cache)
+    assert "hagulgol" in induced  # humahagulgol, napahagulgol and the headword's h|um|agulgol
+    assert "dena" not in roots  # i|dena, ma|dena, and ka- alone on the headword kadena is no third form
+
+
 def test_roots_the_word_lists_show_inflecting_join_the_lexicon(tmp_path):
     lexicon, cache = tmp_path / "lexicon", tmp_path / "cache"
     lexicon.mkdir()

@@ -94,6 +94,9 @@ CIRCUMFIXES: tuple[tuple[str, str], ...] = (
     ("pa", "an"), ("pa", "han"), ("pa", "in"), ("pa", "hin"), ("ma", "an"), ("ma", "han"),
     ("pinag", "an"), ("pinag", "han"), ("ipag", "an"), ("magka", "an"),
 )  # fmt: skip
+# Prefixes too common at the start of a word to mark one alone as affixed (patibong is no pa|tibong, kamuning no
+# ka|muning); with -um-/-in- or a CV copy they do (`filipino.FilipinoPack._headword_reading`, `rootlexicon`)
+WEAK_PREFIXES = frozenset({"i", "ka", "pa", "ma", "na"})
 LINKER = "ng"  # after a vowel (magandang); after n only -g is added (noon -> noong, atin -> ating)
 LINKER_AFTER_N = "g"
 # Prefixes ending in the syllable a CV reduplicant would copy: when the root starts with that syllable, the

@@ -32,6 +32,7 @@ from morphcpt.morphology.affixes import (
     LINKER_AFTER_N,
     PREFIXES,
     SUFFIXES,
+    WEAK_PREFIXES,
     fold,
     is_vowel,
     realis_stacked,
@@ -91,9 +92,6 @@ _FULL_FORM_PREFIXES = (
 )
 
 
-# prefixes too common at the start of a word to mark one alone (`_headword_reading`: patibong is no pa|tibong, kamuning
-# no ka|muning); with -um-/-in- or a CV copy they do
-_WEAK_PREFIXES = frozenset({"i", "ka", "pa", "ma", "na"})
 # where isa- may stand (`_isa_fits`)
 _ISA_STARTS = ("isa", "isina", "maisa", "naisa", "pagsasa", "magsa", "nagsa")
 
@@ -322,7 +320,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
     def _headword_reading(self, f: str) -> _Reading | None:
         """For a word with no reading at all, the best one whose root is a headword the lexicon left out as derived
         (ibabaw as i|babaw): its forms read (um|ibabaw, k|in|alikot) rather than stay whole. Such roots rank rarest;
-        only -um-/-in-, a CV copy, a prefix not in `_WEAK_PREFIXES` or one suffix -an/-in (-han/-hin) counts (no
+        only -um-/-in-, a CV copy, a prefix not in `affixes.WEAK_PREFIXES` or one suffix -an/-in (-han/-hin) counts (no
         linker alone: pindang is no pindan|g; sayang|in, pa|kinang|in), the suffix with no sound put back and not
         after a headword's own -an (suliranin is no suliran|in). Needs the shipped lists; a word with a reading keeps
         it."""
@@ -337,7 +335,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
             and (
                 r.infix
                 or r.reduplicant
-                or (r.prefixes and r.prefixes[0] not in _WEAK_PREFIXES)
+                or (r.prefixes and r.prefixes[0] not in WEAK_PREFIXES)
                 or (
                     r.suffix in ("an", "in", "han", "hin")
                     and not r.linker
