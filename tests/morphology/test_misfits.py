@@ -88,3 +88,14 @@ def test_i_alone_on_a_root_no_frequency_list_knows_gives_way_to_a_common_root():
     rare = _pack(set(), {"ipon": 2.0}, roots)
     assert cut(rare, "ipunin") == ("i|punin", "punin")  # ... and a rare one does not outweigh it
     assert cut(FIL, "ipunin") == ("ipun|in", "ipon") and cut(FIL, "ibahin") == ("iba|hin", "iba")
+
+
+def test_i_keeps_a_roots_d_where_ma_and_a_copy_turn_it_r():
+    pack = FilipinoPack(roots={"dita"})
+    assert cut(pack, "irita") == ("irita", "irita")  # no i|rita <- dita
+    assert cut(pack, "i-rita") != ("i-|rita", "dita")
+    assert cut(pack, "idita") == ("i|dita", "dita")  # the d as spelled
+    assert cut(pack, "marita") == ("ma|rita", "dita")  # after ma- (marami <- dami)
+    assert cut(pack, "idirita") == ("i|di|rita", "dita")  # after a copy (idaraos)
+    assert cut(FIL, "nakakairita") == ("naka|ka|irita", "irita")  # irita, a word of its own, joins the lexicon
+    assert cut(FIL, "nairita") == ("na|irita", "irita")

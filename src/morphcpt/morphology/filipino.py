@@ -441,6 +441,8 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
                 for r in self._prefixed(g[:stem_end], 0, _MAX_PREFIXES, suffix):
                     if realis_stacked(r.prefixes):  # pa|na|tili, ka|na|gawa, i|na|probahan: no Tagalog stack
                         continue
+                    if r.d_as_r_after_i(g):  # irita is no i|rita <- dita: i- keeps a d (idagdag, idaan)
+                        continue
                     reading = _Reading(
                         r.spans + stail,
                         r.root,

@@ -34,3 +34,15 @@ class _Reading(NamedTuple):
     def affixed(self) -> bool:
         """Whether the reading has an affix besides the linker: a prefix, an infix, a suffix or a CV copy."""
         return bool(self.prefixes or self.infix or self.suffix or self.reduplicant)
+
+    def d_as_r_after_i(self, word: str) -> bool:
+        """Whether the reading (of `word`, folded) puts the conveyance i- right before a d-root spelled with r
+        (i|rita <- dita, i-|rate <- date). d turns r after ma-, pa-, ka- and a copy (marami, karapatan, darating),
+        never after i- alone: idagdag, idaan, idamay; irita is a word of its own (nakakairita, nairita)."""
+        if self.prefixes[-1:] != ("i",) or not self.root.startswith("d"):
+            return False
+        i = next(i for i, (_, _, kind) in enumerate(self.spans) if kind == "root")
+        if i == 0:
+            return False
+        (before, _, kind), start = self.spans[i - 1], self.spans[i][0]
+        return kind == "prefix" and word[before:start] in ("i", "i-") and word[start] == "r"
