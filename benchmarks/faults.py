@@ -31,6 +31,7 @@ import faults_chain  # beside this script
 import faults_cluster
 import faults_commands
 import faults_eeve
+from faults_shell import refused_or_why
 
 from morphcpt import indexed, paths
 from morphcpt.corpus.split import split_jsonl
@@ -392,71 +393,24 @@ def evaluation_faults(work: Path) -> tuple[str, bool]:
     (work / "pacute" / "affixation_mcq.jsonl").write_text("")
     cfg = EvalConfig(models=["m"], benchmarks=["pacute-affixation"], eval_mode="mcq", benchmark_dir=work)
     cfg.output_dir = work / "results"
-    seen["empty file"] = _error(lambda: run_evaluation(cfg, lambda s, c: None), "has no items")
-    seen["missing model folder"] = _error(
+    seen["empty file"] = refused_or_why(lambda: run_evaluation(cfg, lambda s, c: None), "has no items")
+    seen["missing model folder"] = refused_or_why(
         lambda: model_specs([str(work / "a" / "b")]), "model folder not found"
     )
-    seen["typo'd size"] = _error(lambda: load_config(None, ["pacute.affixaton=7"]), "unknown pacute subset")
-    seen["negative size"] = _error(lambda: load_config(None, ["pacute.affixation=-1"]), "0 (skip) or more")
+    seen["typo'd size"] = refused_or_why(
+        lambda: load_config(None, ["pacute.affixaton=7"]), "unknown pacute subset"
+    )
+    seen["negative size"] = refused_or_why(
+        lambda: load_config(None, ["pacute.affixation=-1"]), "0 (skip) or more"
+    )
     (work / "manifest.json").write_text('{"complete": false}')
     (work / "pacute" / "affixation_mcq.jsonl").write_text(
         (paths.REPO_ROOT / "tests/data/official/affixation_mcq.jsonl").read_text(encoding="utf-8")
     )
-    seen["unfinished generation"] = _error(lambda: run_evaluation(cfg, lambda s, c: None), "did not finish")
-    return ", ".join(f"{k}: {v}" for k, v in seen.items()), all(v == "refused" for v in seen.values())
-
-
-@fault("S. small corpus faults", "each refused or named (5 cases)")
-def corpus_faults(work: Path) -> tuple[str, bool]:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from morphcpt.corpus import download, split
-
-    for language in ("tl", "vi"):
-        (work / "pq" / language).mkdir(parents=True)
-        for i in range(2):
-            pq.write_table(
-                pa.table({"text": [f"{language} {i} {j}" for j in range(5)]}),
-                work / "pq" / language / f"s{i}.parquet",
-            )
-    out = work / "dl.jsonl"
-    download.download_seapile(out, "tl", limit=3, from_parquet=work / "pq", progress=False)
-    seen = {
-        "other source": _error(
-            lambda: download.download_seapile(out, "vi", from_parquet=work / "pq", progress=False),
-            "another source",
-        )
-    }
-    _truncate(work / "pq" / "tl" / "s1.parquet")
-    seen["corrupt shard"] = _error(
-        lambda: download.download_seapile(out, "tl", from_parquet=work / "pq", progress=False),
-        "tl/s1.parquet",
+    seen["unfinished generation"] = refused_or_why(
+        lambda: run_evaluation(cfg, lambda s, c: None), "did not finish"
     )
-    corpus = work / "c.jsonl"
-    corpus.write_bytes(sample_lines(5))
-    for name, args, message in [
-        ("--num-chunks 0", ["--num-chunks", "0"], "--num-chunks must be at least 1"),
-        ("--holdout-lines -1", ["--holdout-lines", "-1"], "must be 0 or more"),
-        ("holdout too large", ["--holdout-lines", "9"], "the input has only 5"),
-    ]:
-        stderr = io.StringIO()
-        with contextlib.redirect_stderr(stderr):
-            seen[name] = _error(
-                lambda a=args: split.main(["--input", str(corpus), "--output-dir", str(work / "s"), *a]),
-                "",
-                SystemExit,
-            )
-        seen[name] = seen[name] if message in stderr.getvalue() else "unclear message"
     return ", ".join(f"{k}: {v}" for k, v in seen.items()), all(v == "refused" for v in seen.values())
-
-
-def _error(call: Callable, message: str, kind: type[BaseException] = Exception) -> str:
-    try:
-        call()
-    except kind as error:
-        return "refused" if message in str(error) else f"unclear: {str(error)[:60]}"
-    return "accepted"
 
 
 # the issue #30 campaign (EEVE, the chain, corpus preparation, tokenizer training, generation)

@@ -1,12 +1,15 @@
 """The fault campaign of issue #30, the commands (T: tokenizer training, P: corpus preparation, G: generation),
-registered into `benchmarks/faults.py` (`--only "^[TPG]"`); each runs the real command in a subprocess."""
+registered into `benchmarks/faults.py` (`--only "^[TPG]"`); each runs the real command in a subprocess. Also issue
+#14's small corpus faults (S: download and split refusals), called in-process."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 
-from faults_shell import shell  # beside this script
+from faults_shell import refused_or_why, shell  # beside this script
 
 from morphcpt import paths
 
@@ -130,3 +133,47 @@ def register(fault, env: dict, sample_lines) -> None:
         return f"{refused[0]} | near the context: exit {code}, clamped with a note: {clamped}", refused[
             1
         ] and clamped
+
+    @fault("S. small corpus faults", "each refused or named (5 cases)")
+    def corpus_faults(work: Path) -> tuple[str, bool]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from morphcpt.corpus import download, split
+
+        for language in ("tl", "vi"):
+            (work / "pq" / language).mkdir(parents=True)
+            for i in range(2):
+                pq.write_table(
+                    pa.table({"text": [f"{language} {i} {j}" for j in range(5)]}),
+                    work / "pq" / language / f"s{i}.parquet",
+                )
+        out = work / "dl.jsonl"
+        download.download_seapile(out, "tl", limit=3, from_parquet=work / "pq", progress=False)
+        seen = {
+            "other source": refused_or_why(
+                lambda: download.download_seapile(out, "vi", from_parquet=work / "pq", progress=False),
+                "another source",
+            )
+        }
+        cut(work / "pq" / "tl" / "s1.parquet")
+        seen["corrupt shard"] = refused_or_why(
+            lambda: download.download_seapile(out, "tl", from_parquet=work / "pq", progress=False),
+            "tl/s1.parquet",
+        )
+        corpus = work / "c.jsonl"
+        corpus.write_bytes(sample_lines(5))
+        for name, args, message in [
+            ("--num-chunks 0", ["--num-chunks", "0"], "--num-chunks must be at least 1"),
+            ("--holdout-lines -1", ["--holdout-lines", "-1"], "must be 0 or more"),
+            ("holdout too large", ["--holdout-lines", "9"], "the input has only 5"),
+        ]:
+            stderr = io.StringIO()
+            with contextlib.redirect_stderr(stderr):
+                seen[name] = refused_or_why(
+                    lambda a=args: split.main(["--input", str(corpus), "--output-dir", str(work / "s"), *a]),
+                    "",
+                    SystemExit,
+                )
+            seen[name] = seen[name] if message in stderr.getvalue() else "unclear message"
+        return ", ".join(f"{k}: {v}" for k, v in seen.items()), all(v == "refused" for v in seen.values())

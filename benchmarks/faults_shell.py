@@ -1,12 +1,23 @@
 """The subprocess helpers of the fault campaigns of issue #30 (`faults_eeve.py`, `faults_chain.py`,
-`faults_commands.py`): run a command as a user would, judge a refusal, cut a file short."""
+`faults_commands.py`, and `faults.py`): run a command as a user would, judge a refusal, cut a file short."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+
+
+def refused_or_why(call: Callable, message: str, kind: type[BaseException] = Exception) -> str:
+    """Call `call`: "refused" when it raises `kind` with `message` in its text, what it said when that is unclear,
+    "accepted" when it raises nothing."""
+    try:
+        call()
+    except kind as error:
+        return "refused" if message in str(error) else f"unclear: {str(error)[:60]}"
+    return "accepted"
 
 
 def shell(env: dict):
