@@ -32,7 +32,6 @@ from morphcpt.morphology.affixes import (
     LINKER_AFTER_N,
     PREFIXES,
     SUFFIXES,
-    WEAK_PREFIXES,
     fold,
     is_vowel,
     realis_stacked,
@@ -64,6 +63,7 @@ from morphcpt.morphology.loans import (
 )
 from morphcpt.morphology.ranking import ReadingRanks
 from morphcpt.morphology.reading import D_SUBSTITUTED, SYNCOPATED, _Reading
+from morphcpt.morphology.root_evidence import infixed_forms
 from morphcpt.morphology.stems import _MAX_PREFIXES, _MAX_WORD, COMMON_ZIPF, StemReadings, _copy_may_end_at
 from morphcpt.morphology.syllabify import folded_first_syllable_cv
 
@@ -260,8 +260,8 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
         nagmamasid, pagmamasid), unlike pansin (no such forms of panas)."""
         copy = folded_first_syllable_cv(root)
         forms = {p + c + root for p in _FULL_FORM_PREFIXES for c in ("", copy)}
-        if root[:1] not in "aeiou":
-            forms |= {root[0] + infix + root[1:] for infix in INFIXES}
+        if not is_vowel(root[:1]):
+            forms |= set(infixed_forms(root))
         return len(forms & self._known) >= 2
 
     def _best_reading(self, f: str) -> _Reading:
@@ -333,9 +333,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
             if r.root in secondary
             and r.root != f
             and (
-                r.infix
-                or r.reduplicant
-                or (r.prefixes and r.prefixes[0] not in WEAK_PREFIXES)
+                r.strongly_affixed
                 or (
                     r.suffix in ("an", "in", "han", "hin")
                     and not r.linker

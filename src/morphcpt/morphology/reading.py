@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from morphcpt.morphology.affixes import WEAK_PREFIXES
+
 # `_Reading.restored` of a root whose lost vowel was put back (1: a swallowed consonant, d <- r)
 SYNCOPATED = 2
 # `_Reading.restored` of a root whose d an n-final nasal prefix swallowed (man|ukot <- dukot): the rarest
@@ -34,6 +36,14 @@ class _Reading(NamedTuple):
     def affixed(self) -> bool:
         """Whether the reading has an affix besides the linker: a prefix, an infix, a suffix or a CV copy."""
         return bool(self.prefixes or self.infix or self.suffix or self.reduplicant)
+
+    @property
+    def strongly_affixed(self) -> bool:
+        """Whether the reading marks its word as affixed on its own: -um-/-in-, a CV copy or a first prefix not in
+        `affixes.WEAK_PREFIXES` (k|in|alikot, nag|ha|hagis; not pa|tibong, ka|dena)."""
+        return bool(
+            self.infix or self.reduplicant or (self.prefixes and self.prefixes[0] not in WEAK_PREFIXES)
+        )
 
     def d_as_r_after_i(self, word: str) -> bool:
         """Whether the reading (of `word`, folded) puts the conveyance i- right before a d-root spelled with r

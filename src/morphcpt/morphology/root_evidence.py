@@ -22,6 +22,14 @@ def _syncope_h_stem(stem: str) -> bool:
     return len(stem) > coda and stem.endswith(SYNCOPE_H_CODAS) and is_vowel(stem[-coda - 1])
 
 
+def infixed_forms(root: str) -> list[str]:
+    """`root` with -um- and with -in-: after its first consonant (pumatay, pinatay), before a first vowel (umalis,
+    inalis)."""
+    if is_vowel(root[:1]):
+        return [infix + root for infix in INFIXES]
+    return [root[:1] + infix + root[1:] for infix in INFIXES]
+
+
 class RootEvidence:
     """The evidence checks `stems.StemReadings` mixes in."""
 
@@ -55,18 +63,14 @@ class RootEvidence:
         -in-): the root a shortened stem belongs to is a verb's (sab|hin <- sabi: nagsabi, sinabi; not saba)."""
         forms = {p + root for p in ("mag", "nag", "ma", "na", "i", "pag")}
         if not is_vowel(root[0]):
-            forms |= {root[0] + infix + root[1:] for infix in INFIXES}
+            forms |= set(infixed_forms(root))
         return len(forms & self._known)
 
     def _shown_as_verb(self, root: str) -> bool:
         """Whether the frequency list holds a -um- or -in- form of `root` (pumatay, pinatay; umalis): the lists use it
         as a verb. Of two roots a nasal may have swallowed at one cut, the verb's is the likelier (mam|atay <- patay,
         not batay, a word of "based on"; man|ita <- sita, not tita)."""
-        if is_vowel(root[:1]):
-            forms = [infix + root for infix in INFIXES]
-        else:
-            forms = [root[:1] + infix + root[1:] for infix in INFIXES]
-        return any(self._zipf.get(form, 0.0) > 0 for form in forms)
+        return any(self._zipf.get(form, 0.0) > 0 for form in infixed_forms(root))
 
     def _d_substitution_attested(self, rest: str) -> bool:
         """Whether the word lists show the stem `rest` (what follows an n-final nasal prefix that swallowed a d:

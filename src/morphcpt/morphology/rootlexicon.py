@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from morphcpt.morphology.affixes import LINKER, PREFIXES, SUBSTITUTED, WEAK_PREFIXES
+from morphcpt.morphology.affixes import LINKER, PREFIXES, SUBSTITUTED
 from morphcpt.morphology.lexicon import (
     FREQUENCY_FILE,
     HEADWORD_FILES,
@@ -129,7 +129,7 @@ def _paradigm_roots(
     Evidence is a prefix, -um-/-in- or -an/-in (not a linker, nor the rare -nan/-nin), on the word as spelled or
     with a vowel-final alternation undone (no swallowed consonant put back: pang|anak is no evidence for kanak). A
     dictionary headword the lexicon already holds as a root counts as well, by -um-/-in-, a CV copy or a prefix not
-    in `WEAK_PREFIXES` (tglstemmer lists humagulgol: with humahagulgol and napahagulgol it shows hagulgol). A
+    in `affixes.WEAK_PREFIXES` (tglstemmer lists humagulgol: with humahagulgol and napahagulgol it shows hagulgol). A
     word that is the raised spelling of another (batu <- bato) or an affixed form of another new root (bulungan)
     is none."""
     base = make_pack(roots, zipf, known)
@@ -160,12 +160,7 @@ def _paradigm_roots(
                 and (r.prefixes or r.infix or r.suffix)
                 # a headword root counts only by -um-/-in-, a CV copy or a strong prefix (humagulgol for hagulgol;
                 # kadena, ka- alone, is no evidence for a dena)
-                and (
-                    w not in roots
-                    or r.infix
-                    or r.reduplicant
-                    or (r.prefixes and r.prefixes[0] not in WEAK_PREFIXES)
-                )
+                and (w not in roots or r.strongly_affixed)
             ):
                 evidence.setdefault(r.root, set()).add((w, (r.prefixes[:1], r.infix, r.suffix.lstrip("h"))))
     found = {
