@@ -165,27 +165,29 @@ def test_same_cut_takes_the_root_the_lists_show_as_a_verb_before_the_more_freque
     ]
 
 
-def test_a_headword_root_counts_as_a_form_by_an_infix_or_a_strong_prefix_only(tmp_path):
+def _tiers(tmp_path, headwords: str, forms: str, zipf: dict[str, float]):
+    """`load_root_tiers` over a made-up lexicon folder: `headwords` (tglstemmer's list), `forms` (the form list) and
+    `zipf` (the frequency list), each list given as words split by spaces; returns (roots, induced, folders)."""
     lexicon, cache = tmp_path / "lexicon", tmp_path / "cache"
     lexicon.mkdir()
-    # tglstemmer lists the inflected humagulgol (a root of the second tier: hagulgol is no headword) and kadena
-    (lexicon / "tgl_words.txt").write_text("humagulgol\nkadena\nsaka\n", encoding="utf-8")
-    forms = "hagulgol humagulgol humahagulgol napahagulgol dena kadena idena madena"
+    (lexicon / "tgl_words.txt").write_text("\n".join(headwords.split()) + "\n", encoding="utf-8")
     (lexicon / "fil_tesseract_words.txt").write_text("\n".join(forms.split()) + "\n", encoding="utf-8")
-    (lexicon / "fil_wordfreq.tsv").write_text("word\tzipf\nhagulgol\t3.0\n", encoding="utf-8")
-    roots, induced = load_root_tiers(lexicon, cache)
+    rows = "".join(f"{word}\t{z}\n" for word, z in zipf.items())
+    (lexicon / "fil_wordfreq.tsv").write_text("word\tzipf\n" + rows, encoding="utf-8")
+    return (*load_root_tiers(lexicon, cache), (lexicon, cache))
+
+
+def test_a_headword_root_counts_as_a_form_by_an_infix_or_a_strong_prefix_only(tmp_path):
+    # tglstemmer lists the inflected humagulgol (a root of the second tier: hagulgol is no headword) and kadena
+    forms = "hagulgol humagulgol humahagulgol napahagulgol dena kadena idena madena"
+    roots, induced, _ = _tiers(tmp_path, "humagulgol kadena saka", forms, {"hagulgol": 3.0})
     assert "hagulgol" in induced  # humahagulgol, napahagulgol and the headword's h|um|agulgol
     assert "dena" not in roots  # i|dena, ma|dena, and ka- alone on the headword kadena is no third form
 
 
 def test_roots_the_word_lists_show_inflecting_join_the_lexicon(tmp_path):
-    lexicon, cache = tmp_path / "lexicon", tmp_path / "cache"
-    lexicon.mkdir()
-    (lexicon / "tgl_words.txt").write_text("saka\nisa\n", encoding="utf-8")
     forms = "bulong bumulong bumubulong ibinulong pagbulong bulungan isang nagisang pinakaisang ikaisang"
-    (lexicon / "fil_tesseract_words.txt").write_text("\n".join(forms.split()) + "\n", encoding="utf-8")
-    (lexicon / "fil_wordfreq.tsv").write_text("word\tzipf\nisa\t6.3\nisang\t6.5\n", encoding="utf-8")
-    roots, induced = load_root_tiers(lexicon, cache)
+    roots, induced, (lexicon, cache) = _tiers(tmp_path, "saka isa", forms, {"isa": 6.3, "isang": 6.5})
     assert "bulong" in induced and "bulong" in roots
     assert "bulungan" not in roots  # bulung|an, a form of the new root
     assert "isang" not in roots  # isa|ng: a common word plus the linker
