@@ -138,3 +138,47 @@ def test_naka_before_a_ka_root_on_the_shipped_lists():
     assert cut(FIL, "makakapit") == ("maka|kapit", "kapit")
     assert cut(FIL, "nakakamit") == ("na|ka|kamit", "kamit")
     assert cut(FIL, "nakakatuwa") == ("naka|ka|tuwa", "tuwa")  # no ka-root: as before
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("humahamlay", ("h|um|a|hamlay", "hamlay")),  # -um- and the copy of a root no list holds
+        ("tinitilapok", ("t|in|i|tilapok", "tilapok")),  # -in- and the copy
+        ("ngumangasab", ("ng|um|a|ngasab", "ngasab")),  # ng is one consonant
+        ("umiinum", ("um|i|inum", "inum")),  # a vowel's copy: four letters do
+        ("nilalapnos", ("ni|la|lapnos", "lapnos")),  # -in- as ni- before l
+        ("naghihitay", ("nag|hi|hitay", "hitay")),  # a verbal prefix and the copy
+        ("pagdudulok", ("pag|du|dulok", "dulok")),
+        ("nagpapaplantsa", ("nagpa|pa|plantsa", "plantsa")),  # the copy of a cluster's first consonant
+        ("nagbrabrainstorm", ("nag|bra|brainstorm", "brainstorm")),  # or of the whole cluster
+        ("hinahamlayan", ("h|in|a|hamlay|an", "hamlay")),  # -in- and the copy: -an is a suffix
+        ("tinitilapukan", ("t|in|i|tilapuk|an", "tilapok")),  # before which o was raised to u
+        ("pinagtatampulan", ("pinag|ta|tampul|an", "tampol")),  # pinag- and the copy: -an too
+        ("nagsusubuan", ("nag|su|subu|an", "subo")),  # a final u lowered too
+        ("pagtatalisahan", ("pag|ta|talisa|han", "talisa")),  # -han after a vowel
+        (
+            "magdadalandan",
+            ("mag|da|dalandan", "dalandan"),
+        ),  # mag- forms end in a root's -an as often as in -an
+        ("tinatapan", ("t|in|a|tapan", "tapan")),  # three letters before -an: the root's own
+        ("nagkakamag", ("nagkakamag", "nagkakamag")),  # ka is nagka-'s own copy
+        ("mamamakyot", ("mamamakyot", "mamamakyot")),  # ma- may be mang- that took the root's first consonant
+        ("pinaggagagawa", ("pinaggagagawa", "pinaggagagawa")),  # the copy twice: left whole
+        ("lumalapo", ("lumalapo", "lumalapo")),  # a root of four letters
+        ("humahalt", ("humahalt", "humahalt")),  # a root of one syllable
+    ],
+)
+def test_the_copy_shows_a_root_no_list_holds(word, expected):
+    pack = FilipinoPack(roots={"kain", "gawa"})
+    assert cut(pack, word) == expected
+
+
+def test_the_copy_of_a_root_no_list_holds_on_the_shipped_lists():
+    assert cut(FIL, "nagbrabrainstorm") == ("nag|bra|brainstorm", "brainstorm")  # paradigms_dev2.tsv's cut
+    assert cut(FIL, "naghihitay") == ("nag|hi|hitay", "hitay")
+    assert cut(FIL, "cumulative") == ("cumulative", "cumulative")  # English stays whole
+    assert cut(FIL, "pagkakaron") == (
+        "pagkakaron",
+        "pagkakaron",
+    )  # ka after pag: pagka-'s copy (a typing error)

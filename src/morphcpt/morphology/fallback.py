@@ -1,6 +1,7 @@
 """Readings for the words the analyser's search leaves with none (`filipino.FilipinoPack._best_reading` tries them
 last): di- before a word that reads on its own, prefixes before a full reduplication, Tagalog affixes on an English
-root, the linker after a stem no word list holds, and the linker after a listed word the root lexicon does not hold.
+root, the linker after a stem no word list holds, the linker after a listed word the root lexicon does not hold, and a
+root no list holds that a CV copy shows.
 
 Each function takes the pack and the folded word and returns a reading or None. The pack supplies `_best` (its cached
 reading of another word), `_readings` and `_score` (its search), `roots`, `_roots`, `_known` (every word of the
@@ -11,6 +12,7 @@ pack `english_root_reading` builds.
 from __future__ import annotations
 
 import copy as copying
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 from morphcpt.morphology.affixation import raise_final_o
@@ -23,6 +25,7 @@ from morphcpt.morphology.loans import (
     prefix_split,
 )
 from morphcpt.morphology.reading import SYNCOPATED, _Reading
+from morphcpt.morphology.stems import CLUSTER_SECOND, _syllable_ok
 
 
 class Pack(Protocol):
@@ -52,6 +55,28 @@ COMMON_ROOT_ZIPF = 3.0  # the least frequency of a root under isa- or a linker o
 _LISTED_STEM = 5  # letters of a listed word before the linker (`linked_listed_word`: not anti|ng, kani|ng)
 # no word before a linker (pagsang is pagsang-ayon's, not pagsa|ng)
 _NOT_STEMS = frozenset(PREFIXES) | ISA_LABELS
+
+
+# Prefixes a CV copy of the root follows in a verb or its noun (nag|hi|hitay, pag|su|sungkal, naka|ku|kumbinse),
+# longest first; not ma-, na-, pa-, i-, ka- (`affixes.WEAK_PREFIXES`: mananatili is ma|na|natili's no more than
+# mang- on tili), and a copy ka is pagka-'s, magka-'s or naka-'s own (pagkakaron, magkakamag).
+COPY_PREFIXES = (
+    *(
+        "makipag",
+        "nakipag",
+        "makapag",
+        "nakapag",
+        "ipinag",
+        "magpa",
+        "nagpa",
+        "pagpa",
+        "pinag",
+        "magsi",
+        "nagsi",
+    ),
+    *("ipag", "maka", "naka", "mang", "nang", "pang", "mag", "nag", "pag"),
+)
+_COPIED_ROOT = 5  # letters of a root `copied_root_reading` takes (4 for one starting with a vowel)
 
 
 def common_root(pack: Pack, root: str) -> bool:
@@ -163,7 +188,9 @@ def linked_unlisted_stem(pack: Pack, f: str) -> _Reading | None:
         r = pack._best(stem)
         root = r.root
         if (
-            (r.suffix and not _framed(r))
+            # a guess is no stem (nagngangalang is nag|nga|ngalan|g, not on a copied ngala)
+            (not pack._readings(stem) and r == copied_root_reading(pack, stem))
+            or (r.suffix and not _framed(r))
             or r.linker
             or not (r.prefixes or r.infix or r.reduplicant)
             or not common_root(pack, root)
@@ -216,3 +243,80 @@ def linked_listed_word(pack: Pack, f: str) -> _Reading | None:
     if r.linker:
         return None
     return r._replace(spans=(*r.spans, (len(stem), len(f), "suffix")), linker=linker)
+
+
+def copied_root_reading(pack: Pack, f: str) -> _Reading | None:
+    """A root no list holds, for a word with no other reading, where a copy of its first syllable shows it: after
+    -um-/-in- (h|um|a|hamlay, t|in|i|tilapok, um|i|inum, ni- before l, r, y) or after one of `COPY_PREFIXES`
+    (nag|hi|hitay, pag|su|sungkal, pang|gu|gulpe; the copy of a cluster as in `_copy_fits`). The root is the rest of
+    the word, `_COPIED_ROOT` letters or more, two syllables, not its own copy again (pinaggagagawa, naglalalambing
+    stay whole), less a final -an after -in- or one of `_SUFFIXED_PREFIXES` (h|in|a|hamlay|an, t|in|i|tilapuk|an
+    on tilapok: `_copied_suffix`, `_lowered`). The word must be no headword nor English."""
+    if len(f) < 7 or not f.isalpha() or _headword_or_english(pack, f):
+        return None
+    for spans, copy, infix, prefixes in _copy_frames(f):
+        start = spans[-1][1]
+        root = f[start:]
+        if not _copy_fits(copy, root) or root.startswith(copy + copy) or not _syllable_ok(root):
+            continue
+        if len(root) < _COPIED_ROOT - is_vowel(root[0]):
+            continue
+        suffix = _copied_suffix(root) if infix == "in" or prefixes[:1] in _SUFFIXED_PREFIXES else ""
+        if not suffix:
+            return _Reading((*spans, (start, len(f), "root")), root, prefixes, infix=infix, reduplicant=copy)
+        end = len(f) - len(suffix)
+        spans = (*spans, (start, end, "root"), (end, len(f), "suffix"))
+        return _Reading(spans, _lowered(f[start:end]), prefixes, infix=infix, suffix=suffix, reduplicant=copy)
+    return None
+
+
+def _copy_frames(f: str) -> Iterator[tuple[tuple[tuple[int, int, str], ...], str, str, tuple[str, ...]]]:
+    """The ways the folded word `f` may start with affixes and a copy: (spans, copy, infix, prefixes), -um-/-in-
+    first (p|in|a|... before pinag|...); a copy ka after a prefix is none (pagka-'s, magka-'s, naka-'s own)."""
+    onset = "ng" if f.startswith("ng") else f[:1]
+    n = len(onset)
+    if is_vowel(f[0]) and f[:2] in ("um", "in"):  # um|i|inum, in|a|aply
+        yield ((0, 2, "infix"), (2, 3, "reduplicant")), f[2], f[:2], ()
+    if not is_vowel(f[0]) and f[n : n + 2] in ("um", "in") and is_vowel(f[n + 2 : n + 3]):  # h|um|a|hamlay
+        spans = ((0, n, "reduplicant"), (n, n + 2, "infix"), (n + 2, n + 3, "reduplicant"))
+        yield spans, onset + f[n + 2], f[n : n + 2], ()
+    if f.startswith("ni") and f[2:3] in ("l", "r", "y") and is_vowel(f[3:4]):  # ni|la|lapnos
+        yield ((0, 2, "infix"), (2, 4, "reduplicant")), f[2:4], "in", ()
+    prefix = next((p for p in COPY_PREFIXES if f.startswith(p)), "")
+    rest = f[len(prefix) :]
+    copy = next((rest[:k] for k in (2, 3) if prefix and _copy_fits(rest[:k], rest[k:])), "")
+    if copy and copy != "ka":
+        spans = ((0, len(prefix), "prefix"), (len(prefix), len(prefix) + len(copy), "reduplicant"))
+        yield spans, copy, "", (prefix,)
+
+
+# prefixes whose copied forms end in -an far more often than their roots do (pinag|ta|talun|an, pag|ha|hanap|an)
+_SUFFIXED_PREFIXES = frozenset({("pinag",), ("ipinag",), ("pag",), ("nag",), ("pang",)})
+
+
+def _copied_suffix(root: str) -> str:
+    """-an (-han after a vowel) at the end of a copied root, where what stays before it is a root of four letters
+    and two syllables or more: -in- and a copy end in the suffix, not the root, 352 times to 14 in the lists'
+    readings (h|in|a|hanap|an; d|in|a|daan is the root's own -an)."""
+    if not root.endswith("an"):
+        return ""
+    suffix = "han" if root.endswith("han") and is_vowel(root[-4:-3]) else "an"
+    stem = root[: -len(suffix)]
+    return suffix if len(stem) >= 4 and _syllable_ok(stem) else ""
+
+
+def _lowered(stem: str) -> str:
+    """`stem` with the u of its last syllable as o (tilapuk -> tilapok): the roots end so before a suffix raises
+    it; of the lexicon's roots, 3,270 have o in a closed last syllable and 300 u, 3,502 end in o and 61 in u."""
+    i = stem.rfind("u")
+    return stem[:i] + "o" + stem[i + 1 :] if i >= 0 and not any(map(is_vowel, stem[i + 1 :])) else stem
+
+
+def _copy_fits(copy: str, root: str) -> bool:
+    """Whether `copy` is a copy of `root`'s first syllable: its vowel, its consonant and vowel (hi|hitay), the first
+    consonant of a cluster and its vowel (pa|plantsa) or the whole cluster (bra|brainstorm); ng is one consonant."""
+    if not copy or not is_vowel(copy[-1]) or len(root) <= len(copy):
+        return False
+    if root.startswith(copy):
+        return len(copy) < 3 or copy[1] in CLUSTER_SECOND or copy.startswith("ng")
+    return len(copy) == 2 and root[1:2] in CLUSTER_SECOND and root[0] + root[2:3] == copy

@@ -39,6 +39,7 @@ from morphcpt.morphology.affixes import (
 from morphcpt.morphology.base import Analysis, LanguagePack, Morph
 from morphcpt.morphology.fallback import (
     common_root,
+    copied_root_reading,
     english_root_reading,
     full_copy_reading,
     linked_listed_word,
@@ -291,6 +292,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
                 or english_root_reading(self, f)
                 or linked_unlisted_stem(self, f)
                 or linked_listed_word(self, f)
+                or copied_root_reading(self, f)
                 or _Reading(((0, len(f), "root"),), f)
             )
         best = min(candidates, key=lambda r: self._score(f, r))
