@@ -58,24 +58,13 @@ _NOT_STEMS = frozenset(PREFIXES) | ISA_LABELS
 
 
 # Prefixes a CV copy of the root follows in a verb or its noun (nag|hi|hitay, pag|su|sungkal, naka|ku|kumbinse),
-# longest first; not ma-, na-, pa-, i-, ka- (`affixes.WEAK_PREFIXES`: mananatili is ma|na|natili's no more than
-# mang- on tili), and a copy ka is pagka-'s, magka-'s or naka-'s own (pagkakaron, magkakamag).
-COPY_PREFIXES = (
-    *(
-        "makipag",
-        "nakipag",
-        "makapag",
-        "nakapag",
-        "ipinag",
-        "magpa",
-        "nagpa",
-        "pagpa",
-        "pinag",
-        "magsi",
-        "nagsi",
-    ),
-    *("ipag", "maka", "naka", "mang", "nang", "pang", "mag", "nag", "pag"),
-)
+# longest first. Not ma-, na-, pa-, i-, ka- (`affixes.WEAK_PREFIXES`): ma- and a copy may be mang- that took the
+# root's first consonant (mananatili is mang- on tili). A copy ka after these is pagka-'s, magka-'s or naka-'s own
+# (pagkakaron, magkakamag).
+COPY_PREFIXES: tuple[str, ...] = (
+    "makipag", "nakipag", "makapag", "nakapag", "ipinag", "magpa", "nagpa", "pagpa", "pinag", "magsi", "nagsi",
+    "ipag", "maka", "naka", "mang", "nang", "pang", "mag", "nag", "pag",
+)  # fmt: skip
 _COPIED_ROOT = 5  # letters of a root `copied_root_reading` takes (4 for one starting with a vowel)
 
 
@@ -261,7 +250,7 @@ def copied_root_reading(pack: Pack, f: str) -> _Reading | None:
             continue
         if len(root) < _COPIED_ROOT - is_vowel(root[0]):
             continue
-        suffix = _copied_suffix(root) if infix == "in" or prefixes[:1] in _SUFFIXED_PREFIXES else ""
+        suffix = _copied_suffix(root) if infix == "in" or _SUFFIXED_PREFIXES.intersection(prefixes) else ""
         if not suffix:
             return _Reading((*spans, (start, len(f), "root")), root, prefixes, infix=infix, reduplicant=copy)
         end = len(f) - len(suffix)
@@ -291,7 +280,7 @@ def _copy_frames(f: str) -> Iterator[tuple[tuple[tuple[int, int, str], ...], str
 
 
 # prefixes whose copied forms end in -an far more often than their roots do (pinag|ta|talun|an, pag|ha|hanap|an)
-_SUFFIXED_PREFIXES = frozenset({("pinag",), ("ipinag",), ("pag",), ("nag",), ("pang",)})
+_SUFFIXED_PREFIXES = frozenset({"pinag", "ipinag", "pag", "nag", "pang"})
 
 
 def _copied_suffix(root: str) -> str:
