@@ -303,7 +303,7 @@ def _lowered(stem: str) -> str:
 
 def _copy_fits(copy: str, root: str) -> bool:
     """Whether `copy` is a copy of `root`'s first syllable: its vowel, its consonant and vowel (hi|hitay), the first
-    consonant of a cluster and its vowel (pa|plantsa) or the whole cluster (bra|brainstorm); ng is one consonant."""
+    consonant of a cluster and its vowel (pa|prasko) or the whole cluster (bra|brainstorm); ng is one consonant."""
     if not copy or not is_vowel(copy[-1]) or len(root) <= len(copy):
         return False
     if root.startswith(copy):
