@@ -177,14 +177,15 @@ def linked_unlisted_stem(pack: Pack, f: str) -> _Reading | None:
         r = pack._best(stem)
         root = r.root
         if (
-            # a guess is no stem (nagngangalang is nag|nga|ngalan|g, not on a copied ngala)
-            (not pack._readings(stem) and r == copied_root_reading(pack, stem))
-            or (r.suffix and not _framed(r))
+            (r.suffix and not _framed(r))
             or r.linker
             or not (r.prefixes or r.infix or r.reduplicant)
             or not common_root(pack, root)
             or (len(root) == 4 and root[:2] == root[2:])
             or any(root + end in pack._roots or root + end in secondary for end in (LINKER, LINKER_AFTER_N))
+            # a guess is no stem (nagngangalang is nag|nga|ngalan|g, not on a copied ngala); last, as it searches
+            # the stem again
+            or (r == copied_root_reading(pack, stem) and not pack._readings(stem))
         ):
             continue
         return r._replace(spans=(*r.spans, (len(stem), len(f), "suffix")), linker=linker)
