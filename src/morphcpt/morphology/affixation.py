@@ -64,6 +64,15 @@ def raise_final_o(root: str) -> str:
     return root
 
 
+def lower_final_u(stem: str) -> str:
+    """u -> o in the last syllable, `raise_final_o` undone: inum -> inom, tilapuk -> tilapok (the spelling a root
+    has without the suffix); `stem` itself where its last vowel is no u."""
+    i = stem.rfind("u")
+    if i >= 0 and not any(is_vowel(c) for c in stem[i + 1 :]):
+        return stem[:i] + "o" + stem[i + 1 :]
+    return stem
+
+
 def add_suffix(root: str, suffix: str, glottal: bool = False) -> str:
     """-an/-in with h-insertion after a vowel (basa -> basahin) unless the root ends in a glottal stop."""
     stem = raise_final_o(root)

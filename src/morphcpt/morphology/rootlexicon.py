@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from morphcpt.morphology.affixation import lower_final_u
 from morphcpt.morphology.affixes import LINKER, PREFIXES, SUBSTITUTED
 from morphcpt.morphology.lexicon import (
     FREQUENCY_FILE,
@@ -206,5 +207,5 @@ def _looks_inflected(word: str, roots: frozenset[str] | set[str]) -> bool:
 
 def _raised(word: str) -> str:
     """`word` with the u of its last syllable as o (batu -> bato): the spelling a root has before a suffix."""
-    last = max(word.rfind(v) for v in "aeiou")
-    return word[:last] + "o" + word[last + 1 :] if word[last] == "u" else ""
+    lowered = lower_final_u(word)
+    return lowered if lowered != word else ""

@@ -11,7 +11,7 @@ its marks in `reading.py`.
 
 from __future__ import annotations
 
-from morphcpt.morphology.affixation import raise_final_o
+from morphcpt.morphology.affixation import lower_final_u, raise_final_o
 from morphcpt.morphology.affixes import (
     INFIXED_PREFIXES,
     INFIXES,
@@ -160,9 +160,8 @@ class StemReadings(NasalReadings):
             elif suffixed:
                 if t in SYNCOPE:
                     options.append((SYNCOPE[t], bool(c)))
-                last_u = t.rfind("u")
-                if last_u >= 0 and not any(is_vowel(ch) for ch in t[last_u + 1 :]):
-                    options.append((t[:last_u] + "o" + t[last_u + 1 :], bool(c)))
+                if (lowered := lower_final_u(t)) != t:
+                    options.append((lowered, bool(c)))
                 if len(t) > 3 and t[-1] == "i" and suffixed in ("han", "hin"):
                     options.append((t[:-1] + "e", E_RAISED))  # a final e raised: ataki|hin <- atake
                 # final d -> r between vowels before the suffix: lakar|in <- lakad, bayar|an <- bayad
