@@ -16,13 +16,12 @@ from morphcpt.morphology.affixes import (
     SYNCOPE,
     is_vowel,
 )
+from morphcpt.morphology.fallback import common_root
 from morphcpt.morphology.reading import D_SUBSTITUTED, E_RAISED, _Reading
 from morphcpt.morphology.syllabify import folded_first_syllable_cv
 
 # `_curated_alternative`: how much more often (Zipf) a curated root must be written to outweigh a longer cut
 _FAR_MORE_OFTEN = 1.5
-# ... and the frequency that lets a root no curated list holds stand in for i- alone on an unwritten one
-COMMON_ROOT_ZIPF = 3.0
 # Pronouns and particles that take no affix (the lists hold them as roots): a reading with one as its root misfits
 _PRONOUNS = frozenset({"namin", "natin", "ninyo", "niyon", "nito", "naman", "nila", "niya"})
 _N_FINAL_STEMS = tuple(stem for stem in SYNCOPE if stem.endswith("n"))  # kun (kuha), tamn, tingn, ...
@@ -98,7 +97,7 @@ class ReadingRanks:
         na|gaw|an <- gawa, not nag|awan; pag|ma|ma|laki, not pag|mam|alaki <- balaki. Not a reading the ranking
         calls a misfit, nor one of isa- or the rare -nan/-nin (whose cuts are the likeliest to be wrong). Where `best`
         is i- alone on a root no frequency list knows (i|punin, i|bahin: a dictionary's listed forms of puno and baha),
-        a common root (Zipf `COMMON_ROOT_ZIPF`) serves as well as a curated one: ipun|in <- ipon, iba|hin."""
+        a common root (`fallback.common_root`: Zipf 3 or more) serves as well as a curated one: ipun|in <- ipon, iba|hin."""
         if best.root in self._trusted:
             return best
         floor = self._zipf.get(best.root, 0.0) + _FAR_MORE_OFTEN
@@ -107,7 +106,7 @@ class ReadingRanks:
         better = [
             r
             for r in candidates
-            if (r.root in self._trusted or (lone_i and self._zipf.get(r.root, 0.0) >= COMMON_ROOT_ZIPF))
+            if (r.root in self._trusted or (lone_i and common_root(self, r.root)))
             and self._zipf.get(r.root, 0.0) >= floor
             and r.suffix not in ("nan", "nin")
             and ISA_LABELS.isdisjoint(r.prefixes)
