@@ -360,8 +360,8 @@ SAMPLE_OUTPUT_SHA256 = {
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("cdb61a4ec779c2fc65a666e0fbbb3cf29ca10e98b91b9802da4753721d9e5731",
-              "e590663bfe56d1a630684033ea4516a72eec32a58e0cf3a4568a2fc0a519f4a9"),
+    "patok": ("e0ee0f9119560cc4207d3cad3ad8c5163aceeab9a8a7b499ce773e913f438e49",
+              "1fea57c3854c3f72559826ee4867f24c9f38857e7d8b34cc667716b87eaba5ee"),
 }  # fmt: skip
 
 

@@ -1,7 +1,7 @@
 """Readings for the words the analyser's search leaves with none (`filipino.FilipinoPack._best_reading` tries them
 last): di- before a word that reads on its own, prefixes before a full reduplication, Tagalog affixes on an English
-root, the linker after a stem no word list holds, the linker after a listed word the root lexicon does not hold, and a
-root no list holds that a CV copy shows.
+root, the linker after a stem no word list holds, the linker after a listed word the root lexicon does not hold, a
+root no list holds that a CV copy shows, and one whose other verbal forms the lists hold.
 
 Each function takes the pack and the folded word and returns a reading or None. The pack supplies `_best` (its cached
 reading of another word), `_readings` and `_score` (its search), `roots`, `_roots`, `_known` (every word of the
@@ -12,11 +12,12 @@ pack `english_root_reading` builds.
 from __future__ import annotations
 
 import copy as copying
+import re
 from collections.abc import Iterator
 from typing import Any, Protocol
 
 from morphcpt.morphology.affixation import lower_final_u, raise_final_o
-from morphcpt.morphology.affixes import ISA_LABELS, LINKER, LINKER_AFTER_N, PREFIXES, is_vowel
+from morphcpt.morphology.affixes import INFIXES, ISA_LABELS, LINKER, LINKER_AFTER_N, PREFIXES, is_vowel
 from morphcpt.morphology.loans import (
     affixed_english_reading,
     english_frequencies,
@@ -25,6 +26,7 @@ from morphcpt.morphology.loans import (
     prefix_split,
 )
 from morphcpt.morphology.reading import SYNCOPATED, _Reading
+from morphcpt.morphology.root_evidence import infixed_forms
 from morphcpt.morphology.stems import CLUSTER_SECOND, _syllable_ok
 
 
@@ -66,6 +68,20 @@ COPY_PREFIXES: tuple[str, ...] = (
     "ipag", "maka", "naka", "mang", "nang", "pang", "mag", "nag", "pag",
 )  # fmt: skip
 _COPIED_ROOT = 5  # letters of a root `copied_root_reading` takes (4 for one starting with a vowel)
+# Prefixes `shown_root_reading` takes before a root no list holds, longest first: the verbal ones ending in g or a,
+# and i- (not ma-, na-, whose look-alikes are many: madrigal, natanung; nor mang-, which takes the root's first
+# consonant).
+GUESS_PREFIXES: tuple[str, ...] = (
+    "makipag", "nakipag", "ipinag", "magpa", "nagpa", "pagpa", "ipag", "maka", "naka", "mag", "nag", "pag", "i",
+)  # fmt: skip
+# The verbal forms of a root whose presence in the lists shows it (`_shown_forms`): these prefixes before it, -um-
+# and -in- in it, -an and -in after it.
+_SHOWING_PREFIXES = ("mag", "nag", "pag", "i", "maka", "naka", "magpa", "nagpa", "ipag", "ipinag", "makipag")
+# A root of native shape: one consonant (ng, ts) or a consonant and l, r, w, y before its first vowel, then
+# syllables of a vowel after at most two consonants, and at most one consonant at its end; no c, f, j, q, v, x, z.
+_NATIVE_ROOT = re.compile(
+    r"^(?:(?:ng|ts|[bdghklmnprstwy])[lrwy]?)?[aeiou](?:(?:ng|[bdghklmnprstwy]){0,2}[aeiou])+(?:ng|[bdghklmnprstwy])?$"
+)
 
 
 def common_root(pack: Pack, root: str) -> bool:
@@ -261,6 +277,103 @@ def copied_root_reading(pack: Pack, f: str) -> _Reading | None:
             spans, lower_final_u(f[start:end]), prefixes, infix=infix, suffix=suffix, reduplicant=copy
         )
     return None
+
+
+def shown_root_reading(pack: Pack, f: str) -> _Reading | None:
+    """A root no list holds as a root, for a word with no other reading, where the lists hold another verbal form of
+    it (`_shown_forms`): nag|prisinta (the lists hold iprisinta, magprisinta), p|um|asuk (pinasuk), naka|tutuk
+    (tutukan). The frames (`_guess_frames`): a prefix of `GUESS_PREFIXES` before a consonant (not ka after a g:
+    magka-, nagka-, pagka- are prefixes of their own; nor n after a g: magnolya); -um- or -in- after the first
+    consonant or before a first vowel; i- before -in-; -an (-han after a vowel) after -in- or pag-, and -in (-hin)
+    after the root alone, the u before the suffix lowered to o. The root has `_COPIED_ROOT` letters or more (4 from a
+    vowel), two or three syllables and a native shape (`_NATIVE_ROOT`), is no English word and does not start as an
+    affixed word would (`_affix_like`); of several frames, the one whose root the lists show in the most forms. The
+    word must be no headword nor English: a name the lists never inflect stays whole (magdalena)."""
+    if len(f) < 6 or not f.isalpha() or _headword_or_english(pack, f):
+        return None
+    best: tuple[int, _Reading] | None = None
+    for spans, prefixes, infix, suffix in _guess_frames(f):
+        end = len(f) - len(suffix)
+        start = spans[-1][1] if spans else 0
+        stem = "".join(f[a:b] for a, b, kind in spans if kind == "root") + f[start:end]
+        root = lower_final_u(stem) if suffix else stem
+        if (
+            len(root) < _COPIED_ROOT - is_vowel(root[:1] or "x")
+            or not 2 <= len(re.findall("[aeiou]+", root)) <= 3
+        ):
+            continue
+        if (
+            not _NATIVE_ROOT.match(root)
+            or english_word(root, english_frequencies())
+            or _affix_like(pack, root)
+        ):
+            continue
+        shown = len(_shown_forms(root) & pack._known - {f})
+        if shown and (best is None or shown > best[0]):
+            tail = ((end, len(f), "suffix"),) if suffix else ()
+            reading = _Reading(
+                (*spans, (start, end, "root"), *tail), root, prefixes, infix=infix, suffix=suffix
+            )
+            best = (shown, reading)
+    return best[1] if best else None
+
+
+def _guess_frames(f: str) -> Iterator[tuple[tuple[tuple[int, int, str], ...], tuple[str, ...], str, str]]:
+    """The affix frames `shown_root_reading` tries on the folded word `f`: (spans before the root's last part,
+    prefixes, infix, suffix)."""
+    onset = "ng" if f.startswith("ng") else f[:1]
+    n = len(onset)
+
+    def suffixes(allowed: bool) -> tuple[str, ...]:
+        if not allowed:
+            return ("",)
+        ends = [end for end in ("han", "an") if f.endswith(end)]
+        return ("", *(end for end in ends if (end == "han") == is_vowel(f[-len(end) - 1])))
+
+    if is_vowel(f[0]) and f[:2] in INFIXES and is_vowel(f[2:3]):  # um|inom, in|inom
+        for suffix in suffixes(f[:2] == "in"):
+            yield ((0, 2, "infix"),), (), f[:2], suffix
+    elif f[n : n + 2] in INFIXES and is_vowel(f[n + 2 : n + 3]):  # s|um|ungab, h|in|ablut|an
+        for suffix in suffixes(f[n : n + 2] == "in"):
+            yield ((0, n, "root"), (n, n + 2, "infix")), (), f[n : n + 2], suffix
+    if f[:1] == "i" and f[2:4] == "in" and not is_vowel(f[1]) and is_vowel(f[4:5]):  # i|h|in|amlay
+        yield ((0, 1, "prefix"), (1, 2, "root"), (2, 4, "infix")), ("i",), "in", ""
+    for prefix in GUESS_PREFIXES:
+        rest = f[len(prefix) :]
+        if not f.startswith(prefix) or is_vowel(rest[:1]) or (prefix[-1] == "g" and rest.startswith("ka")):
+            continue  # (magka-, nagka-, pagka- are prefixes of their own: pagka|tapus, not pag|katapus)
+        if not (prefix[-1] == "g" and rest[:1] == "n"):
+            for suffix in suffixes(prefix == "pag"):
+                yield ((0, len(prefix), "prefix"),), (prefix,), "", suffix
+    if not is_vowel(
+        f[0]
+    ):  # a suffix alone: -in, -hin (not -an, which ends too many nouns and names: sinoman)
+        for end in ("hin", "in"):
+            if f.endswith(end) and (end[0] == "h") == is_vowel(f[-len(end) - 1 : -len(end)] or "x"):
+                yield (), (), "", end
+                break
+
+
+# what a root `shown_root_reading` guesses may not start with: another prefix (naka|pagpa is makapag-'s)
+_PREFIX_STARTS = ("mag", "nag", "pag", "mang", "nang", "pang", "maka", "naka")
+
+
+def _affix_like(pack: Pack, root: str) -> bool:
+    """Whether a guessed `root` starts as an affixed word would: with a prefix (`_PREFIX_STARTS`), with ka before a
+    lexicon root (k|in|a|gulat is kina- on gulat, not -in- on a kagulat; mag|kansela stays), or with a consonant
+    its vowel repeats (ginagwa, itatanung: a copy of a misspelled root, not a root)."""
+    if root.startswith(_PREFIX_STARTS) or (root.startswith("ka") and root[2:] in pack._roots):
+        return True
+    return not is_vowel(root[0]) and is_vowel(root[1]) and root[2:3] == root[0]
+
+
+def _shown_forms(root: str) -> set[str]:
+    """The verbal forms of `root` whose presence in the lists shows it is one: `_SHOWING_PREFIXES` before it, -um-
+    and -in- in it, -an and -in (-han, -hin after a vowel) after it, its last o raised."""
+    forms = {prefix + root for prefix in _SHOWING_PREFIXES} | set(infixed_forms(root))
+    stem = raise_final_o(root)
+    h = "h" if is_vowel(stem[-1]) else ""
+    return forms | {stem + h + end for end in ("an", "in")}
 
 
 def _copy_frames(f: str) -> Iterator[tuple[tuple[tuple[int, int, str], ...], str, str, tuple[str, ...]]]:

@@ -45,6 +45,7 @@ from morphcpt.morphology.fallback import (
     linked_listed_word,
     linked_unlisted_stem,
     negated_reading,
+    shown_root_reading,
 )
 from morphcpt.morphology.lexicon import (
     FREQUENCY_FILE,
@@ -293,6 +294,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
                 or linked_unlisted_stem(self, f)
                 or linked_listed_word(self, f)
                 or copied_root_reading(self, f)
+                or shown_root_reading(self, f)
                 or _Reading(((0, len(f), "root"),), f)
             )
         best = min(candidates, key=lambda r: self._score(f, r))
