@@ -360,8 +360,8 @@ SAMPLE_OUTPUT_SHA256 = {
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("e0ee0f9119560cc4207d3cad3ad8c5163aceeab9a8a7b499ce773e913f438e49",
-              "1fea57c3854c3f72559826ee4867f24c9f38857e7d8b34cc667716b87eaba5ee"),
+    "patok": ("0ad64e0c87779d93214f11de342e301948c533da60001721516e6d45836c0e3f",
+              "b568c64ee92d5bbffb737ab7de3326e235d4076603768c4b854d9bca24ba6444"),
 }  # fmt: skip
 
 

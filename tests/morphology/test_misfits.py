@@ -100,3 +100,18 @@ def test_i_keeps_a_roots_d_where_ma_and_a_copy_turn_it_r():
     # irita, a word of its own, joins the lexicon
     assert cut(FIL, "nakakairita") == ("naka|ka|irita", "irita")
     assert cut(FIL, "nairita") == ("na|irita", "irita")
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("nakasabitin", ("naka|sabitin", "sabitin")),  # not na|ka|sabit|in: na- takes no -in
+        ("nagbalikin", ("nag|balikin", "balikin")),  # nor does mag-/nag-
+        ("binalikin", ("b|in|alikin", "balikin")),  # nor -in-: the done form drops the suffix
+        ("pagbalikin", ("pag|balik|in", "balik")),  # so does pag- with it (pagbutihin)
+        ("mabalikin", ("ma|balik|in", "balik")),  # and the adjective's ma- (masunurin)
+    ],
+)
+def test_no_in_with_the_done_forms_prefixes(word, expected):
+    pack = FilipinoPack(roots={"sabit", "sabitin", "balik", "balikin"})
+    assert cut(pack, word) == expected

@@ -27,6 +27,8 @@ _PRONOUNS = frozenset({"namin", "natin", "ninyo", "niyon", "nito", "naman", "nil
 _N_FINAL_STEMS = tuple(stem for stem in SYNCOPE if stem.endswith("n"))  # kun (kuha), tamn, tingn, ...
 # curated roots that are prefixes too (pinaka): no root for a suffix; isa (one) is a root first (isa|hin)
 _PREFIX_ROOTS = frozenset(PREFIXES) - ISA_PREFIXES
+# the first prefixes that take no -in (`ReadingRanks._misfit`)
+_NO_IN_PREFIXES = frozenset({("mag",), ("nag",), ("magka",), ("nagka",), ("na",), ("naka",)})
 
 
 def _suffix_after_pinaka(r: _Reading) -> bool:
@@ -171,7 +173,8 @@ class ReadingRanks:
         adjective's ma- do (l|um|a|laki, pa|la|laki|hin, ma|la|laki), ka-...-han and pagka- do not (ka|lalaki|han); the
         same for a copy of an irregular stem before any suffix (`SYNCOPE`: ku|kun|in, not a listed kukun); a pronoun
         takes no affix (`_PRONOUNS`); i- never comes before ma-/na-, mag-, mang-, maka- (inalisan is in|alis|an, not
-        i|na|lisan), nor takes -an alone with it (inasahan is in|asa|han, not i|nasa|han)."""
+        i|na|lisan), nor takes -an alone with it (inasahan is in|asa|han, not i|nasa|han); -in stands neither with
+        -in- nor after a first prefix of `_NO_IN_PREFIXES` (nakasalin is naka|salin, not na|kasal|in)."""
         if r.suffix and (("pinaka" in r.prefixes and not _suffix_after_pinaka(r)) or r.root in _PREFIX_ROOTS):
             return 1
         # i- comes after ma-/na- (na|i|lagay), never before them nor before mag-, mang-, maka-: inalisan is in|alis|an
@@ -182,6 +185,10 @@ class ReadingRanks:
             return 1
         # the conveyance i- takes no -an: inasahan is in|asa|han, not i|nasa|han (nasa, desire)
         if r.prefixes == ("i",) and r.suffix in ("an", "han", "nan") and r.spans[0][2] == "prefix":
+            return 1
+        # -in marks a verb not yet done, and drops in the done forms -in- and na- make: no -in with -in-, na-, naka-,
+        # mag-, nag-, magka- or nagka- first (binilin is b|in|ilin, nakasalin naka|salin, magbilin mag|bilin)
+        if r.suffix in ("in", "hin") and (r.infix == "in" or r.prefixes[:1] in _NO_IN_PREFIXES):
             return 1
         root = r.root
         if not (len(root) > 4 and root[0] == root[2] and root[:2] == folded_first_syllable_cv(root[2:])):
