@@ -348,46 +348,6 @@ def test_the_syncope_of_simula(word, expected):
 @pytest.mark.parametrize(
     ("word", "expected"),
     [
-        ("di-matinag", ("di-|ma|tinag", "tinag")),
-        ("di-sanay", ("di-|sanay", "sanay")),
-        ("di-sinasanay", ("di-|s|in|a|sanay", "sanay")),
-        ("di-xyzqw", ("di-xyzqw", "di-xyzqw")),  # nothing after di- reads: the word stays whole
-    ],
-)
-def test_di_negates_a_word_that_reads_on_its_own(word, expected):
-    pack = FilipinoPack(roots={"tinag", "sanay"})
-    assert cut(pack, word) == expected
-    if "|" in expected[0]:
-        assert pack.parse(word).prefixes[0] == "di"
-
-
-def test_di_on_the_shipped_lists():
-    assert cut(FIL, "di-tuwirang") == ("di-|tuwir|an|g", "tuwid")
-    assert cut(FIL, "di-umano") == ("di-|umano", "umano")  # umano (reportedly) is a particle, no um|ano
-    assert cut(FIL, "umano") == ("umano", "umano")
-
-
-def test_the_linker_after_a_stem_no_list_holds():
-    pack = FilipinoPack(roots={"hiwaga", "lubha", "bulo", "gigi", "ipo", "ipon"})
-    pack._known = frozenset({"hiwaga", "lubha", "bulo", "naipon", "ipon"})
-    pack._zipf = {"hiwaga": 3.5, "lubha": 4.0, "bulo": 1.0, "gigi": 4.0, "ipo": 3.5, "ipon": 4.0}
-    assert cut(pack, "mahihiwagang") == ("ma|hi|hiwaga|ng", "hiwaga")  # mahihiwaga is no listed word
-    assert cut(pack, "malulubhang") == ("ma|lu|lubha|ng", "lubha")
-    assert pack.parse("malulubhang").linker == "ng"
-    assert cut(pack, "mabubulong")[0] == "mabubulong"  # a rare root: the -ng may be the root's own
-    assert cut(pack, "pagiging")[0] == "pagiging"  # gigi, one syllable twice, is no root under a linker
-    assert cut(pack, "naipong")[0] != "na|ipo|ng"  # naipon is a listed word: its -g, not ipo's -ng
-
-
-def test_the_linker_after_an_unlisted_stem_on_the_shipped_lists():
-    assert cut(FIL, "matatalinghagang") == ("ma|ta|talinghaga|ng", "talinghaga")
-    assert cut(FIL, "pinakamodernong") == ("pinaka|moderno|ng", "moderno")
-    assert cut(FIL, "palumpong")[0] == "palumpong"  # a headword: its -ng is its own
-
-
-@pytest.mark.parametrize(
-    ("word", "expected"),
-    [
         ("isagawa", ("isa|gawa", "gawa")),
         ("isinagawa", ("isina|gawa", "gawa")),
         ("isasagawa", ("isa|sa|gawa", "gawa")),  # isa- repeats its sa as magpa- repeats its pa

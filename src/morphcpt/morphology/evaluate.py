@@ -28,6 +28,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from morphcpt.morphology.affixation import lower_final_u
 from morphcpt.morphology.affixes import INFIXES, ISA_PREFIXES, PREFIXES, SUFFIXES, fold
 from morphcpt.morphology.gold import GoldSegmentation, GoldWord
 
@@ -42,10 +43,7 @@ def root_key(root: str) -> str:
     r = fold(root).replace("-", "").replace("r", "d")
     if len(r) > 1 and r.endswith("h") and r[-2] in "aeiou":
         r = r[:-1]
-    last = max((r.rfind(v) for v in "aeiou"), default=-1)
-    if last >= 0 and r[last] == "u":
-        r = r[:last] + "o" + r[last + 1 :]
-    return r
+    return lower_final_u(r)
 
 
 def gold_root_pieces(entry: GoldWord) -> list[int]:

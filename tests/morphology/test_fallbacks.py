@@ -1,7 +1,8 @@
-"""The analyser's last guess for a word with no reading (issue #40): a root no list holds as a root, read where the
-lists hold another verbal form of it (`fallback.shown_root_reading`). Over a small root lexicon with chosen list
-words, so that the pattern, not the shipped lists, decides; the roots are in no held-out set
-(data/gold_heldout/*heldout*.tsv)."""
+"""The analyser's fallbacks for a word with no reading (`morphology/fallback.py`, issue #40): di- before a word that
+reads on its own, the linker after a stem no list holds (both moved here from test_affix_classes.py), and, last, a
+root no list holds as a root, read where the lists hold another verbal form of it (`shown_root_reading`). Over small
+root lexicons with chosen list words, so that the pattern, not the shipped lists, decides; the roots of the
+shown-root tests are in no held-out set (data/gold_heldout/*heldout*.tsv)."""
 
 from __future__ import annotations
 
@@ -61,3 +62,43 @@ def test_shown_roots_on_the_shipped_lists():
     assert cut(FIL, "pumasuk") == ("p|um|asuk", "pasuk")  # a misspelled pasok: its forms are listed too
     assert cut(FIL, "magdalena") == ("magdalena", "magdalena")  # a name stays whole
     assert cut(FIL, "pagkatapus") == ("pagkatapus", "pagkatapus")
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("di-matinag", ("di-|ma|tinag", "tinag")),
+        ("di-sanay", ("di-|sanay", "sanay")),
+        ("di-sinasanay", ("di-|s|in|a|sanay", "sanay")),
+        ("di-xyzqw", ("di-xyzqw", "di-xyzqw")),  # nothing after di- reads: the word stays whole
+    ],
+)
+def test_di_negates_a_word_that_reads_on_its_own(word, expected):
+    pack = FilipinoPack(roots={"tinag", "sanay"})
+    assert cut(pack, word) == expected
+    if "|" in expected[0]:
+        assert pack.parse(word).prefixes[0] == "di"
+
+
+def test_di_on_the_shipped_lists():
+    assert cut(FIL, "di-tuwirang") == ("di-|tuwir|an|g", "tuwid")
+    assert cut(FIL, "di-umano") == ("di-|umano", "umano")  # umano (reportedly) is a particle, no um|ano
+    assert cut(FIL, "umano") == ("umano", "umano")
+
+
+def test_the_linker_after_a_stem_no_list_holds():
+    pack = FilipinoPack(roots={"hiwaga", "lubha", "bulo", "gigi", "ipo", "ipon"})
+    pack._known = frozenset({"hiwaga", "lubha", "bulo", "naipon", "ipon"})
+    pack._zipf = {"hiwaga": 3.5, "lubha": 4.0, "bulo": 1.0, "gigi": 4.0, "ipo": 3.5, "ipon": 4.0}
+    assert cut(pack, "mahihiwagang") == ("ma|hi|hiwaga|ng", "hiwaga")  # mahihiwaga is no listed word
+    assert cut(pack, "malulubhang") == ("ma|lu|lubha|ng", "lubha")
+    assert pack.parse("malulubhang").linker == "ng"
+    assert cut(pack, "mabubulong")[0] == "mabubulong"  # a rare root: the -ng may be the root's own
+    assert cut(pack, "pagiging")[0] == "pagiging"  # gigi, one syllable twice, is no root under a linker
+    assert cut(pack, "naipong")[0] != "na|ipo|ng"  # naipon is a listed word: its -g, not ipo's -ng
+
+
+def test_the_linker_after_an_unlisted_stem_on_the_shipped_lists():
+    assert cut(FIL, "matatalinghagang") == ("ma|ta|talinghaga|ng", "talinghaga")
+    assert cut(FIL, "pinakamodernong") == ("pinaka|moderno|ng", "moderno")
+    assert cut(FIL, "palumpong")[0] == "palumpong"  # a headword: its -ng is its own
