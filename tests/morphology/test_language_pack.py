@@ -349,3 +349,26 @@ def test_headword_roots_are_derived_and_cached(tmp_path):
     assert len(list(cache.iterdir())) == 1  # the stale one is gone
     assert load_roots(lexicon, cache) == roots  # read back from the cache
     assert [m.text for m in FilipinoPack(roots=roots).analyze("pagsasaka")] == ["pag", "sa", "saka"]
+
+
+def test_a_ka_headword_the_lists_inflect_with_um_or_in_is_a_root(tmp_path):
+    lexicon, cache = tmp_path / "lexicon", tmp_path / "cache"
+    lexicon.mkdir()
+    # every ka- word reads as ka- on the headword after it; which are roots of their own?
+    (lexicon / "tgl_words.txt").write_text(
+        "kalimbot\nlimbot\nkatumpa\ntumpa\nkalumpaw\nlumpaw\nkasama\n", encoding="utf-8"
+    )
+    (lexicon / "forms.txt").write_text("kumalimbot\nkumatumpa\nkinasama\n", encoding="utf-8")
+    (lexicon / "fil_wordfreq.tsv").write_text(
+        "kalimbot\t3.5\nlimbot\t2.0\nkatumpa\t2.0\ntumpa\t3.5\nkalumpaw\t3.5\nkasama\t6.0\nsama\t5.0\n",
+        encoding="utf-8",
+    )
+    roots = load_roots(lexicon, cache)
+    assert {"limbot", "tumpa", "lumpaw"} <= roots
+    assert "kalimbot" in roots  # kumalimbot is listed, and kalimbot is written more often than limbot
+    assert "katumpa" not in roots  # tumpa is written more often: ka- on it
+    assert "kalumpaw" not in roots  # no -um- or -in- form listed
+    assert "kasama" not in roots  # sama is a curated root: ka- on it
+    # on the shipped lists: kalinga (kumalinga) is a root, kasama (kinasama) is not
+    assert [m.text for m in FIL.analyze("pagkalinga")] == ["pag", "kalinga"]
+    assert [m.text for m in FIL.analyze("kasama")] == ["ka", "sama"]

@@ -3,7 +3,9 @@
 Three tiers, from the word lists `lexicon.py` reads:
 - the curated roots (`morphology/data/tl_roots.txt`) and any `*root*` file of `data/lexicon/`, trusted most;
 - the dictionary headwords (tglstemmer's `tgl_words.txt`, Wiktionary's `tl_wiktionary_headwords.txt`) that have no
-  affixed reading even when every headword may serve as a root ("bansa", "saka"; "kumain" is k|um|ain);
+  affixed reading even when every headword may serve as a root ("bansa", "saka"; "kumain" is k|um|ain), and those
+  whose only affixed reading is ka- on a root but which the lists show with -um-/-in- (`_ka_root`: kalinga, with
+  kumalinga);
 - words of the frequency and form lists that no dictionary lists as roots but that the lists show inflecting
   (bulong: bumubulong, ibinulong, pagbulong), ranked below the others (`_paradigm_roots`).
 
@@ -90,6 +92,7 @@ def load_root_tiers(
     known = frozenset().union(*lists.values())
     everything = make_pack(roots | headwords, zipf, known)
     underived = {w for w in headwords - roots if not everything.has_affixed_reading(w)}
+    underived |= {w for w in headwords - roots - underived if _ka_root(w, everything, roots, zipf, known)}
     attested = frozenset().union(*(words for name, words in lists.items() if name not in HEADWORD_FILES))
     induced = _paradigm_roots(roots | underived, attested, zipf, known, make_pack)
     if induced:  # a headword that is an affixed form of a root the lists show, and rarer, is none (salpakan)
@@ -171,6 +174,23 @@ def _paradigm_roots(
     }
     final = make_pack(set(roots) | found, zipf, known)
     return {w for w in found if not _affixed(final, w)}
+
+
+def _ka_root(word: str, pack, curated: set[str], zipf: dict[str, float], known: frozenset[str]) -> bool:
+    """Whether the headword `word`, whose only affixed reading is ka- on a root (kalinga as ka|linga), is a root of
+    its own: the lists hold it with -um- or -in- (kumalinga), the root after ka- is no curated one (kasama, kausap
+    stay ka- on sama, usap) and `word` is written at least as often as it (kalinga 4.3 Zipf, linga 3.5; kalabog
+    and kasabwat, whose labog and sabwat no frequency list holds)."""
+    rest = word[2:]
+    if not word.startswith("ka") or rest in curated or zipf.get(word, 0.0) < zipf.get(rest, 0.0):
+        return False
+    if not any(f in known for f in ("kum" + word[1:], "kin" + word[1:])):
+        return False
+    affixed = [r for r in pack._readings(word) if len(r.spans) > 1]
+    return bool(affixed) and all(
+        r.prefixes == ("ka",) and r.root == rest and not (r.infix or r.suffix or r.linker or r.restored)
+        for r in affixed
+    )
 
 
 def left_out_headwords(lexicon_dir: Path, roots: frozenset[str]) -> frozenset[str]:
