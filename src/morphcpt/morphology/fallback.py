@@ -333,7 +333,7 @@ def _guess_frames(f: str) -> Iterator[tuple[tuple[tuple[int, int, str], ...], tu
     if is_vowel(f[0]) and f[:2] in INFIXES and is_vowel(f[2:3]):  # um|inom, in|inom
         for suffix in suffixes(f[:2] == "in"):
             yield ((0, 2, "infix"),), (), f[:2], suffix
-    elif f[n : n + 2] in INFIXES and is_vowel(f[n + 2 : n + 3]):  # s|um|ungab, h|in|ablut|an
+    elif f[n : n + 2] in INFIXES and is_vowel(f[n + 2 : n + 3]):  # h|um|amlay, h|in|amlay|an
         for suffix in suffixes(f[n : n + 2] == "in"):
             yield ((0, n, "root"), (n, n + 2, "infix")), (), f[n : n + 2], suffix
     if f[:1] == "i" and f[2:4] == "in" and not is_vowel(f[1]) and is_vowel(f[4:5]):  # i|h|in|amlay
@@ -345,9 +345,8 @@ def _guess_frames(f: str) -> Iterator[tuple[tuple[tuple[int, int, str], ...], tu
         if not (prefix[-1] == "g" and rest[:1] == "n"):
             for suffix in suffixes(prefix == "pag"):
                 yield ((0, len(prefix), "prefix"),), (prefix,), "", suffix
-    if not is_vowel(
-        f[0]
-    ):  # a suffix alone: -in, -hin (not -an, which ends too many nouns and names: sinoman)
+    # a suffix alone: -in, -hin (not -an, which ends too many nouns and names: sinoman)
+    if not is_vowel(f[0]):
         for end in ("hin", "in"):
             if f.endswith(end) and (end[0] == "h") == is_vowel(f[-len(end) - 1 : -len(end)] or "x"):
                 yield (), (), "", end

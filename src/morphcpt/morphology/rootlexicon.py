@@ -176,7 +176,7 @@ def _paradigm_roots(
     return {w for w in found if not _affixed(final, w)}
 
 
-def _ka_root(word: str, pack, curated: set[str], zipf: dict[str, float], known: frozenset[str]) -> bool:
+def _ka_root(word: str, pack: Any, curated: set[str], zipf: dict[str, float], known: frozenset[str]) -> bool:
     """Whether the headword `word`, whose only affixed reading is ka- on a root (kalinga as ka|linga), is a root of
     its own: the lists hold it with -um- or -in- (kumalinga), the root after ka- is no curated one (kasama, kausap
     stay ka- on sama, usap) and `word` is written at least as often as it (kalinga 4.3 Zipf, linga 3.5; kalabog
