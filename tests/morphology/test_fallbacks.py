@@ -13,9 +13,10 @@ from morphcpt.morphology import FilipinoPack
 from morphology_helpers import FIL, cut
 
 
-def _pack(*listed: str) -> FilipinoPack:
+def _pack(listed: str) -> FilipinoPack:
+    """A small lexicon, with the comma-separated `listed` as the words of the lists."""
     pack = FilipinoPack(roots={"kain", "gawa", "gulat"})
-    pack._known = frozenset(listed)
+    pack._known = frozenset(listed.split(","))
     return pack
 
 
@@ -32,6 +33,7 @@ def _pack(*listed: str) -> FilipinoPack:
         ("ihinamlay", "naghamlay", ("i|h|in|amlay", "hamlay")),  # i- before -in-
         ("tilapukin", "tumilapok", ("tilapuk|in", "tilapok")),  # -in alone
         ("paghamlayan", "hinamlay", ("pag|hamlay|an", "hamlay")),  # pag- and -an
+        ("nahamlay", "hinamlay,ihamlay", ("na|hamlay", "hamlay")),  # ma-/na- with two forms listed
     ],
 )
 def test_a_root_its_other_forms_show(word, listed, expected):
@@ -44,6 +46,7 @@ def test_a_root_its_other_forms_show(word, listed, expected):
         ("naghamlay", ""),  # no other form listed
         ("naghamlay", "naghamlay"),  # the word itself is no evidence
         ("naghamlay", "mahamlay"),  # ma- shows no verb (madrigal)
+        ("nahamlay", "hinamlay"),  # na- needs two forms (malabon)
         ("naghamlay", "hamlay"),  # nor does the bare word (dayao, a name)
         ("hamlayan", "maghamlay"),  # -an alone ends too many nouns and names
         ("pagkatapus", "itapus"),  # pagka- is a prefix of its own: no pag- on katapus

@@ -69,11 +69,15 @@ COPY_PREFIXES: tuple[str, ...] = (
 )  # fmt: skip
 _COPIED_ROOT = 5  # letters of a root `copied_root_reading` takes (4 for one starting with a vowel)
 # Prefixes `shown_root_reading` takes before a root no list holds, longest first: the verbal ones ending in g or a,
-# and i- (not ma-, na-, whose look-alikes are many: madrigal, natanung; nor mang-, which takes the root's first
-# consonant).
+# i-, and ma-, na- (whose look-alikes are many, madrigal: with two forms of evidence, `_MA_EVIDENCE`); not mang-,
+# which takes the root's first consonant.
 GUESS_PREFIXES: tuple[str, ...] = (
     "makipag", "nakipag", "ipinag", "magpa", "nagpa", "pagpa", "ipag", "maka", "naka", "mag", "nag", "pag", "i",
+    "ma", "na",
 )  # fmt: skip
+_MA_EVIDENCE = (
+    2  # forms of the root the lists must hold for ma-/na- before it (na|kansela: kinansela, ikansela)
+)
 # The verbal forms of a root whose presence in the lists shows it (`_shown_forms`): these prefixes before it, -um-
 # and -in- in it, -an and -in after it.
 _SHOWING_PREFIXES = ("mag", "nag", "pag", "i", "maka", "naka", "magpa", "nagpa", "ipag", "ipinag", "makipag")
@@ -282,9 +286,9 @@ def copied_root_reading(pack: Pack, f: str) -> _Reading | None:
 def shown_root_reading(pack: Pack, f: str) -> _Reading | None:
     """A root no list holds as a root, for a word with no other reading, where the lists hold another verbal form of
     it (`_shown_forms`): nag|prisinta (the lists hold iprisinta, magprisinta), p|um|asuk (pinasuk), naka|tutuk
-    (tutukan). The frames (`_guess_frames`): a prefix of `GUESS_PREFIXES` before a consonant (not ka after a g:
-    magka-, nagka-, pagka- are prefixes of their own; nor n after a g: magnolya); -um- or -in- after the first
-    consonant or before a first vowel; i- before -in-; -an (-han after a vowel) after -in- or pag-, and -in (-hin)
+    (tutukan), na|kansela (kinansela, ikansela: ma- and na- need two). The frames (`_guess_frames`): a prefix of
+    `GUESS_PREFIXES` before a consonant (not ka after a g: magka-, nagka-, pagka- are prefixes of their own; nor n
+    after a g: magnolya); -um- or -in- after the first consonant or before a first vowel; i- before -in-; -an (-han after a vowel) after -in- or pag-, and -in (-hin)
     after the root alone, the u before the suffix lowered to o. The root has `_COPIED_ROOT` letters or more (4 from a
     vowel), two or three syllables and a native shape (`_NATIVE_ROOT`), is no English word and does not start as an
     affixed word would (`_affix_like`); of several frames, the one whose root the lists show in the most forms. The
@@ -309,6 +313,8 @@ def shown_root_reading(pack: Pack, f: str) -> _Reading | None:
         ):
             continue
         shown = len(_shown_forms(root) & pack._known - {f})
+        if prefixes[:1] in (("ma",), ("na",)) and shown < _MA_EVIDENCE:
+            continue
         if shown and (best is None or shown > best[0]):
             tail = ((end, len(f), "suffix"),) if suffix else ()
             reading = _Reading(
