@@ -75,9 +75,8 @@ GUESS_PREFIXES: tuple[str, ...] = (
     "makipag", "nakipag", "ipinag", "magpa", "nagpa", "pagpa", "ipag", "maka", "naka", "mag", "nag", "pag", "i",
     "ma", "na",
 )  # fmt: skip
-_MA_EVIDENCE = (
-    2  # forms of the root the lists must hold for ma-/na- before it (na|kansela: kinansela, ikansela)
-)
+# forms of the root the lists must hold for ma-/na- before it (na|kansela: kinansela, ikansela)
+_MA_EVIDENCE = 2
 # The verbal forms of a root whose presence in the lists shows it (`_shown_forms`): these prefixes before it, -um-
 # and -in- in it, -an and -in after it.
 _SHOWING_PREFIXES = ("mag", "nag", "pag", "i", "maka", "naka", "magpa", "nagpa", "ipag", "ipinag", "makipag")
@@ -288,11 +287,12 @@ def shown_root_reading(pack: Pack, f: str) -> _Reading | None:
     it (`_shown_forms`): nag|prisinta (the lists hold iprisinta, magprisinta), p|um|asuk (pinasuk), naka|tutuk
     (tutukan), na|kansela (kinansela, ikansela: ma- and na- need two). The frames (`_guess_frames`): a prefix of
     `GUESS_PREFIXES` before a consonant (not ka after a g: magka-, nagka-, pagka- are prefixes of their own; nor n
-    after a g: magnolya); -um- or -in- after the first consonant or before a first vowel; i- before -in-; -an (-han after a vowel) after -in- or pag-, and -in (-hin)
-    after the root alone, the u before the suffix lowered to o. The root has `_COPIED_ROOT` letters or more (4 from a
-    vowel), two or three syllables and a native shape (`_NATIVE_ROOT`), is no English word and does not start as an
-    affixed word would (`_affix_like`); of several frames, the one whose root the lists show in the most forms. The
-    word must be no headword nor English: a name the lists never inflect stays whole (magdalena)."""
+    after a g: magnolya); -um- or -in- after the first consonant or before a first vowel; i- before -in-; -an (-han
+    after a vowel) after -in- or pag-, and -in (-hin) after the root alone, the u before the suffix lowered to o.
+    The root has `_COPIED_ROOT` letters or more (4 from a vowel), two or three syllables and a native shape
+    (`_NATIVE_ROOT`), is no English word and does not start as an affixed word would (`_affix_like`); of several
+    frames, the one whose root the lists show in the most forms. The word must be no headword nor English: a name
+    the lists never inflect stays whole (magdalena)."""
     if len(f) < 6 or not f.isalpha() or _headword_or_english(pack, f):
         return None
     best: tuple[int, _Reading] | None = None

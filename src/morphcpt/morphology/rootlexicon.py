@@ -34,6 +34,7 @@ from morphcpt.morphology.lexicon import (
     word_frequencies,
 )
 from morphcpt.morphology.reading import SYNCOPATED
+from morphcpt.morphology.root_evidence import infixed_forms
 from morphcpt.morphology.stems import _MAX_WORD, CLUSTER_SECOND, COMMON_ZIPF, _syllable_ok
 
 # roots, word frequencies, every listed word -> a pack over exactly those roots (`filipino._lexicon_pack`)
@@ -184,7 +185,7 @@ def _ka_root(word: str, pack: Any, curated: set[str], zipf: dict[str, float], kn
     rest = word[2:]
     if not word.startswith("ka") or rest in curated or zipf.get(word, 0.0) < zipf.get(rest, 0.0):
         return False
-    if not any(f in known for f in ("kum" + word[1:], "kin" + word[1:])):
+    if not any(form in known for form in infixed_forms(word)):
         return False
     affixed = [r for r in pack._readings(word) if len(r.spans) > 1]
     return bool(affixed) and all(
