@@ -165,6 +165,29 @@ def test_same_cut_takes_the_root_the_lists_show_as_a_verb_before_the_more_freque
     ]
 
 
+def test_a_mag_form_shows_a_verb_too():
+    pack = FilipinoPack(roots={"tumbong", "sumbong"})
+    pack._zipf = {"tumbong": 3.8, "sumbong": 3.7}
+    assert pack.parse("manumbong").root == "tumbong"  # neither shows a verb: the more frequent
+    pack = FilipinoPack(roots={"tumbong", "sumbong"})
+    pack._zipf = {"tumbong": 3.8, "sumbong": 3.7, "nagsumbong": 3.5}
+    assert pack.parse("manumbong").root == "sumbong"  # nagsumbong shows sumbong as a verb
+    assert (
+        FILIPINO.parse("manumbong").root == "sumbong"
+    )  # the shipped lists: magsumbong, isumbong; tumbong none
+
+
+def test_of_two_cuts_that_tie_the_root_the_lists_show_as_a_verb_wins():
+    # na|kawan (a flock) and nakaw|an tie up to the frequency of their roots; ninakaw shows nakaw as a verb
+    pack = FilipinoPack(roots={"kawan", "nakaw"})
+    pack._zipf = {"kawan": 4.0, "nakaw": 3.7}
+    assert pack.parse("nakawan").root == "kawan"
+    pack = FilipinoPack(roots={"kawan", "nakaw"})
+    pack._zipf = {"kawan": 4.0, "nakaw": 3.7, "ninakaw": 3.5}
+    assert pack.parse("nakawan").morphs[0].text == "nakaw" and pack.parse("nakawan").root == "nakaw"
+    assert FILIPINO.parse("nakawan").root == "nakaw"
+
+
 def _tiers(tmp_path, headwords: str, forms: str, zipf: dict[str, float]):
     """`load_root_tiers` over a made-up lexicon folder: `headwords` (tglstemmer's list), `forms` (the form list) and
     `zipf` (the frequency list), each list given as words split by spaces; returns (roots, induced, folders)."""

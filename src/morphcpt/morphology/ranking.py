@@ -1,12 +1,14 @@
 """How the Filipino analyser ranks the readings of one word (`filipino.FilipinoPack._best_reading` sorts by
 `ReadingRanks._score`): a root some frequency or curated list knows before one only a dictionary lists, then the
-longest root, then the least marked reading, then the fewest morphs; and the readings whose affixes do not fit their
-root (`ReadingRanks._misfit`) last. Two second looks follow: a curated root written far more often
-(`_curated_alternative`; for i- alone on an unwritten root, a common one), and the root inside a curated derived
-one (`_read_through`: nagpa|dala, not nag|padala). A mixin: the pack it is mixed into holds the root tiers and the
-frequencies."""
+longest root, then the least marked reading, then the fewest morphs, then a root the lists show as a verb, then the
+more frequent root; and the readings whose affixes do not fit their root (`ReadingRanks._misfit`) last. Two second
+looks follow: a curated root written far more often (`_curated_alternative`; for i- alone on an unwritten root, a
+common one), and the root inside a curated derived one (`_read_through`: nagpa|dala, not nag|padala). A mixin: the
+pack it is mixed into holds the root tiers and the frequencies."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from morphcpt.morphology.affixes import (
     COPY_LIKE_PREFIXES,
@@ -50,13 +52,15 @@ class ReadingRanks:
     _rare: frozenset[str]
     _zipf: dict[str, float]
     _derived_roots: dict[str, bool]  # `_derived`'s answers
+    _shown_as_verb: Callable[[str], bool]  # `root_evidence.RootEvidence`'s
 
-    def _score(self, f: str, r: _Reading) -> tuple[int, int, int, int, int, float]:
+    def _score(self, f: str, r: _Reading) -> tuple[int, int, int, int, int, int, float]:
         """A root that some frequency or curated list knows before one only a dictionary lists (in|alis, not
         i|nalis); then the longest root; then the least marked reading (a root only known from the headword list, a
         restored nasal-deleted consonant, bare -an/-in after a vowel, which needs an unwritten glottal stop);
-        then the fewest morphs; last, the more frequent root (titik|an, not ti|tikan). kinain is k|in|ain (root
-        kain), not kina|in."""
+        then the fewest morphs; then a root the lists show as a verb (`_shown_as_verb`: nakaw|an, as ninakaw is
+        listed, not na|kawan on kawan, a flock); last, the more frequent root (titik|an, not ti|tikan). kinain is
+        k|in|ain (root kain), not kina|in."""
         root_chars = sum(e - s for s, e, k in r.spans if k == "root")
         # d -> n weighs twice: at the same cut, a t- or s-root wins (man|alo <- talo, not dalo)
         marked = int(bool(r.restored)) + int(r.restored == D_SUBSTITUTED) + int(r.root not in self._trusted)
@@ -82,14 +86,15 @@ class ReadingRanks:
         if r.prefixes and not ISA_LABELS.isdisjoint(r.prefixes):
             # after an i- reading of a sa-root: i|sa|sama, i|s|in|auli|ng (not isa|sama, isina|uling)
             marked += 2
-        # last, of readings that tie on everything else, the root written more often (katatagan is ka|tatag|an, not
-        # ka|ta|tagan)
+        # last, of readings that tie on everything else, the root the lists show as a verb, then the root written
+        # more often (katatagan is ka|tatag|an, not ka|ta|tagan)
         return (
             int(r.root in self._rare) + misfit,
             -root_chars,
             marked,
             len(r.spans),
             stacked,
+            int(not self._shown_as_verb(r.root)),
             -self._zipf.get(r.root, 0.0),
         )
 

@@ -67,10 +67,12 @@ class RootEvidence:
         return len(forms & self._known)
 
     def _shown_as_verb(self, root: str) -> bool:
-        """Whether the frequency list holds a -um- or -in- form of `root` (pumatay, pinatay; umalis): the lists use it
-        as a verb. Of two roots a nasal may have swallowed at one cut, the verb's is the likelier (mam|atay <- patay,
-        not batay, a word of "based on"; man|ita <- sita, not tita)."""
-        return any(self._zipf.get(form, 0.0) > 0 for form in infixed_forms(root))
+        """Whether the frequency list holds a -um-, -in-, mag- or nag- form of `root` (pumatay, pinatay; umalis;
+        nagsumbong): the lists use it as a verb. Of two roots a nasal may have swallowed at one cut, the verb's is the
+        likelier (mam|atay <- patay, not batay, a word of "based on"; man|ita <- sita, not tita; man|umbong <-
+        sumbong, not tumbong); of two cuts that tie, too (`ranking.ReadingRanks._score`)."""
+        forms = infixed_forms(root) + [prefix + root for prefix in ("mag", "nag")]
+        return any(self._zipf.get(form, 0.0) > 0 for form in forms)
 
     def _d_substitution_attested(self, rest: str) -> bool:
         """Whether the word lists show the stem `rest` (what follows an n-final nasal prefix that swallowed a d:
