@@ -459,3 +459,11 @@ def test_colloquial_spellings_of_common_roots_are_roots():
     assert cut(FIL, "nagmumuka") == ("nag|mu|muka", "muka")
     assert cut(FIL, "panuorin") == ("pa|nuor|in", "nuod")
     assert cut(FIL, "panoorin") == ("pa|noor|in", "nood")
+
+
+def test_verb_roots_a_dictionary_reading_hid_are_curated():
+    # abang (to wait for) read as aba plus the linker, kanulo (to betray) as ka- on nulo: the lexicon left both out
+    assert cut(FIL, "inabangan") == ("in|abang|an", "abang")  # was in|abangan on a rare abangan
+    assert cut(FIL, "mang-abang") == ("mang-|abang", "abang")
+    assert cut(FIL, "ipinagkanulo") == ("ipinag|kanulo", "kanulo")  # was ipinag|ka|nulo
+    assert cut(FIL, "mapagkanulo") == ("mapag|kanulo", "kanulo")
