@@ -360,8 +360,8 @@ SAMPLE_OUTPUT_SHA256 = {
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("2d1d125d0274c988d49e9e1ad069049fea52d94db58a5d0c38b58e7e56fdb202",
-              "b6b77ad68179b85061cc61e659718a59fc6a548817fef7107c7cae7dc78f9d14"),
+    "patok": ("fbf2e5339b3e30b14c3e6a10e73c10f70d66618074b10baa9e89ef6ff37219f7",
+              "35596da02a1d7a9b6b755a7382290d3380d793cfb3f79d2d1f719b7aeea9f958"),
 }  # fmt: skip
 
 

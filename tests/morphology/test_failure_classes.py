@@ -217,3 +217,39 @@ def test_roots_the_word_lists_show_inflecting_join_the_lexicon(tmp_path):
     pack = FilipinoPack(roots=roots)
     assert [m.text for m in pack.analyze("bumubulong")] == ["b", "um", "u", "bulong"]
     assert load_root_tiers(lexicon, cache) == (roots, induced)  # read back from the cache
+
+
+def _linker_pack(zipf: dict[str, float]) -> FilipinoPack:
+    pack = FilipinoPack(roots={"pili", "piling", "tulo", "tulong"})
+    pack._zipf = zipf
+    pack._known = frozenset(zipf)
+    return pack
+
+
+def test_the_linker_after_an_affixed_word_the_lists_hold():
+    # napili is a common word, so napiling is napili with the linker, not na- on piling (a bunch; beside)
+    pack = _linker_pack({"napili": 4.5, "pinili": 4.9, "piling": 4.7, "pili": 4.2})
+    assert pack.parse("napiling").morphs[-1].text == "ng" and pack.parse("napiling").root == "pili"
+    assert pack.parse("piniling").root == "pili"
+    pack = _linker_pack(
+        {"napili": 2.0, "piling": 4.7, "pili": 4.2}
+    )  # a rare napili: the longer root as before
+    assert pack.parse("napiling").root == "piling"
+
+
+def test_the_linker_yields_to_a_root_the_lists_show_as_a_verb():
+    # tumulo (dripped) is a word, but tulungan shows tulong (help) as a verb, which no linker reading explains
+    pack = _linker_pack({"tumulo": 4.0, "tulo": 3.8, "tulong": 5.0, "tumulong": 4.7})
+    assert pack.parse("tumulong").root == "tulo"  # tumulong alone is no evidence: tumulo|ng explains it
+    pack = _linker_pack({"tumulo": 4.0, "tulo": 3.8, "tulong": 5.0, "tumulong": 4.7, "tulungan": 4.0})
+    assert pack.parse("tumulong").root == "tulong"
+
+
+def test_the_linker_after_affixed_words_on_the_shipped_lists():
+    cuts = {
+        w: "|".join(m.text for m in FILIPINO.parse(w).morphs) for w in ("mahabang", "napiling", "itinakdang")
+    }
+    assert cuts == {"mahabang": "ma|haba|ng", "napiling": "na|pili|ng", "itinakdang": "i|t|in|akda|ng"}
+    assert (
+        FILIPINO.parse("tumulong").root == "tulong" and FILIPINO.parse("gumalang").root == "galang"
+    )  # igalang

@@ -300,6 +300,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
         best = min(candidates, key=lambda r: self._score(f, r))
         best = self._curated_alternative(f, best, candidates)
         best = self._read_through(f, best, candidates)
+        best = self._linked_alternative(f, best, candidates)
         # The same cut with another root (nang|uha: kuha or uha; man|ita: sita or tita): the root the lists show as a
         # verb (`_shown_as_verb`: nam|atay <- patay, which pinatay shows, not batay, based on), then the more frequent.
         # (A d -> n reading is no such alternative to a t/s one: the rarer substitution loses whatever the frequency.)

@@ -1,10 +1,11 @@
 """How the Filipino analyser ranks the readings of one word (`filipino.FilipinoPack._best_reading` sorts by
 `ReadingRanks._score`): a root some frequency or curated list knows before one only a dictionary lists, then the
 longest root, then the least marked reading, then the fewest morphs, then a root the lists show as a verb, then the
-more frequent root; and the readings whose affixes do not fit their root (`ReadingRanks._misfit`) last. Two second
-looks follow: a curated root written far more often (`_curated_alternative`; for i- alone on an unwritten root, a
-common one), and the root inside a curated derived one (`_read_through`: nagpa|dala, not nag|padala). A mixin: the
-pack it is mixed into holds the root tiers and the frequencies."""
+more frequent root; and the readings whose affixes do not fit their root (`ReadingRanks._misfit`) last. Three
+second looks follow: a curated root written far more often (`_curated_alternative`; for i- alone on an unwritten
+root, a common one), the root inside a curated derived one (`_read_through`: nagpa|dala, not nag|padala), and the
+linker after a listed word (`_linked_alternative`: na|pili|ng, not na|piling). A mixin: the pack it is mixed into
+holds the root tiers and the frequencies."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from morphcpt.morphology.affixes import (
     SYNCOPE,
     is_vowel,
 )
-from morphcpt.morphology.fallback import common_root
+from morphcpt.morphology.fallback import COMMON_ROOT_ZIPF, common_root
 from morphcpt.morphology.reading import D_SUBSTITUTED, E_RAISED, _Reading
 from morphcpt.morphology.syllabify import folded_first_syllable_cv
 
@@ -53,6 +54,7 @@ class ReadingRanks:
     _zipf: dict[str, float]
     _derived_roots: dict[str, bool]  # `_derived`'s answers
     _shown_as_verb: Callable[[str], bool]  # `root_evidence.RootEvidence`'s
+    _shown_past_linker: Callable[[str], bool]  # `root_evidence.RootEvidence`'s
 
     def _score(self, f: str, r: _Reading) -> tuple[int, int, int, int, int, int, float]:
         """A root that some frequency or curated list knows before one only a dictionary lists (in|alis, not
@@ -136,6 +138,38 @@ class ReadingRanks:
         if not others:
             return best
         other = min(others, key=lambda r: self._score(f, r))
+        return other if self._score(f, other)[0] == 0 else best
+
+    def _linked_alternative(self, f: str, best: _Reading, candidates: list[_Reading]) -> _Reading:
+        """`best`, or where it ends on a root with -ng after a vowel and the word less the -ng is a common listed word
+        (napili, mahaba), the reading with the same affixes on the root before the linker: na|pili|ng, ma|haba|ng,
+        i|t|in|akda|ng (not na|piling, ma|habang, i|t|in|akdang); not where the lists show `best`'s root as a verb
+        by a form no linker explains (`_shown_past_linker`: t|um|ulong, as tulungan is listed). Not a reading the
+        ranking calls a misfit or puts on a rare root."""
+        root = best.root
+        if (
+            best.linker
+            or not best.affixed
+            or len(root) < 4
+            or not root.endswith("ng")
+            or not is_vowel(root[-3])
+            or best.spans[-1][1:] != (len(f), "root")
+            or self._zipf.get(f[:-2], 0.0) < COMMON_ROOT_ZIPF
+        ):
+            return best
+        linked = [
+            r
+            for r in candidates
+            if r.linker == "ng"
+            and r.spans[-1] == (len(f) - 2, len(f), "suffix")
+            and r.prefixes == best.prefixes
+            and r.infix == best.infix
+            and r.reduplicant == best.reduplicant
+            and not r.suffix
+        ]
+        if not linked or self._shown_past_linker(root):
+            return best
+        other = min(linked, key=lambda r: self._score(f, r))
         return other if self._score(f, other)[0] == 0 else best
 
     def _derived(self, root: str) -> bool:

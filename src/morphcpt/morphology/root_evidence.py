@@ -8,6 +8,7 @@ supplies `_zipf` (word frequencies), `_trusted` (the curated roots) and `_known`
 
 from __future__ import annotations
 
+from morphcpt.morphology.affixation import raise_final_o
 from morphcpt.morphology.affixes import INFIXES, is_vowel
 
 # the consonants a vowel-final root may end on once it lost its last vowel before -han/-hin (sab|hin <- sabi,
@@ -73,6 +74,17 @@ class RootEvidence:
         sumbong, not tumbong); of two cuts that tie, too (`ranking.ReadingRanks._score`)."""
         forms = infixed_forms(root) + [prefix + root for prefix in ("mag", "nag")]
         return any(self._zipf.get(form, 0.0) > 0 for form in forms)
+
+    def _shown_past_linker(self, root: str) -> bool:
+        """Whether the frequency list shows `root`, which ends in -ng after a vowel, as a verb by a form no linker
+        reading explains: a -um-, -in-, mag-, nag- or i- form whose spelling less the -ng is no listed word (igalang,
+        as igala is none), or -an/-in after the root, its last o raised (tulungan shows tulong; pinili|ng and
+        napili|ng show no piling)."""
+        forms = infixed_forms(root) + [prefix + root for prefix in ("mag", "nag", "i")]
+        if any(self._zipf.get(form, 0.0) > 0 and form[:-2] not in self._known for form in forms):
+            return True
+        stem = raise_final_o(root)
+        return any(self._zipf.get(stem + suffix, 0.0) > 0 for suffix in ("an", "in"))
 
     def _d_substitution_attested(self, rest: str) -> bool:
         """Whether the word lists show the stem `rest` (what follows an n-final nasal prefix that swallowed a d:

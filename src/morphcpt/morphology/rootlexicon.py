@@ -72,6 +72,7 @@ def load_root_tiers(
                 "rootlexicon.py",
                 "stems.py",
                 "root_evidence.py",
+                "affixation.py",
                 "affixes.py",
                 "syllabify.py",
                 "lexicon.py",
