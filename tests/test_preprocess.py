@@ -360,8 +360,8 @@ SAMPLE_OUTPUT_SHA256 = {
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("fbf2e5339b3e30b14c3e6a10e73c10f70d66618074b10baa9e89ef6ff37219f7",
-              "35596da02a1d7a9b6b755a7382290d3380d793cfb3f79d2d1f719b7aeea9f958"),
+    "patok": ("8c2d883e1f493d092ef93bd439f2c80156e2d4d426ae802c3e9b042b557a31b0",
+              "9fa32a68ca56771d3b47c561a6aff39a18df06827865f90c7d516a277894a7f3"),
 }  # fmt: skip
 
 

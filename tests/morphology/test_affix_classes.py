@@ -461,9 +461,17 @@ def test_colloquial_spellings_of_common_roots_are_roots():
     assert cut(FIL, "panoorin") == ("pa|noor|in", "nood")
 
 
-def test_verb_roots_a_dictionary_reading_hid_are_curated():
+def test_roots_a_dictionary_reading_hid_are_curated():
     # abang (to wait for) read as aba plus the linker, kanulo (to betray) as ka- on nulo: the lexicon left both out
     assert cut(FIL, "inabangan") == ("in|abang|an", "abang")  # was in|abangan on a rare abangan
     assert cut(FIL, "mang-abang") == ("mang-|abang", "abang")
     assert cut(FIL, "ipinagkanulo") == ("ipinag|kanulo", "kanulo")  # was ipinag|ka|nulo
     assert cut(FIL, "mapagkanulo") == ("mapag|kanulo", "kanulo")
+    # sumite (to submit) read as -um- on site, and loans the lexicon left out as prefixed: sim|bolo, pam|ilyar, est|ado
+    assert cut(FIL, "isumite") == ("i|sumite", "sumite") and cut(FIL, "nagsumite") == ("nag|sumite", "sumite")
+    assert [cut(FIL, w)[0] for w in ("simbolo", "pamilyar", "estado", "paumanhin")] == [
+        "simbolo",
+        "pamilyar",
+        "estado",
+        "paumanhin",
+    ]
