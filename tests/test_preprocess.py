@@ -360,8 +360,8 @@ SAMPLE_OUTPUT_SHA256 = {
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("8c2d883e1f493d092ef93bd439f2c80156e2d4d426ae802c3e9b042b557a31b0",
-              "9fa32a68ca56771d3b47c561a6aff39a18df06827865f90c7d516a277894a7f3"),
+    "patok": ("02bc46add70f3b81f1115d943dbd942aa4c5476c35970d1a33482111b2975024",
+              "103372ee9e757e95e1ea3214fa2ec43a85d83762abae3e3b09c1e1dfb9d7dfab"),
 }  # fmt: skip
 
 

@@ -475,3 +475,6 @@ def test_roots_a_dictionary_reading_hid_are_curated():
         "estado",
         "paumanhin",
     ]
+    # function words that read as affixed: sinuman (anyone), magiging (will become; naging, nagiging are whole too)
+    assert cut(FIL, "sinumang") == ("sinuman|g", "sinuman")  # was s|in|umang on sumang
+    assert cut(FIL, "magiging") == ("magiging", "magiging")  # was ma|gigi|ng on gigi
