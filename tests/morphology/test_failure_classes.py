@@ -172,9 +172,8 @@ def test_a_mag_form_shows_a_verb_too():
     pack = FilipinoPack(roots={"tumbong", "sumbong"})
     pack._zipf = {"tumbong": 3.8, "sumbong": 3.7, "nagsumbong": 3.5}
     assert pack.parse("manumbong").root == "sumbong"  # nagsumbong shows sumbong as a verb
-    assert (
-        FILIPINO.parse("manumbong").root == "sumbong"
-    )  # the shipped lists: magsumbong, isumbong; tumbong none
+    # the shipped lists hold magsumbong and isumbong, and no verbal form of tumbong
+    assert FILIPINO.parse("manumbong").root == "sumbong"
 
 
 def test_of_two_cuts_that_tie_the_root_the_lists_show_as_a_verb_wins():
@@ -231,9 +230,8 @@ def test_the_linker_after_an_affixed_word_the_lists_hold():
     pack = _linker_pack({"napili": 4.5, "pinili": 4.9, "piling": 4.7, "pili": 4.2})
     assert pack.parse("napiling").morphs[-1].text == "ng" and pack.parse("napiling").root == "pili"
     assert pack.parse("piniling").root == "pili"
-    pack = _linker_pack(
-        {"napili": 2.0, "piling": 4.7, "pili": 4.2}
-    )  # a rare napili: the longer root as before
+    # a rare napili: the longer root, as before
+    pack = _linker_pack({"napili": 2.0, "piling": 4.7, "pili": 4.2})
     assert pack.parse("napiling").root == "piling"
 
 
