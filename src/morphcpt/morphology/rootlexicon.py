@@ -97,13 +97,14 @@ def load_root_tiers(
     underived |= {w for w in headwords - roots - underived if _ka_root(w, everything, roots, zipf, known)}
     attested = frozenset().union(*(words for name, words in lists.items() if name not in HEADWORD_FILES))
     induced = _paradigm_roots(roots | underived, attested, zipf, known, make_pack)
-    if induced:  # a headword that is an affixed form of a root the lists show, and rarer, is none (salpakan)
-        wider = make_pack(roots | underived | induced, zipf, known)
+    if induced:  # a headword that is an affixed form of a root the lists show, and rarer or infixed, is none
+        wider = make_pack(roots | underived | induced, zipf, known)  # (salpakan; humagulgol, the more frequent)
         underived = {
             w
             for w in underived
             if not any(
-                r.root in induced and zipf.get(r.root, 0.0) >= zipf.get(w, 0.0) for r in wider._readings(w)
+                r.root in induced and (r.infix or zipf.get(r.root, 0.0) >= zipf.get(w, 0.0))
+                for r in wider._readings(w)
             )
         }
     if cache is not None:
