@@ -202,7 +202,9 @@ def _tiers(tmp_path, headwords: str, forms: str, zipf: dict[str, float]):
 def test_a_headword_root_counts_as_a_form_by_an_infix_or_a_strong_prefix_only(tmp_path):
     # tglstemmer lists the inflected humagulgol (a root of the second tier: hagulgol is no headword) and kadena
     forms = "hagulgol humagulgol humahagulgol napahagulgol dena kadena idena madena"
-    roots, induced, _ = _tiers(tmp_path, "humagulgol kadena saka", forms, {"hagulgol": 3.0, "humagulgol": 3.3})
+    roots, induced, _ = _tiers(
+        tmp_path, "humagulgol kadena saka", forms, {"hagulgol": 3.0, "humagulgol": 3.3}
+    )
     assert "hagulgol" in induced  # humahagulgol, napahagulgol and the headword's h|um|agulgol
     # and the headword, an -um- form of the induced root, is a root no more, though written more often
     assert "humagulgol" not in roots

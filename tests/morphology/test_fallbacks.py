@@ -1,6 +1,7 @@
 """The analyser's fallbacks for a word with no reading (`morphology/fallback.py`, issue #40): di- before a word that
-reads on its own, the linker after a stem no list holds (both moved here from test_affix_classes.py), and, last, a
-root no list holds as a root, read where the lists hold another verbal form of it (`shown_root_reading`). Over small
+reads on its own, the linker after a stem no list holds (both moved here from test_affix_classes.py), a root no
+list holds as a root, read where the lists hold another verbal form of it (`shown_root_reading`), and the plural of a
+verbal prefix (`plural_reading`: nangag|sabi). Over small
 root lexicons with chosen list words, so that the pattern, not the shipped lists, decides. The roots of the
 shown-root tests over a small lexicon are in no held-out set (data/gold_heldout/*heldout*.tsv); of the shipped-list
 words, pumasuk and pagkatapus misspell pasok and tapos, common roots of other words of the generated held-out sets."""
@@ -106,3 +107,44 @@ def test_the_linker_after_an_unlisted_stem_on_the_shipped_lists():
     assert cut(FIL, "matatalinghagang") == ("ma|ta|talinghaga|ng", "talinghaga")
     assert cut(FIL, "pinakamodernong") == ("pinaka|moderno|ng", "moderno")
     assert cut(FIL, "palumpong")[0] == "palumpong"  # a headword: its -ng is its own
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("nangaghamlay", ("nangag|hamlay", "nangag")),  # the plural of nag|hamlay
+        ("nangaghahamlay", ("nangag|ha|hamlay", "nangag")),  # and of its copy
+        ("mangaghamlay", ("mangag|hamlay", "mangag")),
+        ("nangahamlay", ("nanga|hamlay", "nanga")),  # na-
+        ("nangakahamlay", ("nangaka|hamlay", "nangaka")),  # naka-
+        ("nangagsihamlay", ("nangagsi|hamlay", "nangagsi")),  # nagsi-
+        ("mangagkahamlay", ("mangagka|hamlay", "mangagka")),  # magka-
+    ],
+)
+def test_the_plural_of_a_verbal_prefix(word, expected):
+    pack = FilipinoPack(roots={"hamlay"})
+    assert cut(pack, word) == (expected[0], "hamlay")
+    assert pack.parse(word).prefixes[0] == expected[1]
+
+
+def test_the_plural_yields_to_every_other_reading():
+    pack = FilipinoPack(roots={"kahamlay", "asar", "hamlay"})
+    assert cut(pack, "mangahamlay") == ("mang|ahamlay", "kahamlay")  # mang- on kahamlay, not manga- on hamlay
+    assert cut(pack, "nangaasar") == ("nang|a|asar", "asar")  # nang- and a copy, not nanga- on asar
+    assert cut(pack, "nangagsulbo")[0] == "nangagsulbo"  # nagsulbo reads on no root: the word stays whole
+    assert cut(pack, "nangahamlayxq")[0] == "nangahamlayxq"
+    assert cut(FilipinoPack(roots={"hamlay"}), "nangahamlay") == ("nanga|hamlay", "hamlay")  # alone, it reads
+
+
+def test_a_plural_headword_is_affixed_though_its_singular_is_a_headword_too():
+    # the root lexicon asks this of every headword, over a pack where each headword is a root (magkatipon too)
+    pack = FilipinoPack(roots={"tipon", "magkatipon", "mangagkatipon"})
+    assert pack.has_affixed_reading("mangagkatipon")
+    assert not FilipinoPack(roots={"tipon", "mangagkatipon"}).has_affixed_reading("mangagkasulbo")
+
+
+def test_plurals_on_the_shipped_lists():
+    assert cut(FIL, "nangagsasabi") == ("nangag|sa|sabi", "sabi")
+    assert cut(FIL, "nangakaupo") == ("nangaka|upo", "upo")
+    assert cut(FIL, "mangagkatipon") == ("mangagka|tipon", "tipon")  # a tglstemmer headword, a root no more
+    assert cut(FIL, "nangangamba")[0] == "na|nga|ngamba"  # nang- and a copy, as before

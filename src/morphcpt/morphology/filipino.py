@@ -45,6 +45,9 @@ from morphcpt.morphology.fallback import (
     linked_listed_word,
     linked_unlisted_stem,
     negated_reading,
+    plural_fits,
+    plural_reading,
+    plural_singular,
     shown_root_reading,
 )
 from morphcpt.morphology.lexicon import (
@@ -254,7 +257,13 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
                 )
             )
             for r in self._readings(f)
-        )
+        ) or self._plural_reading_exists(f)
+
+    def _plural_reading_exists(self, f: str) -> bool:
+        """Whether the folded `f` reads as the plural of a verbal prefix (`fallback.plural_reading`) by the search
+        alone: mangagka|tipon, though the headword magkatipon is a root of its own where the lexicon is built."""
+        singular = plural_singular(f)
+        return singular is not None and any(plural_fits(self, r) for r in self._readings(singular))
 
     def _inflects(self, root: str) -> bool:
         """Whether the word lists hold at least two forms of `root` unshortened, with a prefix (and a CV copy) or
@@ -293,6 +302,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
                 or english_root_reading(self, f)
                 or linked_unlisted_stem(self, f)
                 or linked_listed_word(self, f)
+                or plural_reading(self, f)
                 or copied_root_reading(self, f)
                 or shown_root_reading(self, f)
                 or _Reading(((0, len(f), "root"),), f)

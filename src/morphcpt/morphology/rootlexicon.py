@@ -69,6 +69,7 @@ def load_root_tiers(
             Path(__file__).with_name(n)
             for n in (
                 "filipino.py",
+                "fallback.py",
                 "rootlexicon.py",
                 "stems.py",
                 "root_evidence.py",
@@ -98,7 +99,9 @@ def load_root_tiers(
     attested = frozenset().union(*(words for name, words in lists.items() if name not in HEADWORD_FILES))
     induced = _paradigm_roots(roots | underived, attested, zipf, known, make_pack)
     if induced:  # a headword that is an affixed form of a root the lists show, and rarer or infixed, is none
-        wider = make_pack(roots | underived | induced, zipf, known)  # (salpakan; humagulgol, the more frequent)
+        wider = make_pack(
+            roots | underived | induced, zipf, known
+        )  # (salpakan; humagulgol, the more frequent)
         underived = {
             w
             for w in underived
