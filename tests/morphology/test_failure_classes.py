@@ -8,6 +8,7 @@ import pytest
 
 from morphcpt.morphology import FilipinoPack
 from morphcpt.morphology.filipino import FILIPINO, load_root_tiers
+from morphology_helpers import FIL, cut
 
 
 @pytest.mark.parametrize(
@@ -256,3 +257,13 @@ def test_the_linker_after_affixed_words_on_the_shipped_lists():
     assert (
         FILIPINO.parse("tumulong").root == "tulong" and FILIPINO.parse("gumalang").root == "galang"
     )  # igalang
+
+
+def test_words_that_only_look_like_pa_on_a_root_are_curated():
+    # a dictionary's rare headword under them (tatas, labok, lugit, buya) made them pa- forms
+    assert cut(FIL, "patatas") == ("patatas", "patatas")
+    assert cut(FIL, "palabok") == ("palabok", "palabok")
+    assert cut(FIL, "palugitan") == ("palugit|an", "palugit")
+    assert cut(FIL, "magpabuya") == ("mag|pabuya", "pabuya")
+    # a pa- noun whose root's meaning runs through it stays cut, as data/gold cuts it (nagpa|pa|hiwatig)
+    assert cut(FIL, "pahiwatig") == ("pa|hiwatig", "hiwatig")
