@@ -259,11 +259,16 @@ def test_the_linker_after_affixed_words_on_the_shipped_lists():
     )  # igalang
 
 
-def test_words_that_only_look_like_pa_on_a_root_are_curated():
+def test_words_that_only_look_like_a_weak_prefix_on_a_root_are_curated():
     # a dictionary's rare headword under them (tatas, labok, lugit, buya) made them pa- forms
     assert cut(FIL, "patatas") == ("patatas", "patatas")
     assert cut(FIL, "palabok") == ("palabok", "palabok")
     assert cut(FIL, "palugitan") == ("palugit|an", "palugit")
     assert cut(FIL, "magpabuya") == ("mag|pabuya", "pabuya")
+    # and loans and names that look like ka-, ma- or i- on one (labasa, wani, estra, talya)
+    assert cut(FIL, "kalabasa") == ("kalabasa", "kalabasa")
+    assert cut(FIL, "kawanihan") == ("kawani|han", "kawani")
+    assert cut(FIL, "maestra") == ("maestra", "maestra")
+    assert cut(FIL, "italya") == ("italya", "italya")
     # a pa- noun whose root's meaning runs through it stays cut, as data/gold cuts it (nagpa|pa|hiwatig)
     assert cut(FIL, "pahiwatig") == ("pa|hiwatig", "hiwatig")
