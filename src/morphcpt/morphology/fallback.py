@@ -1,8 +1,8 @@
 """Readings for the words the analyser's search leaves with none (`filipino.FilipinoPack._best_reading` tries them
 last): di- before a word that reads on its own, prefixes before a full reduplication, Tagalog affixes on an English
-root, the linker after a stem no word list holds, the linker after a listed word the root lexicon does not hold, the
-plural of a verbal prefix (nangag|sabi), a root no list holds that a CV copy shows, and one whose other verbal forms
-the lists hold.
+root, the linker after a stem no word list holds, the linker after a listed word the root lexicon does not hold, a
+root no list holds that a CV copy shows, and one whose other verbal forms the lists hold (`plural.py` holds one
+more: the plural of a verbal prefix).
 
 Each function takes the pack and the folded word and returns a reading or None. The pack supplies `_best` (its cached
 reading of another word), `_readings` and `_score` (its search), `roots`, `_roots`, `_known` (every word of the
@@ -54,26 +54,6 @@ class Pack(Protocol):
 
 
 NEGATION = "di-"  # di-|kilala
-# The verbal prefixes whose plural puts `PLURAL_MARK` after their m or n (mag- -> mangag-, na- -> nanga-)
-PLURAL_OF = frozenset(
-    {
-        "ma",
-        "na",
-        "mag",
-        "nag",
-        "maka",
-        "naka",
-        "maki",
-        "naki",
-        "magka",
-        "nagka",
-        "magsi",
-        "nagsi",
-        "magsipag",
-        "nagsipag",
-    }
-)
-PLURAL_MARK = "ang"
 COMMON_ROOT_ZIPF = 3.0  # the least frequency of a root under isa- or a linker on a stem no list holds
 _LISTED_STEM = 5  # letters of a listed word before the linker (`linked_listed_word`: not anti|ng, kani|ng)
 # no word before a linker (pagsang is pagsang-ayon's, not pagsa|ng)
@@ -125,36 +105,6 @@ def negated_reading(pack: Pack, f: str) -> _Reading | None:
         return None
     spans = ((0, n, "prefix"),) + tuple((a + n, b + n, kind) for a, b, kind in r.spans)
     return r._replace(spans=spans, prefixes=(NEGATION[:-1], *r.prefixes))
-
-
-def plural_reading(pack: Pack, f: str) -> _Reading | None:
-    """For a word with no reading at all, the plural of a verbal prefix (`PLURAL_OF`), archaic and literary (the
-    Bible's), which puts ang after the prefix's m or n: its singular read, the plural cut whole. nangag|sa|sabi as
-    nag|sa|sabi, nanga|takot as na|takot, nangaka|upo as naka|upo, nangagsi|alis, mangagka|tipon. The singular must
-    start with that prefix, on a root of the lexicon; a word that reads as mang- or nang- (nang|a|asar, mang|alikot
-    <- kalikot, na|nga|ngamba) never comes here."""
-    singular = plural_singular(f)
-    if singular is None:
-        return None
-    r = pack._best(singular)
-    if not plural_fits(pack, r):
-        return None
-    first, n = r.prefixes[0], len(PLURAL_MARK)
-    spans = ((0, len(first) + n, "prefix"),) + tuple((a + n, b + n, kind) for a, b, kind in r.spans[1:])
-    return r._replace(spans=spans, prefixes=(first[0] + PLURAL_MARK + first[1:], *r.prefixes[1:]))
-
-
-def plural_singular(f: str) -> str | None:
-    """The folded word `f` less `PLURAL_MARK` where it may be a plural (nangagsabi -> nagsabi), else None."""
-    if len(f) < 7 or f[:1] not in ("m", "n") or f[1:5] != PLURAL_MARK + "a":
-        return None
-    return f[0] + f[4:]
-
-
-def plural_fits(pack: Pack, r: _Reading) -> bool:
-    """Whether `r`, a reading of a plural's singular, starts with a prefix of `PLURAL_OF`, whole, on a lexicon root."""
-    first = r.prefixes[0] if r.prefixes else ""
-    return first in PLURAL_OF and r.spans[0] == (0, len(first), "prefix") and r.root in pack.roots
 
 
 def english_root_reading(pack: Pack, f: str) -> _Reading | None:

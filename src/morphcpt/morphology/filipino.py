@@ -45,9 +45,6 @@ from morphcpt.morphology.fallback import (
     linked_listed_word,
     linked_unlisted_stem,
     negated_reading,
-    plural_fits,
-    plural_reading,
-    plural_singular,
     shown_root_reading,
 )
 from morphcpt.morphology.lexicon import (
@@ -66,6 +63,7 @@ from morphcpt.morphology.loans import (
     sounded_roots,
     unhyphenated_reading,
 )
+from morphcpt.morphology.plural import plural_fits, plural_reading, plural_singular
 from morphcpt.morphology.ranking import ReadingRanks
 from morphcpt.morphology.reading import D_SUBSTITUTED, SYNCOPATED, _Reading
 from morphcpt.morphology.root_evidence import infixed_forms
@@ -260,7 +258,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
         ) or self._plural_reading_exists(f)
 
     def _plural_reading_exists(self, f: str) -> bool:
-        """Whether the folded `f` reads as the plural of a verbal prefix (`fallback.plural_reading`) by the search
+        """Whether the folded `f` reads as the plural of a verbal prefix (`plural.plural_reading`) by the search
         alone: mangagka|tipon, though the headword magkatipon is a root of its own where the lexicon is built."""
         singular = plural_singular(f)
         return singular is not None and any(plural_fits(self, r) for r in self._readings(singular))
