@@ -1,8 +1,8 @@
 """The analyser's fallbacks for a word with no reading (`morphology/fallback.py`, issue #40): di- before a word that
 reads on its own, the linker after a stem no list holds (both moved here from test_affix_classes.py), a root no
 list holds as a root, read where the lists hold another verbal form of it (`shown_root_reading`), and the plural of a
-verbal prefix (`plural.plural_reading`: nangag|sabi). Over small
-root lexicons with chosen list words, so that the pattern, not the shipped lists, decides. The roots of the
+verbal prefix (`plural.plural_reading`: nangag|sabi). Over small root lexicons with chosen list words, so that the
+pattern, not the shipped lists, decides. The roots of the
 shown-root tests over a small lexicon are in no held-out set (data/gold_heldout/*heldout*.tsv); of the shipped-list
 words, pumasuk and pagkatapus misspell pasok and tapos, common roots of other words of the generated held-out sets."""
 
