@@ -106,6 +106,32 @@ def test_prefixes_before_a_full_reduplication(word, expected):
 def test_the_full_reduplication_of_a_listed_word_that_is_no_root():
     assert cut(FIL, "ganun-ganun") == ("ganun-|ganun", "ganun")  # data/gold_heldout/dev.tsv's cut
     assert cut(FIL, "jun-jun") == ("jun-jun", "jun-jun")  # three letters: a name's
+    # alang-alang (for the sake of): its -ng is no linker, as the lists hold no alang-ala
+    assert cut(FIL, "alang-alang") == ("alang-|alang", "alang")
+    assert cut(FIL, "tamang-tamang")[0] == "tamang-tamang"  # tamang-tama is listed: tama and the linker
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("isaalang-alang", "isa|alang-|alang"),  # to consider
+        ("isinasaalang-alang", "isina|sa|alang-|alang"),  # isa-'s perfective and its own copy sa
+        ("pagsasaalang-alang", "pagsa|sa|alang-|alang"),
+        ("mag-alang-alang", "mag-|alang-|alang"),
+    ],
+)
+def test_isa_and_other_prefixes_before_a_full_reduplication_on_the_shipped_lists(word, expected):
+    assert cut(FIL, word) == (expected, "alang")
+
+
+def test_isa_before_a_full_reduplication_needs_a_copy_not_of_its_own_sa():
+    pack = FilipinoPack(roots={"sama", "ulit"})
+    pack._zipf = {"sama": 5.0, "ulit": 5.0}
+    assert cut(pack, "isaulit-ulit") == ("isa|ulit-|ulit", "ulit")
+    assert cut(pack, "pagsasama-sama")[0] == "pagsasama-sama"  # pag|sa|sama-|sama, which no rule reads yet
+    rare = FilipinoPack(roots={"ulit"})
+    rare._zipf = {"ulit": 2.0}
+    assert cut(rare, "isaulit-ulit")[0] == "isaulit-ulit"  # isa- stands on a common root only
 
 
 @pytest.mark.parametrize(

@@ -2,9 +2,9 @@
 reads on its own, the linker after a stem no list holds (both moved here from test_affix_classes.py), a root no
 list holds as a root, read where the lists hold another verbal form of it (`shown_root_reading`), and the plural of a
 verbal prefix (`plural.plural_reading`: nangag|sabi). Over small root lexicons with chosen list words, so that the
-pattern, not the shipped lists, decides. The roots of the
-shown-root tests over a small lexicon are in no held-out set (data/gold_heldout/*heldout*.tsv); of the shipped-list
-words, pumasuk and pagkatapus misspell pasok and tapos, common roots of other words of the generated held-out sets."""
+pattern, not the shipped lists, decides. The roots of the shown-root tests over a small lexicon are in no held-out
+set (data/gold_heldout/*heldout*.tsv); of the shipped-list words, pumasuk and pagkatapus misspell pasok and tapos,
+common roots of other words of the generated held-out sets."""
 
 from __future__ import annotations
 

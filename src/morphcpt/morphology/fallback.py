@@ -18,7 +18,16 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 from morphcpt.morphology.affixation import lower_final_u, raise_final_o
-from morphcpt.morphology.affixes import INFIXES, ISA_LABELS, LINKER, LINKER_AFTER_N, PREFIXES, is_vowel
+from morphcpt.morphology.affixes import (
+    INFIXES,
+    ISA_LABELS,
+    ISA_PREFIXES,
+    LINKER,
+    LINKER_AFTER_N,
+    PREFIXES,
+    is_vowel,
+    prefix_parts,
+)
 from morphcpt.morphology.loans import (
     affixed_english_reading,
     english_frequencies,
@@ -132,12 +141,21 @@ def full_copy_reading(pack: Pack, f: str) -> _Reading | None:
     """Prefixes before a full reduplication, the copy spelled as the root, as it stands before the suffix, or with
     its last o raised: pang-|araw-|araw, pa|ulit-|ulit, magpa|lipat-|lipat, pagka|ka|sunud-|sunod,
     pag|sunud-|sunur|in, and the raised copy alone (sunud-|sunod) or the copy of a listed word that is no root
-    (ganun-|ganun). The part after the last hyphen must read as a root of the lexicon or the lists, with at most a
-    suffix; the part before it, up to two prefixes and the copy."""
+    (ganun-|ganun; alang-|alang, whose -ng is no linker where the lists hold no alang-ala). The part after the last
+    hyphen must read as a root of the lexicon or the lists, with at most a suffix; the part before it, up to two
+    prefixes and the copy, or isa- and its forms before a common copy (Zipf 3) that does not start with sa:
+    isina|sa|alang-|alang, pagsa|sa|alang-|alang (not pagsa|sama-|sama)."""
     head, dash, tail = f.rpartition("-")
     if not dash or not head or not tail.isalpha() or len(tail) < 3:
         return None
     t = pack._best(tail)
+    if (
+        t.linker == LINKER
+        and head.endswith(tail)
+        and tail in pack._known
+        and f"{head}-{tail[:-2]}" not in pack._known
+    ):
+        t = _Reading(((0, len(tail), "root"),), tail)  # alang-|alang: no alang-ala, as there is tamang-tama
     if t.prefixes or t.infix or t.reduplicant or t.linker:
         return None
     if len(t.spans) == 1 and tail not in pack.roots and tail not in pack._known:
@@ -150,15 +168,25 @@ def full_copy_reading(pack: Pack, f: str) -> _Reading | None:
         if not head.endswith(copy) or "-" in head[-len(copy) :]:
             continue
         before = head[: -len(copy)]
-        prefixes = prefix_split(before.replace("-", ""))
+        letters = before.replace("-", "")
+        prefixes = prefix_split(letters)
+        parts = [(p, "prefix") for p in prefixes or ()]
+        if (
+            prefixes is None
+            and letters in ISA_PREFIXES
+            and not copy.startswith("sa")
+            and common_root(pack, copy)
+        ):
+            parts = list(prefix_parts(letters))  # isina|sa|alang-|alang
+            prefixes = [text for text, kind in parts if kind == "prefix"]
         if prefixes is None or (
             not prefixes and copy != raised and (before or not _listed_copy(t, copy, tail))
         ):
             continue  # araw-araw is the search's own reading; ganun-|ganun (a listed word, no root) is this one's
         spans, at = [], 0
-        for p in prefixes:
+        for p, kind in parts:
             at_end = at + len(p) + (1 if before[at + len(p) : at + len(p) + 1] == "-" else 0)
-            spans.append((at, at_end, "prefix"))
+            spans.append((at, at_end, kind))
             at = at_end
         n = len(head) + 1
         spans.append((at, n, "reduplicant"))
