@@ -103,6 +103,23 @@ def test_prefixes_before_a_full_reduplication(word, expected):
     assert cut(pack, word) == expected
 
 
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("naglalakad-lakad", ("nag|la|lakad-|lakad", "lakad")),  # a prefix and a CV copy before it
+        ("pagtutulung-tulungan", ("pag|tu|tulung-|tulung|an", "tulong")),
+        ("nag-uusap-usap", ("nag-|u|usap-|usap", "usap")),  # a vowel's copy after a hyphenated prefix
+        ("tinatawag-tawag", ("t|in|a|tawag-|tawag", "tawag")),  # -in- inside the copy
+        ("lalakad-lakad", ("lalakad-lakad", "lalakad-lakad")),  # a copy alone is none
+    ],
+)
+def test_a_cv_copy_before_a_full_reduplication(word, expected):
+    pack = FilipinoPack(roots={"lakad", "tulong", "usap", "tawag"})
+    assert cut(pack, word) == expected
+    if expected[0] == "t|in|a|tawag-|tawag":
+        assert pack.parse(word).infix == "in"
+
+
 def test_the_full_reduplication_of_a_listed_word_that_is_no_root():
     assert cut(FIL, "ganun-ganun") == ("ganun-|ganun", "ganun")  # data/gold_heldout/dev.tsv's cut
     assert cut(FIL, "jun-jun") == ("jun-jun", "jun-jun")  # three letters: a name's
@@ -128,7 +145,7 @@ def test_isa_before_a_full_reduplication_needs_a_copy_not_of_its_own_sa():
     pack = FilipinoPack(roots={"sama", "ulit"})
     pack._zipf = {"sama": 5.0, "ulit": 5.0}
     assert cut(pack, "isaulit-ulit") == ("isa|ulit-|ulit", "ulit")
-    assert cut(pack, "pagsasama-sama")[0] == "pagsasama-sama"  # pag|sa|sama-|sama, which no rule reads yet
+    assert cut(pack, "pagsasama-sama") == ("pag|sa|sama-|sama", "sama")  # pag- and a copy, not pagsa-
     rare = FilipinoPack(roots={"ulit"})
     rare._zipf = {"ulit": 2.0}
     assert cut(rare, "isaulit-ulit")[0] == "isaulit-ulit"  # isa- stands on a common root only

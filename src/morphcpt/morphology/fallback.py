@@ -143,8 +143,9 @@ def full_copy_reading(pack: Pack, f: str) -> _Reading | None:
     pag|sunud-|sunur|in, and the raised copy alone (sunud-|sunod) or the copy of a listed word that is no root
     (ganun-|ganun; alang-|alang, whose -ng is no linker where the lists hold no alang-ala). The part after the last
     hyphen must read as a root of the lexicon or the lists, with at most a suffix; the part before it, up to two
-    prefixes and the copy, or isa- and its forms before a common copy (Zipf 3) that does not start with sa:
-    isina|sa|alang-|alang, pagsa|sa|alang-|alang (not pagsa|sama-|sama)."""
+    prefixes and the copy, with a CV copy before it (`_copied_before`: nag|la|lakad-|lakad, t|in|a|tawag-|tawag), or
+    isa- and its forms before a common copy (Zipf 3) that does not start with sa: isina|sa|alang-|alang,
+    pagsa|sa|alang-|alang (pag|sa|sama-|sama is pag- and a copy)."""
     head, dash, tail = f.rpartition("-")
     if not dash or not head or not tail.isalpha() or len(tail) < 3:
         return None
@@ -179,9 +180,10 @@ def full_copy_reading(pack: Pack, f: str) -> _Reading | None:
         ):
             parts = list(prefix_parts(letters))  # isina|sa|alang-|alang
             prefixes = [text for text, kind in parts if kind == "prefix"]
-        if prefixes is None or (
-            not prefixes and copy != raised and (before or not _listed_copy(t, copy, tail))
-        ):
+        if prefixes is None and (copied := _copied_before(letters, copy)) is not None:
+            parts = copied  # nag|la|lakad-|lakad, t|in|a|tawag-|tawag
+            prefixes = [text for text, kind in parts if kind == "prefix"]
+        if prefixes is None or (not parts and copy != raised and (before or not _listed_copy(t, copy, tail))):
             continue  # araw-araw is the search's own reading; ganun-|ganun (a listed word, no root) is this one's
         spans, at = [], 0
         for p, kind in parts:
@@ -191,7 +193,21 @@ def full_copy_reading(pack: Pack, f: str) -> _Reading | None:
         n = len(head) + 1
         spans.append((at, n, "reduplicant"))
         spans += [(a + n, b + n, kind) for a, b, kind in t.spans]
-        return t._replace(spans=tuple(spans), prefixes=tuple(prefixes), reduplicant=copy)
+        infix = next((text for text, kind in parts if kind == "infix"), "")
+        return t._replace(spans=tuple(spans), prefixes=tuple(prefixes), infix=infix, reduplicant=copy)
+    return None
+
+
+def _copied_before(letters: str, copy: str) -> list[tuple[str, str]] | None:
+    """(text, kind) of what stands before a full reduplication `copy` where it ends in a CV copy of the copy's first
+    syllable: after one or two prefixes (nag|la|lakad-|lakad, pag|sa|sama-|sama, nag-|u|usap-|usap), or around -um-/-in-
+    (t|in|a|tawag-|tawag, s|um|a|sayaw-|sayaw); None where it does not."""
+    for k in (3, 2, 1):
+        cv, rest = letters[-k:], letters[:-k]
+        if rest and _copy_fits(cv, copy) and (prefixes := prefix_split(rest)):
+            return [*((p, "prefix") for p in prefixes), (cv, "reduplicant")]
+    if len(letters) == 4 and letters[1:3] in INFIXES and _copy_fits(letters[0] + letters[3], copy):
+        return [(letters[0], "reduplicant"), (letters[1:3], "infix"), (letters[3], "reduplicant")]
     return None
 
 
