@@ -360,8 +360,8 @@ SAMPLE_OUTPUT_SHA256 = {
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("02bc46add70f3b81f1115d943dbd942aa4c5476c35970d1a33482111b2975024",
-              "103372ee9e757e95e1ea3214fa2ec43a85d83762abae3e3b09c1e1dfb9d7dfab"),
+    "patok": ("0ea699b025733363ae6e18ef25c82debcd513efb5fa6d71db00fdbedc41ee64a",
+              "92670f9a12510a93a816a2364e457e05e019481c984ff5271ebd5341b6992a37"),
 }  # fmt: skip
 
 
