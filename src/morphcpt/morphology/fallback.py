@@ -200,8 +200,8 @@ def full_copy_reading(pack: Pack, f: str) -> _Reading | None:
 
 def _copied_before(letters: str, copy: str) -> list[tuple[str, str]] | None:
     """(text, kind) of what stands before a full reduplication `copy` where it ends in a CV copy of the copy's first
-    syllable: after one or two prefixes (nag|la|lakad-|lakad, pag|sa|sama-|sama, nag-|u|usap-|usap), or around -um-/-in-
-    (t|in|a|tawag-|tawag, s|um|a|sayaw-|sayaw); None where it does not."""
+    syllable: after one or two prefixes (nag|la|lakad-|lakad, pag|sa|sama-|sama, nag-|u|usap-|usap), or around
+    -um-/-in- (t|in|a|tawag-|tawag, s|um|a|sayaw-|sayaw); None where it does not."""
     for k in (3, 2, 1):
         cv, rest = letters[-k:], letters[:-k]
         if rest and _copy_fits(cv, copy) and (prefixes := prefix_split(rest)):

@@ -236,7 +236,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
         but kamtan is kamt|an <- kamit), unless the lists show the root inflecting in its full spelling (masdan is
         masd|an <- masid: `_inflects`). A vowel-final root's syncope before -han/-hin counts only so (sabhin is
         sab|hin <- sabi, which the lists show as nagsabi and sinabi; daghan, a word of another language, is no
-        daga's)."""
+        daga's). The plural of a verbal prefix counts too (mangagka|tipon: `_plural_reading_exists`)."""
         self.roots  # noqa: B018 - load the lexicon (and the frequencies `_readings` reads) first
         f = fold(word)
         zipf = self._zipf.get(f, 0.0)

@@ -99,10 +99,10 @@ def load_root_tiers(
     underived |= {w for w in headwords - roots - underived if _ka_root(w, everything, roots, zipf, known)}
     attested = frozenset().union(*(words for name, words in lists.items() if name not in HEADWORD_FILES))
     induced = _paradigm_roots(roots | underived, attested, zipf, known, make_pack)
-    if induced:  # a headword that is an affixed form of a root the lists show, and rarer or infixed, is none
-        wider = make_pack(
-            roots | underived | induced, zipf, known
-        )  # (salpakan; humagulgol, the more frequent)
+    if induced:
+        # a headword that is an affixed form of a root the lists show, and rarer or infixed, is none (salpakan;
+        # humagulgol, though written more often than hagulgol)
+        wider = make_pack(roots | underived | induced, zipf, known)
         underived = {
             w
             for w in underived
