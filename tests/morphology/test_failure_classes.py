@@ -224,6 +224,14 @@ def test_roots_the_word_lists_show_inflecting_join_the_lexicon(tmp_path):
     assert load_root_tiers(lexicon, cache) == (roots, induced)  # read back from the cache
 
 
+def test_a_word_that_starts_as_no_root_may_is_no_new_root(tmp_path):
+    # the lists hold OCR pieces (sgkahulugan of kasingkahulugan): sg, gg, gh start no root, whatever its look-alikes
+    forms = "sgbalita nagsgbalita isgbalita sgbalitahan stbalita nagstbalita istbalita stbalitahan"
+    roots, induced, _ = _tiers(tmp_path, "saka", forms, {})
+    assert "sgbalita" not in roots
+    assert "stbalita" in induced  # st starts English loans' roots (start, status)
+
+
 def _linker_pack(zipf: dict[str, float]) -> FilipinoPack:
     pack = FilipinoPack(roots={"pili", "piling", "tulo", "tulong"})
     pack._zipf = zipf

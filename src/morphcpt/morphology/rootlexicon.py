@@ -148,6 +148,8 @@ def _paradigm_roots(
     for w in attested:
         if len(w) < 4 or not w.isalpha() or w in roots or w in PREFIXES or not _syllable_ok(w):
             continue
+        if not _onset_ok(w):  # sgkahulugan, ggawa, ghapon: pieces of kasingkahulugan, ginagawa, kahapon
+            continue
         if _raised(w) in known or _looks_inflected(w, roots):
             continue
         if w.endswith(LINKER) and max(zipf.get(w[:-2], 0.0), zipf.get(w[:-1], 0.0)) >= COMMON_ZIPF:
@@ -206,6 +208,20 @@ def left_out_headwords(lexicon_dir: Path, roots: frozenset[str]) -> frozenset[st
     reading at all."""
     words = {w for name in HEADWORD_FILES for w in read_words(Path(lexicon_dir) / name)}
     return frozenset(w for w in words if len(w) >= 4 and w.isalpha() and w not in roots and _syllable_ok(w))
+
+
+# two consonants a root may start with besides a consonant and l, r, w or y (pr|ito, ky|ut): ng, ts, and those of
+# English loans (sh|are, st|art); not sg, gg, gh
+_ONSET_PAIRS = frozenset(
+    {"ng", "ts", "sh", "ch", "th", "ph", "sk", "sp", "st", "sm", "sn", "sw", "sc", "kn", "wh"}
+)
+
+
+def _onset_ok(word: str) -> bool:
+    """Whether `word` starts as a root may (`_ONSET_PAIRS`): the lists hold pieces of words that do not (the OCR's
+    sgkahulugan of kasingkahulugan), and their affixed look-alikes must not make them roots."""
+    first, second = word[:1], word[1:2]
+    return first in "aeiou" or second in "aeiou" or second in "lrwy" or word[:2] in _ONSET_PAIRS
 
 
 def _affixed(pack, word: str) -> bool:
