@@ -141,8 +141,8 @@ def _paradigm_roots(
     with a vowel-final alternation undone (no swallowed consonant put back: pang|anak is no evidence for kanak). A
     dictionary headword the lexicon already holds as a root counts as well, by -um-/-in-, a CV copy or a prefix not
     in `affixes.WEAK_PREFIXES` (tglstemmer lists humagulgol: with humahagulgol and napahagulgol it shows hagulgol). A
-    word that is the raised spelling of another (batu <- bato) or an affixed form of another new root (bulungan)
-    is none."""
+    word that is the raised spelling of another (batu <- bato), an affixed form of another new root (bulungan) or
+    one that starts as no root may (`_onset_ok`: sgkahulugan) is none."""
     base = make_pack(roots, zipf, known)
     plain = set()
     for w in attested:
