@@ -169,21 +169,8 @@ def full_copy_reading(pack: Pack, f: str) -> _Reading | None:
         if not head.endswith(copy) or "-" in head[-len(copy) :]:
             continue
         before = head[: -len(copy)]
-        letters = before.replace("-", "")
-        prefixes = prefix_split(letters)
-        parts = [(p, "prefix") for p in prefixes or ()]
-        if (
-            prefixes is None
-            and letters in ISA_PREFIXES
-            and not copy.startswith("sa")
-            and common_root(pack, copy)
-        ):
-            parts = list(prefix_parts(letters))  # isina|sa|alang-|alang
-            prefixes = [text for text, kind in parts if kind == "prefix"]
-        if prefixes is None and (copied := _copied_before(letters, copy)) is not None:
-            parts = copied  # nag|la|lakad-|lakad, t|in|a|tawag-|tawag
-            prefixes = [text for text, kind in parts if kind == "prefix"]
-        if prefixes is None or (not parts and copy != raised and (before or not _listed_copy(t, copy, tail))):
+        parts = _before_copy(pack, before.replace("-", ""), copy)
+        if parts is None or (not parts and copy != raised and (before or not _listed_copy(t, copy, tail))):
             continue  # araw-araw is the search's own reading; ganun-|ganun (a listed word, no root) is this one's
         spans, at = [], 0
         for p, kind in parts:
@@ -193,9 +180,23 @@ def full_copy_reading(pack: Pack, f: str) -> _Reading | None:
         n = len(head) + 1
         spans.append((at, n, "reduplicant"))
         spans += [(a + n, b + n, kind) for a, b, kind in t.spans]
+        prefixes = tuple(text for text, kind in parts if kind == "prefix")
         infix = next((text for text, kind in parts if kind == "infix"), "")
-        return t._replace(spans=tuple(spans), prefixes=tuple(prefixes), infix=infix, reduplicant=copy)
+        return t._replace(spans=tuple(spans), prefixes=prefixes, infix=infix, reduplicant=copy)
     return None
+
+
+def _before_copy(pack: Pack, letters: str, copy: str) -> list[tuple[str, str]] | None:
+    """(text, kind) of what stands before a full reduplication `copy`, its hyphens left out (`letters`): up to two
+    prefixes ([] for none), isa- or one of its forms before a common copy that does not start with sa
+    (isina|sa|alang-|alang), or a CV copy after prefixes or around -um-/-in- (`_copied_before`); None for anything
+    else."""
+    prefixes = prefix_split(letters)
+    if prefixes is not None:
+        return [(p, "prefix") for p in prefixes]
+    if letters in ISA_PREFIXES and not copy.startswith("sa") and common_root(pack, copy):
+        return list(prefix_parts(letters))
+    return _copied_before(letters, copy)
 
 
 def _copied_before(letters: str, copy: str) -> list[tuple[str, str]] | None:

@@ -134,11 +134,7 @@ class ReadingRanks:
             or not self._derived(best.root)
         ):
             return best
-        others = [r for r in candidates if not (self._derived(r.root) and r.affixed)]
-        if not others:
-            return best
-        other = min(others, key=lambda r: self._score(f, r))
-        return other if self._score(f, other)[0] == 0 else best
+        return self._faultless(f, best, [r for r in candidates if not (self._derived(r.root) and r.affixed)])
 
     def _linked_alternative(self, f: str, best: _Reading, candidates: list[_Reading]) -> _Reading:
         """`best`, or where it ends on a root with -ng after a vowel and the word less the -ng is a common listed word
@@ -169,7 +165,13 @@ class ReadingRanks:
         ]
         if not linked or self._shown_past_linker(root):
             return best
-        other = min(linked, key=lambda r: self._score(f, r))
+        return self._faultless(f, best, linked)
+
+    def _faultless(self, f: str, best: _Reading, others: list[_Reading]) -> _Reading:
+        """The best of `others` where the ranking finds no fault in it (no misfit, no rare root), else `best`."""
+        if not others:
+            return best
+        other = min(others, key=lambda r: self._score(f, r))
         return other if self._score(f, other)[0] == 0 else best
 
     def _derived(self, root: str) -> bool:
