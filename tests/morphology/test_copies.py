@@ -120,6 +120,53 @@ def test_a_cv_copy_before_a_full_reduplication(word, expected):
         assert pack.parse(word).infix == "in"
 
 
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("bahay-bahayan", ("bahay-|bahay|an", "bahay")),  # a suffix after a copy with nothing before it
+        ("sari-saring", ("sari-|sari|ng", "sari")),  # the linker after the root
+        ("pulang-pula", ("pula|ng-|pula", "pula")),  # a word, the linker, the word again
+        ("iyang-iyan", ("iyan|g-|iyan", "iyan")),  # -g after n
+        ("maraming-marami", ("ma|rami|ng-|ma|rami", "rami")),  # the word repeated with its prefix
+        ("kumurap-kurap", ("k|um|urap-|kurap", "kurap")),  # -um- inside the copy
+        ("lumipad-lipad", ("l|um|ipad-|lipad", "lipad")),
+        ("umalun-alon", ("um|alun-|alon", "alon")),  # before a first vowel, the copy's o raised
+        ("pana-panahon", ("pana-|panahon", "panahon")),  # a copy of the first two syllables
+        ("kabigha-bighani", ("ka|bigha-|bighani", "bighani")),  # the first syllable's consonant kept
+        ("kahima-himala", ("ka|hima-|himala", "himala")),
+        ("lilipad-lipad", ("lilipad-lipad", "lilipad-lipad")),  # a CV copy alone before it is none
+        ("pulang-bahay", ("pulang-bahay", "pulang-bahay")),  # no copy
+        ("pulang-pulang", ("pulang-pulang", "pulang-pulang")),  # the linker twice
+    ],
+)
+def test_linkers_infixes_and_two_syllable_copies_in_a_full_reduplication(word, expected):
+    pack = FilipinoPack(
+        roots={
+            "bahay",
+            "sari",
+            "pula",
+            "iyan",
+            "rami",
+            "kurap",
+            "alon",
+            "lipad",
+            "panahon",
+            "bighani",
+            "himala",
+        }
+    )
+    assert cut(pack, word) == expected
+    if expected[0] == "pula|ng-|pula":
+        a = pack.parse(word)
+        assert (a.linker, a.reduplicant, [m.kind for m in a.morphs]) == (
+            "ng",
+            "pula",
+            ["reduplicant", "suffix", "root"],
+        )
+    if expected[0] == "k|um|urap-|kurap":
+        assert pack.parse(word).infix == "um"
+
+
 def test_the_full_reduplication_of_a_listed_word_that_is_no_root():
     assert cut(FIL, "ganun-ganun") == ("ganun-|ganun", "ganun")  # data/gold_heldout/dev.tsv's cut
     assert cut(FIL, "jun-jun") == ("jun-jun", "jun-jun")  # three letters: a name's

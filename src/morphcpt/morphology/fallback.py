@@ -1,8 +1,8 @@
 """Readings for the words the analyser's search leaves with none (`filipino.FilipinoPack._best_reading` tries them
-last): di- before a word that reads on its own, prefixes before a full reduplication, Tagalog affixes on an English
-root, the linker after a stem no word list holds, the linker after a listed word the root lexicon does not hold, a
-root no list holds that a CV copy shows, and one whose other verbal forms the lists hold (`plural.py` holds one
-more: the plural of a verbal prefix).
+last): di- before a word that reads on its own, Tagalog affixes on an English root, the linker after a stem no word
+list holds, the linker after a listed word the root lexicon does not hold, a root no list holds that a CV copy shows,
+and one whose other verbal forms the lists hold. Two more have modules of their own: a full reduplication across a
+hyphen (`full_copy.py`) and the plural of a verbal prefix (`plural.py`).
 
 Each function takes the pack and the folded word and returns a reading or None. The pack supplies `_best` (its cached
 reading of another word), `_readings` and `_score` (its search), `roots`, `_roots`, `_known` (every word of the
@@ -21,19 +21,16 @@ from morphcpt.morphology.affixation import lower_final_u, raise_final_o
 from morphcpt.morphology.affixes import (
     INFIXES,
     ISA_LABELS,
-    ISA_PREFIXES,
     LINKER,
     LINKER_AFTER_N,
     PREFIXES,
     is_vowel,
-    prefix_parts,
 )
 from morphcpt.morphology.loans import (
     affixed_english_reading,
     english_frequencies,
     english_roots,
     english_word,
-    prefix_split,
 )
 from morphcpt.morphology.reading import SYNCOPATED, _Reading
 from morphcpt.morphology.root_evidence import infixed_forms
@@ -135,87 +132,6 @@ def english_root_reading(pack: Pack, f: str) -> _Reading | None:
     search = pack._english_pack
     found = sorted(search._readings(f), key=lambda r: search._score(f, r))
     return affixed_english_reading(found, f, english, pack._zipf, pack._known)
-
-
-def full_copy_reading(pack: Pack, f: str) -> _Reading | None:
-    """Prefixes before a full reduplication, the copy spelled as the root, as it stands before the suffix, or with
-    its last o raised: pang-|araw-|araw, pa|ulit-|ulit, magpa|lipat-|lipat, pagka|ka|sunud-|sunod,
-    pag|sunud-|sunur|in, and the raised copy alone (sunud-|sunod) or the copy of a listed word that is no root
-    (ganun-|ganun; alang-|alang, whose -ng is no linker where the lists hold no alang-ala). The part after the last
-    hyphen must read as a root of the lexicon or the lists, with at most a suffix; the part before it, up to two
-    prefixes and the copy, with a CV copy before it (`_copied_before`: nag|la|lakad-|lakad, t|in|a|tawag-|tawag), or
-    isa- and its forms before a common copy (Zipf 3) that does not start with sa: isina|sa|alang-|alang,
-    pagsa|sa|alang-|alang (pag|sa|sama-|sama is pag- and a copy)."""
-    head, dash, tail = f.rpartition("-")
-    if not dash or not head or not tail.isalpha() or len(tail) < 3:
-        return None
-    t = pack._best(tail)
-    if (
-        t.linker == LINKER
-        and head.endswith(tail)
-        and tail in pack._known
-        and f"{head}-{tail[:-2]}" not in pack._known
-    ):
-        t = _Reading(((0, len(tail), "root"),), tail)  # alang-|alang: no alang-ala, as there is tamang-tama
-    if t.prefixes or t.infix or t.reduplicant or t.linker:
-        return None
-    if len(t.spans) == 1 and tail not in pack.roots and tail not in pack._known:
-        return None
-    start, end = next((s, e) for s, e, kind in t.spans if kind == "root")
-    root = t.root
-    raised = raise_final_o(root)
-    raised = "" if raised == root else raised
-    for copy in dict.fromkeys(c for c in (tail[start:end], root, raised) if c):
-        if not head.endswith(copy) or "-" in head[-len(copy) :]:
-            continue
-        before = head[: -len(copy)]
-        parts = _before_copy(pack, before.replace("-", ""), copy)
-        if parts is None or (not parts and copy != raised and (before or not _listed_copy(t, copy, tail))):
-            continue  # araw-araw is the search's own reading; ganun-|ganun (a listed word, no root) is this one's
-        spans, at = [], 0
-        for p, kind in parts:
-            at_end = at + len(p) + (1 if before[at + len(p) : at + len(p) + 1] == "-" else 0)
-            spans.append((at, at_end, kind))
-            at = at_end
-        n = len(head) + 1
-        spans.append((at, n, "reduplicant"))
-        spans += [(a + n, b + n, kind) for a, b, kind in t.spans]
-        prefixes = tuple(text for text, kind in parts if kind == "prefix")
-        infix = next((text for text, kind in parts if kind == "infix"), "")
-        return t._replace(spans=tuple(spans), prefixes=prefixes, infix=infix, reduplicant=copy)
-    return None
-
-
-def _before_copy(pack: Pack, letters: str, copy: str) -> list[tuple[str, str]] | None:
-    """(text, kind) of what stands before a full reduplication `copy`, its hyphens left out (`letters`): up to two
-    prefixes ([] for none), isa- or one of its forms before a common copy that does not start with sa
-    (isina|sa|alang-|alang), or a CV copy after prefixes or around -um-/-in- (`_copied_before`); None for anything
-    else."""
-    prefixes = prefix_split(letters)
-    if prefixes is not None:
-        return [(p, "prefix") for p in prefixes]
-    if letters in ISA_PREFIXES and not copy.startswith("sa") and common_root(pack, copy):
-        return list(prefix_parts(letters))
-    return _copied_before(letters, copy)
-
-
-def _copied_before(letters: str, copy: str) -> list[tuple[str, str]] | None:
-    """(text, kind) of what stands before a full reduplication `copy` where it ends in a CV copy of the copy's first
-    syllable: after one or two prefixes (nag|la|lakad-|lakad, pag|sa|sama-|sama, nag-|u|usap-|usap), or around
-    -um-/-in- (t|in|a|tawag-|tawag, s|um|a|sayaw-|sayaw); None where it does not."""
-    for k in (3, 2, 1):
-        cv, rest = letters[-k:], letters[:-k]
-        if rest and _copy_fits(cv, copy) and (prefixes := prefix_split(rest)):
-            return [*((p, "prefix") for p in prefixes), (cv, "reduplicant")]
-    if len(letters) == 4 and letters[1:3] in INFIXES and _copy_fits(letters[0] + letters[3], copy):
-        return [(letters[0], "reduplicant"), (letters[1:3], "infix"), (letters[3], "reduplicant")]
-    return None
-
-
-def _listed_copy(t: _Reading, copy: str, tail: str) -> bool:
-    """Whether `copy` repeats the whole `tail`, a word of four letters or more read whole (ganun-|ganun; not the
-    names of three, Jun-Jun)."""
-    return copy == tail and len(t.spans) == 1 and len(tail) >= 4
 
 
 def linked_unlisted_stem(pack: Pack, f: str) -> _Reading | None:

@@ -41,12 +41,12 @@ from morphcpt.morphology.fallback import (
     common_root,
     copied_root_reading,
     english_root_reading,
-    full_copy_reading,
     linked_listed_word,
     linked_unlisted_stem,
     negated_reading,
     shown_root_reading,
 )
+from morphcpt.morphology.full_copy import full_copy_reading
 from morphcpt.morphology.lexicon import (
     FREQUENCY_FILE,
     HEADWORD_FILES,
@@ -293,7 +293,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
             return (
                 (
                     "-" in f
-                    and (negated_reading(self, f) or hyphenated_reading(f) or full_copy_reading(self, f))
+                    and (negated_reading(self, f) or full_copy_reading(self, f) or hyphenated_reading(f))
                 )
                 or self._through_headword(f, self._headword_reading(f))
                 or unhyphenated_reading(f, english_frequencies(), self._zipf)

@@ -70,6 +70,7 @@ def load_root_tiers(
             for n in (
                 "filipino.py",
                 "fallback.py",
+                "full_copy.py",
                 "plural.py",
                 "rootlexicon.py",
                 "stems.py",
