@@ -360,8 +360,8 @@ SAMPLE_OUTPUT_SHA256 = {
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("a4dfb4efa4d67ea17e8ed137921dfca1cfb40364f9a8e1f3fe8c5b1242318a65",
-              "9e620a3f3fa826a768f29be7aeb8f3707cae001f1d9bfacb5ab39ec990c89f6e"),
+    "patok": ("76af4754566daa77ecd0d668656fbdb54deb942156766396a3e9f7666fc9011a",
+              "07833894c06a8e485eac3705d57b6cb61890a701eef1254757bf512132970e67"),
 }  # fmt: skip
 
 

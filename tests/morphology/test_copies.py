@@ -167,6 +167,16 @@ def test_linkers_infixes_and_two_syllable_copies_in_a_full_reduplication(word, e
         assert pack.parse(word).infix == "um"
 
 
+def test_the_copy_takes_the_reading_of_the_part_after_the_hyphen_that_it_fits():
+    assert cut(FIL, "manu-manong") == ("manu-|mano|ng", "mano")  # not the root manong
+    assert cut(FIL, "bai-baitang") == ("bai-|baitang", "baitang")  # not bait|an|g
+    assert cut(FIL, "kabi-kabilang") == ("kabi-|kabila|ng", "kabila")  # a common word and the linker
+    assert cut(FIL, "gumiwang-giwang") == ("g|um|iwang-|giwang", "giwang")  # a root's own ng
+    assert cut(FIL, "bukung-bukong") == ("bukung-|bukong", "bukong")
+    assert cut(FIL, "kini-kinita")[0] == "kini-|kinita"  # no -in- in a loan's copy
+    assert cut(FIL, "nagha-hang") == ("nag|ha-|hang", "hang")  # a copy of two letters is a loan's
+
+
 def test_the_full_reduplication_of_a_listed_word_that_is_no_root():
     assert cut(FIL, "ganun-ganun") == ("ganun-|ganun", "ganun")  # data/gold_heldout/dev.tsv's cut
     assert cut(FIL, "jun-jun") == ("jun-jun", "jun-jun")  # three letters: a name's

@@ -2,7 +2,8 @@
 (`filipino.FilipinoPack._best_reading` tries it right after di-): a copy of the root, whole or its first two
 syllables, after prefixes, a CV copy, isa- or with -um-/-in- inside it, and a suffix or the linker after the root
 (pang-|araw-|araw, l|um|ipad-|lipad, ka|bigha-|bighani, bahay-|bahay|an, sari-|sari|ng); and a whole word repeated
-after the linker (pula|ng-|pula, ma|rami|ng-|ma|rami). The search reads the bare copy itself (araw-|araw).
+after the linker (pula|ng-|pula, ma|rami|ng-|ma|rami). The part after the hyphen may take whichever of its
+readings a copy fits (manu-|mano|ng beside the root manong). The search reads the bare copy itself (araw-|araw).
 """
 
 from __future__ import annotations
@@ -47,16 +48,52 @@ def full_copy_reading(pack: Pack, f: str) -> _Reading | None:
         t = _Reading(((0, len(tail), "root"),), tail)  # alang-|alang: no alang-ala, as there is tamang-tama
     if len(t.spans) == 1 and tail not in pack.roots and tail not in pack._known:
         return None
-    linked = _linked_word(head, tail, t)
-    if linked is not None or t.prefixes or t.infix or t.reduplicant:
+    linked = _linked_word(pack, head, tail, t)
+    if linked is not None:
         return linked
+    for reading in _tail_readings(pack, tail, t):
+        found = _copied(pack, head, tail, reading, listed=reading is t)
+        if found is not None:
+            return found
+    return None
+
+
+def _tail_readings(pack: Pack, tail: str, best: _Reading) -> list[_Reading]:
+    """The readings of `tail` a copy before it may fit: the best and the search's others, best to worst, those with
+    the linker first; then a common listed word (Zipf 3) before the linker, read whole (kabi-|kabila|ng, not a root
+    kabilang); then `tail` whole where it is a root or a listed word (baitang, whose best reading is bait|an|g;
+    mano|ng beside the root manong); then a rarer listed word before the linker (baitan|g comes last)."""
+    searched = sorted(pack._readings(tail), key=lambda r: pack._score(tail, r))
+    readings = [best, *(r for r in searched if r.spans != best.spans or r.root != best.root)]
+    common, rare = [], []
+    for linker in (LINKER, LINKER_AFTER_N):  # a listed word and the linker (kabila|ng, hinala|ng)
+        core = tail[: -len(linker)]
+        if tail.endswith(linker) and core in pack._known and is_vowel(core[-1]) == (linker == LINKER):
+            reading = _Reading(
+                ((0, len(core), "root"), (len(core), len(tail), "suffix")), core, linker=linker
+            )
+            (common if common_root(pack, core) else rare).append(reading)
+    whole = [_Reading(((0, len(tail), "root"),), tail)] if tail in pack.roots or tail in pack._known else []
+    return [*sorted(readings, key=lambda r: not r.linker), *common, *whole, *rare]
+
+
+def _copied(pack: Pack, head: str, tail: str, t: _Reading, listed: bool) -> _Reading | None:
+    """The reading of `head`-`tail` as a copy of the root of `t` (a reading of `tail` with at most a suffix and the
+    linker) after what `_copy_parts` allows; None where no copy fits. The bare copy of a listed word read whole
+    (ganun-|ganun) only where `listed`: `t` is the best reading (tikman-tikman is no copy of a root tikman)."""
+    if t.prefixes or t.infix or t.reduplicant:
+        return None
     start, end = next((s, e) for s, e, kind in t.spans if kind == "root")
     spelled = tail[start:end]
     raised = raise_final_o(t.root)
     raised = "" if raised == t.root else raised
-    for copy in dict.fromkeys(c for c in (spelled, t.root, raised, _first_two_syllables(spelled)) if c):
+    for copy in dict.fromkeys(
+        c for c in (spelled, t.root, raised, _first_two_syllables(spelled)) if len(c) >= 3
+    ):
         parts = _copy_parts(pack, head, copy)
-        if parts is None or (len(parts) == 1 and head == tail and not _listed_copy(t, copy, tail)):
+        if parts is None or (
+            len(parts) == 1 and head == tail and not (listed and _listed_copy(t, copy, tail))
+        ):
             continue  # araw-araw is the search's own reading; ganun-|ganun (a listed word, no root) is this one's
         spans, at, n = [], 0, len(head) + 1
         for p, kind in parts:
@@ -71,22 +108,40 @@ def full_copy_reading(pack: Pack, f: str) -> _Reading | None:
     return None
 
 
-def _linked_word(head: str, tail: str, t: _Reading) -> _Reading | None:
+def _linked_word(pack: Pack, head: str, tail: str, t: _Reading) -> _Reading | None:
     """`tail` read as `t` and written again before it with the linker, -ng after a vowel (its last o may be raised)
     or -g after n: the intensive pula|ng-|pula, usu|ng-|uso beside uso|ng-|uso, iyan|g-|iyan, ma|rami|ng-|ma|rami,
-    ka|mukha|ng-|ka|mukha. The first copy's root is the reduplicant; None where `head` is no such copy."""
-    if t.linker or "-" in head:
+    ka|mukha|ng-|ka|mukha. The first copy's root is the reduplicant. A root alone may also be copied after a prefix
+    or with -um-/-in- inside, as `_copy_parts` allows (pa|ganda|ng-|ganda). None where `head` is no such copy, and
+    where `tail` ends in the linker itself: its ng may be a root's (bukung-bukong, gumiwang-giwang)."""
+    if t.linker or "-" in head:  # tamang-tamang, bukung-bukong: a root's own ng or the linker twice
         return None
     for linker in (LINKER, LINKER_AFTER_N):
         stem = head[: -len(linker)]
-        if not head.endswith(linker) or stem not in (tail, raise_final_o(tail)):
+        if not head.endswith(linker) or (linker == LINKER) != is_vowel(stem[-1:] or "x"):
             continue
-        if (linker == LINKER) != is_vowel(stem[-1:] or "x") or (linker == LINKER_AFTER_N and stem[-1] != "n"):
+        if linker == LINKER_AFTER_N and not stem.endswith("n"):
             continue
         n = len(head) + 1
-        first = tuple((a, b, "reduplicant" if kind == "root" else kind) for a, b, kind in t.spans)
-        spans = (*first, (len(stem), n, "suffix"), *((a + n, b + n, kind) for a, b, kind in t.spans))
-        return t._replace(spans=spans, reduplicant=stem, linker=linker)
+        after = ((len(stem), n, "suffix"), *((a + n, b + n, kind) for a, b, kind in t.spans))
+        if stem in (tail, raise_final_o(tail)):
+            first = tuple((a, b, "reduplicant" if kind == "root" else kind) for a, b, kind in t.spans)
+            return t._replace(spans=(*first, *after), reduplicant=stem, linker=linker)
+        if t.prefixes or t.infix or t.reduplicant:
+            continue
+        for copy in dict.fromkeys((tail, raise_final_o(tail))):
+            parts = _copy_parts(pack, stem, copy)
+            if parts is None or len(parts) < 2:
+                continue
+            spans, at = [], 0
+            for p, kind in parts:
+                spans.append((at, at + len(p), kind))
+                at += len(p)
+            prefixes = tuple(text for text, kind in parts if kind == "prefix")
+            infix = next((text for text, kind in parts if kind == "infix"), "")
+            return t._replace(
+                spans=(*spans, *after), prefixes=prefixes, infix=infix, reduplicant=copy, linker=linker
+            )
     return None
 
 
