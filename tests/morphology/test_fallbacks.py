@@ -1,7 +1,8 @@
 """The analyser's fallbacks for a word with no reading (`morphology/fallback.py`, issue #40): di- before a word that
 reads on its own, the linker after a stem no list holds (both moved here from test_affix_classes.py), a root no
-list holds as a root, read where the lists hold another verbal form of it (`shown_root_reading`), and the plural of a
-verbal prefix (`plural.plural_reading`: nangag|sabi). Over small root lexicons with chosen list words, so that the
+list holds as a root, read where the lists hold another verbal form of it (`shown_root_reading`) or, for a word no
+list holds, by its affixes alone (`unlisted_root_reading`: nag|bulgot), and the plural of a verbal prefix
+(`plural.plural_reading`: nangag|sabi). Over small root lexicons with chosen list words, so that the
 pattern, not the shipped lists, decides. The roots of the shown-root tests over a small lexicon are in no held-out
 set (data/gold_heldout/*heldout*.tsv); of the shipped-list words, pumasuk and pagkatapus misspell pasok and tapos,
 common roots of other words of the generated held-out sets."""
@@ -148,3 +149,29 @@ def test_plurals_on_the_shipped_lists():
     assert cut(FIL, "nangakaupo") == ("nangaka|upo", "upo")
     assert cut(FIL, "mangagkatipon") == ("mangagka|tipon", "tipon")  # a tglstemmer headword, a root no more
     assert cut(FIL, "nangangamba")[0] == "na|nga|ngamba"  # nang- and a copy, as before
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("nagbulgot", ("nag|bulgot", "bulgot")),  # bulgot: a root no shipped list holds, nor any form of it
+        ("bumulgot", ("b|um|ulgot", "bulgot")),
+        ("binulgutan", ("b|in|ulgut|an", "bulgot")),  # the u before the suffix lowered
+        ("bulgutin", ("bulgut|in", "bulgot")),
+        ("ipinagbulgot", ("ipinag|bulgot", "bulgot")),  # the frame with the most affix letters
+        ("pinagbulgutan", ("pinag|bulgut|an", "bulgot")),
+        ("nakapagbulgot", ("naka|pag|bulgot", "bulgot")),  # cut into its parts, as data/gold cuts maka|pag-
+        ("mabulgot", ("mabulgot", "mabulgot")),  # ma- alone: too many look-alikes
+        ("ibulgot", ("ibulgot", "ibulgot")),
+        ("dinamismo", ("dinamismo", "dinamismo")),  # -in- alone before a Spanish ending: a loan
+        ("Binulgot", ("Binulgot", "binulgot")),  # a capital: a name's, perhaps
+    ],
+)
+def test_a_root_no_list_holds_guessed_by_its_affixes_alone_for_a_word_no_list_holds(word, expected):
+    assert cut(FIL, word) == expected
+
+
+def test_the_guess_without_list_evidence_is_only_for_unlisted_words():
+    pack = FilipinoPack(roots={"kain"})  # no shipped lists: every word would be unlisted, so no guess at all
+    assert cut(pack, "nagbulgot") == ("nagbulgot", "nagbulgot")
+    assert "nagbulgot" not in FIL._known and "bulgot" not in FIL.roots

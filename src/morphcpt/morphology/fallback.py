@@ -25,6 +25,7 @@ from morphcpt.morphology.affixes import (
     LINKER_AFTER_N,
     PREFIXES,
     is_vowel,
+    prefix_parts,
 )
 from morphcpt.morphology.loans import (
     affixed_english_reading,
@@ -50,6 +51,7 @@ class Pack(Protocol):
     _shipped: bool
     _one_syllable: bool
     _english_pack: Any
+    _unlisted: set[str]
 
     @property
     def roots(self) -> frozenset[str]: ...
@@ -258,7 +260,77 @@ def shown_root_reading(pack: Pack, f: str) -> _Reading | None:
     if len(f) < 6 or not f.isalpha() or _headword_or_english(pack, f):
         return None
     best: tuple[int, _Reading] | None = None
-    for spans, prefixes, infix, suffix in _guess_frames(f):
+    for reading in _guessed_readings(pack, f, _guess_frames(f)):
+        shown = len(_shown_forms(reading.root) & pack._known - {f})
+        if reading.prefixes[:1] in (("ma",), ("na",)) and shown < _MA_EVIDENCE:
+            continue
+        if shown and (best is None or shown > best[0]):
+            best = (shown, reading)
+    return best[1] if best else None
+
+
+def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
+    """For a word no shipped list holds and that has no other reading, a root no list holds either, by the affixes
+    around it alone: nag|bulgot, b|um|ulgot, b|in|ulgut|an, bulgut|in, ipinag|bulgot, pinag|bulgut|an,
+    naka|pag|bulgot. The frames are `_guess_frames`' and `_UNLISTED_PREFIXES`' (pinag- with -an), the root's checks
+    those of `shown_root_reading`; not ma-, na- or i- alone, whose look-alikes are many (madrigal), nor -um-/-in-
+    alone before a root with a Spanish ending (`_SPANISH_ENDINGS`: d|in|amismo, h|um|anidad are loans). Of several
+    frames, the one with the most affix letters (ipinag|bulgot, not i|p|in|agbulgot). No guess for a listed word
+    and the linker (mapakumbabang), nor a root that starts with ng (a nasal prefix's) or with ka after naka-/maka-
+    (nakakaengganyong: nakaka-'s copy). The word goes into
+    `pack._unlisted`, which keeps it whole where it is written with a capital (`FilipinoPack._cased`: Tromelin).
+    Needs the shipped lists: without them every word is unlisted."""
+    if (
+        not pack._shipped
+        or len(f) < 6
+        or not f.isalpha()
+        or f in pack._known
+        or _headword_or_english(pack, f)
+    ):
+        return None
+    if any(f.endswith(end) and f[: -len(end)] in pack._known for end in (LINKER, LINKER_AFTER_N)):
+        return None  # a listed word and the linker (mapakumbaba|ng): the linker's fallbacks had their turn
+    best: tuple[int, _Reading] | None = None
+    for reading in _guessed_readings(pack, f, _unlisted_frames(f)):
+        prefixes, infix, suffix = reading.prefixes, reading.infix, reading.suffix
+        if reading.root.startswith("ng"):  # ipina|ngangako is ipinang- on a copy of ako's pangako
+            continue
+        if prefixes[-1:] in (("naka",), ("maka",)) and reading.root.startswith("ka"):
+            continue  # naka|kaengganyong: the ka is nakaka-'s copy
+        if prefixes[:1] in (("ma",), ("na",), ("i",)) and not (infix or suffix):
+            continue
+        if infix and not (prefixes or suffix) and reading.root.endswith(_SPANISH_ENDINGS):
+            continue
+        weight = len(f) - len(reading.root)
+        if best is None or weight > best[0]:
+            best = (weight, reading)
+    if best is None:
+        return None
+    pack._unlisted.add(f)
+    return _prefix_cut(best[1])
+
+
+def _prefix_cut(r: _Reading) -> _Reading:
+    """`r` with a first prefix that is cut into parts (`affixes.PREFIX_PARTS`) so cut: naka|pag|bulgot."""
+    (start, _, kind), rest = r.spans[0], r.spans[1:]
+    parts = prefix_parts(r.prefixes[0]) if kind == "prefix" and r.prefixes else ()
+    if len(parts) < 2:
+        return r
+    spans, at = [], start
+    for text, part_kind in parts:
+        spans.append((at, at + len(text), part_kind))
+        at += len(text)
+    labels = tuple(text for text, part_kind in parts if part_kind == "prefix")
+    return r._replace(spans=(*spans, *rest), prefixes=(*labels, *r.prefixes[1:]))
+
+
+def _guessed_readings(
+    pack: Pack, f: str, frames: Iterator[tuple[tuple[tuple[int, int, str], ...], tuple[str, ...], str, str]]
+) -> Iterator[_Reading]:
+    """The readings of the folded word `f` by `frames` whose root may be a root no list holds: `_COPIED_ROOT`
+    letters or more (4 from a vowel), two or three syllables, a native shape (`_NATIVE_ROOT`), no English word, and
+    not starting as an affixed word would (`_affix_like`); the u before a suffix lowered to o."""
+    for spans, prefixes, infix, suffix in frames:
         end = len(f) - len(suffix)
         start = spans[-1][1] if spans else 0
         stem = "".join(f[a:b] for a, b, kind in spans if kind == "root") + f[start:end]
@@ -274,16 +346,32 @@ def shown_root_reading(pack: Pack, f: str) -> _Reading | None:
             or _affix_like(pack, root)
         ):
             continue
-        shown = len(_shown_forms(root) & pack._known - {f})
-        if prefixes[:1] in (("ma",), ("na",)) and shown < _MA_EVIDENCE:
+        tail = ((end, len(f), "suffix"),) if suffix else ()
+        yield _Reading((*spans, (start, end, "root"), *tail), root, prefixes, infix=infix, suffix=suffix)
+
+
+# More prefixes `unlisted_root_reading` takes before a consonant than `GUESS_PREFIXES` (pinag- only with -an)
+_UNLISTED_PREFIXES = (
+    "makapag", "nakapag", "ipinagpa", "ipagpa", "magpaka", "nagpaka", "ipinang", "ipang", "ikina", "ipina", "ipa",
+    "magsi", "nagsi", "mapag", "napag", "mapa", "napa", "maki", "naki", "paki", "pinag",
+)  # fmt: skip
+# endings of Spanish loans that -um- and -in- alone would misread (d|in|amismo, h|um|anidad, m|in|oriya)
+_SPANISH_ENDINGS = ("idad", "ismo", "ista", "iya", "yon", "ado", "ero")
+
+
+def _unlisted_frames(f: str) -> Iterator[tuple[tuple[tuple[int, int, str], ...], tuple[str, ...], str, str]]:
+    """`_guess_frames`, then `_UNLISTED_PREFIXES` before a consonant, pinag- with -an (-han after a vowel)."""
+    yield from _guess_frames(f)
+    for prefix in _UNLISTED_PREFIXES:
+        rest = f[len(prefix) :]
+        if not f.startswith(prefix) or is_vowel(rest[:1] or "a"):
             continue
-        if shown and (best is None or shown > best[0]):
-            tail = ((end, len(f), "suffix"),) if suffix else ()
-            reading = _Reading(
-                (*spans, (start, end, "root"), *tail), root, prefixes, infix=infix, suffix=suffix
-            )
-            best = (shown, reading)
-    return best[1] if best else None
+        if prefix != "pinag":
+            yield ((0, len(prefix), "prefix"),), (prefix,), "", ""
+            continue
+        end = "han" if f.endswith("han") and is_vowel(f[-4:-3]) else "an" if f.endswith("an") else ""
+        if end:
+            yield ((0, len(prefix), "prefix"),), (prefix,), "", end
 
 
 def _guess_frames(f: str) -> Iterator[tuple[tuple[tuple[int, int, str], ...], tuple[str, ...], str, str]]:

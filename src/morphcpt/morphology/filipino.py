@@ -45,6 +45,7 @@ from morphcpt.morphology.fallback import (
     linked_unlisted_stem,
     negated_reading,
     shown_root_reading,
+    unlisted_root_reading,
 )
 from morphcpt.morphology.full_copy import full_copy_reading
 from morphcpt.morphology.lexicon import (
@@ -155,6 +156,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
         self._wider_pack: FilipinoPack | None = None
         self._derived_roots: dict[str, bool] = {}  # `ranking.ReadingRanks._derived`
         self._english_pack: FilipinoPack | None = None  # English roots only (`fallback.english_root_reading`)
+        self._unlisted: set[str] = set()  # folded words read by `fallback.unlisted_root_reading` (`_cased`)
         self._best = lru_cache(maxsize=cache_size)(self._best_reading)
         self._parse = lru_cache(maxsize=cache_size)(self._analysis)
         self._bounds = lru_cache(maxsize=cache_size)(self._boundaries)
@@ -188,7 +190,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
         f = fold(word)
         if _bare(f):
             return ((0, len(f), "root"),) if f else ()
-        return (self._proper_noun(word) or self._best(f)).spans
+        return self._cased(word, f, self._proper_noun(word) or self._best(f)).spans
 
     def _boundaries(self, word: str) -> tuple[int, ...]:
         return tuple(m.start for m in self._parse(word).morphs[1:])
@@ -209,7 +211,15 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
 
     def _reading(self, word: str) -> _Reading:
         """The reading `word` gets: as a prefixed name, else the best of its folded form (cached)."""
-        return self._proper_noun(word) or self._best(fold(word))
+        f = fold(word)
+        return self._cased(word, f, self._proper_noun(word) or self._best(f))
+
+    def _cased(self, word: str, f: str, r: _Reading) -> _Reading:
+        """`r`, or `word` whole where it is capitalised and `r` only a guess of a root no list holds (Tromelin, a
+        name, is no tromel|in; `fallback.unlisted_root_reading`)."""
+        if f in self._unlisted and word[:1].isupper():
+            return _Reading(((0, len(f), "root"),), f)
+        return r
 
     @staticmethod
     def _proper_noun(word: str) -> _Reading | None:
@@ -303,6 +313,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
                 or plural_reading(self, f)
                 or copied_root_reading(self, f)
                 or shown_root_reading(self, f)
+                or unlisted_root_reading(self, f)
                 or _Reading(((0, len(f), "root"),), f)
             )
         best = min(candidates, key=lambda r: self._score(f, r))
