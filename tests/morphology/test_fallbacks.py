@@ -161,6 +161,8 @@ def test_plurals_on_the_shipped_lists():
         ("ipinagbulgot", ("ipinag|bulgot", "bulgot")),  # the frame with the most affix letters
         ("pinagbulgutan", ("pinag|bulgut|an", "bulgot")),
         ("nakapagbulgot", ("naka|pag|bulgot", "bulgot")),  # cut into its parts, as data/gold cuts maka|pag-
+        ("bubulgot", ("bu|bulgot", "bulgot")),  # a copy alone: the future of -um-
+        ("bubulgutin", ("bu|bulgut|in", "bulgot")),  # and of -in
         ("mabulgot", ("mabulgot", "mabulgot")),  # ma- alone: too many look-alikes
         ("ibulgot", ("ibulgot", "ibulgot")),
         ("dinamismo", ("dinamismo", "dinamismo")),  # -in- alone before a Spanish ending: a loan

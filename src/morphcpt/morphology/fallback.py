@@ -272,7 +272,7 @@ def shown_root_reading(pack: Pack, f: str) -> _Reading | None:
 def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
     """For a word no shipped list holds and that has no other reading, a root no list holds either, by the affixes
     around it alone: nag|bulgot, b|um|ulgot, b|in|ulgut|an, bulgut|in, ipinag|bulgot, pinag|bulgut|an,
-    naka|pag|bulgot. The frames are `_guess_frames`' and `_UNLISTED_PREFIXES`' (pinag- with -an), the root's checks
+    naka|pag|bulgot, bu|bulgot, bu|bulgut|in. The frames are `_guess_frames`' and `_UNLISTED_PREFIXES`' (pinag- with -an), the root's checks
     those of `shown_root_reading`; not ma-, na- or i- alone, whose look-alikes are many (madrigal), nor -um-/-in-
     alone before a root with a Spanish ending (`_SPANISH_ENDINGS`: d|in|amismo, h|um|anidad are loans). Of several
     frames, the one with the most affix letters (ipinag|bulgot, not i|p|in|agbulgot). No guess for a listed word
@@ -347,7 +347,15 @@ def _guessed_readings(
         ):
             continue
         tail = ((end, len(f), "suffix"),) if suffix else ()
-        yield _Reading((*spans, (start, end, "root"), *tail), root, prefixes, infix=infix, suffix=suffix)
+        copy = "".join(f[a:b] for a, b, kind in spans if kind == "reduplicant")
+        yield _Reading(
+            (*spans, (start, end, "root"), *tail),
+            root,
+            prefixes,
+            infix=infix,
+            suffix=suffix,
+            reduplicant=copy,
+        )
 
 
 # More prefixes `unlisted_root_reading` takes before a consonant than `GUESS_PREFIXES` (pinag- only with -an)
@@ -360,8 +368,17 @@ _SPANISH_ENDINGS = ("idad", "ismo", "ista", "iya", "yon", "ado", "ero")
 
 
 def _unlisted_frames(f: str) -> Iterator[tuple[tuple[tuple[int, int, str], ...], tuple[str, ...], str, str]]:
-    """`_guess_frames`, then `_UNLISTED_PREFIXES` before a consonant, pinag- with -an (-han after a vowel)."""
+    """`_guess_frames`, then `_UNLISTED_PREFIXES` before a consonant, pinag- with -an (-han after a vowel), then a
+    copy of the first syllable alone, with or without -in or -an (-hin, -han after a vowel): the futures
+    du|dukayo, do|dopnut|in."""
     yield from _guess_frames(f)
+    ends = [end for end in ("hin", "han", "in", "an") if f.endswith(end)]
+    suffixes = [end for end in ends if (end[0] == "h") == is_vowel(f[-len(end) - 1])]
+    for k in (1, 2, 3):
+        if _copy_fits(f[:k], f[k:]):
+            for suffix in ("", *suffixes):
+                yield ((0, k, "reduplicant"),), (), "", suffix
+            break
     for prefix in _UNLISTED_PREFIXES:
         rest = f[len(prefix) :]
         if not f.startswith(prefix) or is_vowel(rest[:1] or "a"):
