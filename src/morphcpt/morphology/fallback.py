@@ -1,8 +1,9 @@
 """Readings for the words the analyser's search leaves with none (`filipino.FilipinoPack._best_reading` tries them
 last): di- before a word that reads on its own, Tagalog affixes on an English root, the linker after a stem no word
 list holds, the linker after a listed word the root lexicon does not hold, a root no list holds that a CV copy shows,
-and one whose other verbal forms the lists hold. Two more have modules of their own: a full reduplication across a
-hyphen (`full_copy.py`) and the plural of a verbal prefix (`plural.py`).
+one whose other verbal forms the lists hold, and, for a word no list holds, one its affixes alone show. Two more
+have modules of their own: a full reduplication across a hyphen (`full_copy.py`) and the plural of a verbal prefix
+(`plural.py`).
 
 Each function takes the pack and the folded word and returns a reading or None. The pack supplies `_best` (its cached
 reading of another word), `_readings` and `_score` (its search), `roots`, `_roots`, `_known` (every word of the
@@ -51,7 +52,6 @@ class Pack(Protocol):
     _shipped: bool
     _one_syllable: bool
     _english_pack: Any
-    _unlisted: set[str]
 
     @property
     def roots(self) -> frozenset[str]: ...
@@ -61,6 +61,8 @@ class Pack(Protocol):
     def _wider(self) -> Pack | None: ...
 
 
+# A reading's frame before its root is known: (spans before the root's last part, prefixes, infix, suffix)
+Frame = tuple[tuple[tuple[int, int, str], ...], tuple[str, ...], str, str]
 NEGATION = "di-"  # di-|kilala
 COMMON_ROOT_ZIPF = 3.0  # the least frequency of a root under isa- or a linker on a stem no list holds
 _LISTED_STEM = 5  # letters of a listed word before the linker (`linked_listed_word`: not anti|ng, kani|ng)
@@ -272,14 +274,14 @@ def shown_root_reading(pack: Pack, f: str) -> _Reading | None:
 def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
     """For a word no shipped list holds and that has no other reading, a root no list holds either, by the affixes
     around it alone: nag|bulgot, b|um|ulgot, b|in|ulgut|an, bulgut|in, ipinag|bulgot, pinag|bulgut|an,
-    naka|pag|bulgot, bu|bulgot, bu|bulgut|in. The frames are `_guess_frames`' and `_UNLISTED_PREFIXES`' (pinag- with -an), the root's checks
-    those of `shown_root_reading`; not ma-, na- or i- alone, whose look-alikes are many (madrigal), nor -um-/-in-
-    alone before a root with a Spanish ending (`_SPANISH_ENDINGS`: d|in|amismo, h|um|anidad are loans). Of several
-    frames, the one with the most affix letters (ipinag|bulgot, not i|p|in|agbulgot). No guess for a listed word
-    and the linker (mapakumbabang), nor a root that starts with ng (a nasal prefix's) or with ka after naka-/maka-
-    (nakakaengganyong: nakaka-'s copy). The word goes into
-    `pack._unlisted`, which keeps it whole where it is written with a capital (`FilipinoPack._cased`: Tromelin).
-    Needs the shipped lists: without them every word is unlisted."""
+    naka|pag|bulgot, bu|bulgot, bu|bulgut|in. The frames are `_unlisted_frames`', the root's checks those of
+    `shown_root_reading` (`_guessed_readings`); of several frames, the one with the most affix letters
+    (ipinag|bulgot, not i|p|in|agbulgot). Not guessed: ma-, na- or i- alone, whose look-alikes are many (madrigal);
+    -um-/-in- alone before a root with a Spanish ending (`_SPANISH_ENDINGS`: d|in|amismo, h|um|anidad are loans); a
+    root that starts with ng (a nasal prefix's) or with ka after naka-/maka- (nakakaengganyong: nakaka-'s copy); a
+    listed word and the linker (mapakumbabang). The reading is marked `guessed`, which keeps the word whole where it
+    is written with a capital (`FilipinoPack._cased`: Tromelin). Needs the shipped lists: without them every word
+    is unlisted."""
     if (
         not pack._shipped
         or len(f) < 6
@@ -304,10 +306,7 @@ def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
         weight = len(f) - len(reading.root)
         if best is None or weight > best[0]:
             best = (weight, reading)
-    if best is None:
-        return None
-    pack._unlisted.add(f)
-    return _prefix_cut(best[1])
+    return _prefix_cut(best[1])._replace(guessed=True) if best else None
 
 
 def _prefix_cut(r: _Reading) -> _Reading:
@@ -324,9 +323,7 @@ def _prefix_cut(r: _Reading) -> _Reading:
     return r._replace(spans=(*spans, *rest), prefixes=(*labels, *r.prefixes[1:]))
 
 
-def _guessed_readings(
-    pack: Pack, f: str, frames: Iterator[tuple[tuple[tuple[int, int, str], ...], tuple[str, ...], str, str]]
-) -> Iterator[_Reading]:
+def _guessed_readings(pack: Pack, f: str, frames: Iterator[Frame]) -> Iterator[_Reading]:
     """The readings of the folded word `f` by `frames` whose root may be a root no list holds: `_COPIED_ROOT`
     letters or more (4 from a vowel), two or three syllables, a native shape (`_NATIVE_ROOT`), no English word, and
     not starting as an affixed word would (`_affix_like`); the u before a suffix lowered to o."""
@@ -367,10 +364,10 @@ _UNLISTED_PREFIXES = (
 _SPANISH_ENDINGS = ("idad", "ismo", "ista", "iya", "yon", "ado", "ero")
 
 
-def _unlisted_frames(f: str) -> Iterator[tuple[tuple[tuple[int, int, str], ...], tuple[str, ...], str, str]]:
-    """`_guess_frames`, then `_UNLISTED_PREFIXES` before a consonant, pinag- with -an (-han after a vowel), then a
-    copy of the first syllable alone, with or without -in or -an (-hin, -han after a vowel): the futures
-    du|dukayo, do|dopnut|in."""
+def _unlisted_frames(f: str) -> Iterator[Frame]:
+    """`_guess_frames`; a copy of the first syllable alone, with or without -in or -an (-hin, -han after a vowel):
+    the futures bu|bulgot, bu|bulgut|in; and `_UNLISTED_PREFIXES` before a consonant, pinag- only with -an (-han
+    after a vowel)."""
     yield from _guess_frames(f)
     ends = [end for end in ("hin", "han", "in", "an") if f.endswith(end)]
     suffixes = [end for end in ends if (end[0] == "h") == is_vowel(f[-len(end) - 1])]
@@ -391,7 +388,7 @@ def _unlisted_frames(f: str) -> Iterator[tuple[tuple[tuple[int, int, str], ...],
             yield ((0, len(prefix), "prefix"),), (prefix,), "", end
 
 
-def _guess_frames(f: str) -> Iterator[tuple[tuple[tuple[int, int, str], ...], tuple[str, ...], str, str]]:
+def _guess_frames(f: str) -> Iterator[Frame]:
     """The affix frames `shown_root_reading` tries on the folded word `f`: (spans before the root's last part,
     prefixes, infix, suffix)."""
     onset = "ng" if f.startswith("ng") else f[:1]

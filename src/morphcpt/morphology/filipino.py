@@ -156,7 +156,6 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
         self._wider_pack: FilipinoPack | None = None
         self._derived_roots: dict[str, bool] = {}  # `ranking.ReadingRanks._derived`
         self._english_pack: FilipinoPack | None = None  # English roots only (`fallback.english_root_reading`)
-        self._unlisted: set[str] = set()  # folded words read by `fallback.unlisted_root_reading` (`_cased`)
         self._best = lru_cache(maxsize=cache_size)(self._best_reading)
         self._parse = lru_cache(maxsize=cache_size)(self._analysis)
         self._bounds = lru_cache(maxsize=cache_size)(self._boundaries)
@@ -214,12 +213,11 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
         f = fold(word)
         return self._cased(word, f, self._proper_noun(word) or self._best(f))
 
-    def _cased(self, word: str, f: str, r: _Reading) -> _Reading:
+    @staticmethod
+    def _cased(word: str, f: str, r: _Reading) -> _Reading:
         """`r`, or `word` whole where it is capitalised and `r` only a guess of a root no list holds (Tromelin, a
         name, is no tromel|in; `fallback.unlisted_root_reading`)."""
-        if f in self._unlisted and word[:1].isupper():
-            return _Reading(((0, len(f), "root"),), f)
-        return r
+        return _Reading(((0, len(f), "root"),), f) if r.guessed and word[:1].isupper() else r
 
     @staticmethod
     def _proper_noun(word: str) -> _Reading | None:
