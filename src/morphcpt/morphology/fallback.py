@@ -24,6 +24,7 @@ from morphcpt.morphology.affixes import (
     ISA_LABELS,
     LINKER,
     LINKER_AFTER_N,
+    PREFIX_PARTS,
     PREFIXES,
     is_vowel,
     prefix_parts,
@@ -36,7 +37,7 @@ from morphcpt.morphology.loans import (
 )
 from morphcpt.morphology.reading import SYNCOPATED, _Reading
 from morphcpt.morphology.root_evidence import infixed_forms
-from morphcpt.morphology.stems import CLUSTER_SECOND, _syllable_ok
+from morphcpt.morphology.stems import CLUSTER_SECOND, StemReadings, _syllable_ok
 
 
 class Pack(Protocol):
@@ -310,16 +311,14 @@ def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
 
 
 def _prefix_cut(r: _Reading) -> _Reading:
-    """`r` with a first prefix that is cut into parts (`affixes.PREFIX_PARTS`) so cut: naka|pag|bulgot."""
-    (start, _, kind), rest = r.spans[0], r.spans[1:]
-    parts = prefix_parts(r.prefixes[0]) if kind == "prefix" and r.prefixes else ()
-    if len(parts) < 2:
+    """`r` with a first prefix that is cut into parts (`affixes.PREFIX_PARTS`) so cut, as the search cuts it
+    (`StemReadings._prefix_spans`): naka|pag|bulgot."""
+    (start, end, kind), rest = r.spans[0], r.spans[1:]
+    prefix = r.prefixes[0] if kind == "prefix" and r.prefixes else ""
+    if prefix not in PREFIX_PARTS:
         return r
-    spans, at = [], start
-    for text, part_kind in parts:
-        spans.append((at, at + len(text), part_kind))
-        at += len(text)
-    labels = tuple(text for text, part_kind in parts if part_kind == "prefix")
+    labels = tuple(text for text, part in prefix_parts(prefix) if part == "prefix")
+    spans = StemReadings._prefix_spans(prefix, start, end - start)
     return r._replace(spans=(*spans, *rest), prefixes=(*labels, *r.prefixes[1:]))
 
 

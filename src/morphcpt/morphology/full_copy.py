@@ -95,15 +95,10 @@ def _copied(pack: Pack, head: str, tail: str, t: _Reading, listed: bool) -> _Rea
             len(parts) == 1 and head == tail and not (listed and _listed_copy(t, copy, tail))
         ):
             continue  # araw-araw is the search's own reading; ganun-|ganun (a listed word, no root) is this one's
-        spans, at, n = [], 0, len(head) + 1
-        for p, kind in parts:
-            at_end = at + len(p) + (1 if head[at + len(p) : at + len(p) + 1] == "-" else 0)
-            spans.append((at, at_end, kind))
-            at = at_end
+        n = len(head) + 1
+        spans, prefixes, infix = _part_spans(head, parts)
         spans[-1] = (spans[-1][0], n, spans[-1][2])  # the hyphen after the copy stays with it
         spans += [(a + n, b + n, kind) for a, b, kind in t.spans]
-        prefixes = tuple(text for text, kind in parts if kind == "prefix")
-        infix = next((text for text, kind in parts if kind == "infix"), "")
         return t._replace(spans=tuple(spans), prefixes=prefixes, infix=infix, reduplicant=copy)
     return None
 
@@ -133,16 +128,25 @@ def _linked_word(pack: Pack, head: str, tail: str, t: _Reading) -> _Reading | No
             parts = _copy_parts(pack, stem, copy)
             if parts is None or len(parts) < 2:
                 continue
-            spans, at = [], 0
-            for p, kind in parts:
-                spans.append((at, at + len(p), kind))
-                at += len(p)
-            prefixes = tuple(text for text, kind in parts if kind == "prefix")
-            infix = next((text for text, kind in parts if kind == "infix"), "")
+            spans, prefixes, infix = _part_spans(stem, parts)
             return t._replace(
                 spans=(*spans, *after), prefixes=prefixes, infix=infix, reduplicant=copy, linker=linker
             )
     return None
+
+
+def _part_spans(
+    text: str, parts: list[tuple[str, str]]
+) -> tuple[list[tuple[int, int, str]], tuple[str, ...], str]:
+    """(spans, prefix labels, infix) of `parts` ((text, kind), its hyphens left out) laid over `text`, a hyphen
+    staying with the morph before it (pang-|araw)."""
+    spans, at = [], 0
+    for p, kind in parts:
+        at_end = at + len(p) + (1 if text[at + len(p) : at + len(p) + 1] == "-" else 0)
+        spans.append((at, at_end, kind))
+        at = at_end
+    prefixes = tuple(p for p, kind in parts if kind == "prefix")
+    return spans, prefixes, next((p for p, kind in parts if kind == "infix"), "")
 
 
 def _copy_parts(pack: Pack, head: str, copy: str) -> list[tuple[str, str]] | None:
