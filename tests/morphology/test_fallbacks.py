@@ -163,10 +163,15 @@ def test_plurals_on_the_shipped_lists():
         ("nakapagbulgot", ("naka|pag|bulgot", "bulgot")),  # cut into its parts, as data/gold cuts maka|pag-
         ("bubulgot", ("bu|bulgot", "bulgot")),  # a copy alone: the future of -um-
         ("bubulgutin", ("bu|bulgut|in", "bulgot")),  # and of -in
+        ("pinakamabulgot", ("pinaka|ma|bulgot", "bulgot")),  # the superlative of a ma- adjective
+        ("pinakabulgot", ("pinaka|bulgot", "bulgot")),
+        ("kabulgutan", ("ka|bulgut|an", "bulgot")),  # the abstract noun ka-...-an
+        ("kabulgotahan", ("ka|bulgota|han", "bulgota")),  # -han after a vowel
         ("mabulgot", ("mabulgot", "mabulgot")),  # ma- alone: too many look-alikes
         ("ibulgot", ("ibulgot", "ibulgot")),
         ("dinamismo", ("dinamismo", "dinamismo")),  # -in- alone before a Spanish ending: a loan
         ("Binulgot", ("Binulgot", "binulgot")),  # a capital: a name's, perhaps
+        ("Kabulgutan", ("Kabulgutan", "kabulgutan")),
     ],
 )
 def test_a_root_no_list_holds_guessed_by_its_affixes_alone_for_a_word_no_list_holds(word, expected):

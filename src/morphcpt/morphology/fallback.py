@@ -273,16 +273,16 @@ def shown_root_reading(pack: Pack, f: str) -> _Reading | None:
 
 
 def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
-    """For a word no shipped list holds and that has no other reading, a root no list holds either, by the affixes
-    around it alone: nag|bulgot, b|um|ulgot, b|in|ulgut|an, bulgut|in, ipinag|bulgot, pinag|bulgut|an,
-    naka|pag|bulgot, bu|bulgot, bu|bulgut|in. The frames are `_unlisted_frames`', the root's checks those of
-    `shown_root_reading` (`_guessed_readings`); of several frames, the one with the most affix letters
-    (ipinag|bulgot, not i|p|in|agbulgot). Not guessed: ma-, na- or i- alone, whose look-alikes are many (madrigal);
-    -um-/-in- alone before a root with a Spanish ending (`_SPANISH_ENDINGS`: d|in|amismo, h|um|anidad are loans); a
-    root that starts with ng (a nasal prefix's) or with ka after naka-/maka- (nakakaengganyong: nakaka-'s copy); a
-    listed word and the linker (mapakumbabang). The reading is marked `guessed`, which keeps the word whole where it
-    is written with a capital (`FilipinoPack._cased`: Tromelin). Needs the shipped lists: without them every word
-    is unlisted."""
+    """For a word no shipped list holds and that has no other reading, a root no list holds either, by the
+    affixes around it alone: nag|bulgot, b|um|ulgot, b|in|ulgut|an, bulgut|in, ipinag|bulgot, pinag|bulgut|an,
+    naka|pag|bulgot, bu|bulgot, bu|bulgut|in, pinaka|ma|bulgot, ka|bulgut|an. The frames are
+    `_unlisted_frames`', the root's checks those of `shown_root_reading` (`_guessed_readings`); of several
+    frames, the one with the most affix letters (ipinag|bulgot, not i|p|in|agbulgot). Not guessed: ma-, na- or
+    i- alone, whose look-alikes are many (madrigal); -um-/-in- alone before a root with a Spanish ending
+    (`_SPANISH_ENDINGS`: d|in|amismo, h|um|anidad are loans); a root that starts with ng (a nasal prefix's) or
+    with ka after naka-/maka- (nakakaengganyong: nakaka-'s copy); a listed word and the linker
+    (mapakumbabang). The reading is marked `guessed`, which keeps the word whole where it is written with a
+    capital (`FilipinoPack._cased`: Tromelin). Needs the shipped lists: without them every word is unlisted."""
     if (
         not pack._shipped
         or len(f) < 6
@@ -365,8 +365,9 @@ _SPANISH_ENDINGS = ("idad", "ismo", "ista", "iya", "yon", "ado", "ero")
 
 def _unlisted_frames(f: str) -> Iterator[Frame]:
     """`_guess_frames`; a copy of the first syllable alone, with or without -in or -an (-hin, -han after a vowel):
-    the futures bu|bulgot, bu|bulgut|in; and `_UNLISTED_PREFIXES` before a consonant, pinag- only with -an (-han
-    after a vowel)."""
+    the futures bu|bulgot, bu|bulgut|in; `_UNLISTED_PREFIXES` before a consonant, pinag- only with -an (-han after
+    a vowel); the superlative pinaka-, with ma- before a consonant (pinaka|ma|bulgot); ka- before a consonant with
+    -an (ka|bulgut|an, -han after a vowel)."""
     yield from _guess_frames(f)
     ends = [end for end in ("hin", "han", "in", "an") if f.endswith(end)]
     suffixes = [end for end in ends if (end[0] == "h") == is_vowel(f[-len(end) - 1])]
@@ -385,6 +386,14 @@ def _unlisted_frames(f: str) -> Iterator[Frame]:
         end = "han" if f.endswith("han") and is_vowel(f[-4:-3]) else "an" if f.endswith("an") else ""
         if end:
             yield ((0, len(prefix), "prefix"),), (prefix,), "", end
+    if f.startswith("pinaka"):  # the superlative, ma- between it and an adjective's root: pinaka|ma|bulgot
+        if f.startswith("pinakama") and not is_vowel(f[8:9] or "a"):
+            yield ((0, 6, "prefix"), (6, 8, "prefix")), ("pinaka", "ma"), "", ""
+        yield ((0, 6, "prefix"),), ("pinaka",), "", ""
+    # the abstract noun: ka|bulgut|an
+    if f.startswith("ka") and not is_vowel(f[2:3] or "a") and f.endswith("an"):
+        for end in ("han", "an") if f.endswith("han") and is_vowel(f[-4:-3]) else ("an",):
+            yield ((0, 2, "prefix"),), ("ka",), "", end
 
 
 def _guess_frames(f: str) -> Iterator[Frame]:
