@@ -280,10 +280,9 @@ def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
     frames, the one with the most affix letters (ipinag|bulgot, not i|p|in|agbulgot). Not guessed: ma-, na- or
     i- alone, whose look-alikes are many (madrigal); -um-/-in- alone before a root with a Spanish ending
     (`_SPANISH_ENDINGS`: d|in|amismo, h|um|anidad are loans); a root that starts with ng (a nasal prefix's) or
-    with ka after naka-/maka- (naka|kaengganyong: the ka is nakaka-'s copy); a listed word and the linker (the
-    linker's readings had their turn). A guessed root that is a listed word and the linker is cut so:
-    naka|ka|engganyo|ng. The reading is marked `guessed`, which keeps the word whole where it is written with
-    a capital (`FilipinoPack._cased`: Tromelin). Needs the shipped lists: without them every word is unlisted."""
+    with ka after naka-/maka- (nakakaengganyong: nakaka-'s copy); a listed word and the linker
+    (mapakumbabang). The reading is marked `guessed`, which keeps the word whole where it is written with a
+    capital (`FilipinoPack._cased`: Tromelin). Needs the shipped lists: without them every word is unlisted."""
     if (
         not pack._shipped
         or len(f) < 6
@@ -300,25 +299,15 @@ def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
         if reading.root.startswith("ng"):  # ipina|ngangako is ipinang- on a copy of ako's pangako
             continue
         if prefixes[-1:] in (("naka",), ("maka",)) and reading.root.startswith("ka"):
-            continue  # naka|kaengganyong: the ka is nakaka-'s copy (naka|ka|engganyo|ng)
+            continue  # naka|kaengganyong: the ka is nakaka-'s copy
         if prefixes[:1] in (("ma",), ("na",), ("i",)) and not (infix or suffix):
             continue
         if infix and not (prefixes or suffix) and reading.root.endswith(_SPANISH_ENDINGS):
             continue
-        root = reading.root
-        if not suffix and root.endswith(LINKER) and is_vowel(root[-3:-2]) and root[:-2] in pack._known:
-            reading = _linked(reading)  # naka|ka|engganyo|ng: a listed word and the linker after the affixes
         weight = len(f) - len(reading.root)
         if best is None or weight > best[0]:
             best = (weight, reading)
     return _prefix_cut(best[1])._replace(guessed=True) if best else None
-
-
-def _linked(r: _Reading) -> _Reading:
-    """`r` with the linker -ng that ends its root cut off the root."""
-    start, end, _ = r.spans[-1]
-    spans = (*r.spans[:-1], (start, end - 2, "root"), (end - 2, end, "suffix"))
-    return r._replace(spans=spans, root=r.root[:-2], linker=LINKER)
 
 
 def _prefix_cut(r: _Reading) -> _Reading:
@@ -370,8 +359,6 @@ _UNLISTED_PREFIXES = (
     "makapag", "nakapag", "ipinagpa", "ipagpa", "magpaka", "nagpaka", "ipinang", "ipang", "ikina", "ipina", "ipa",
     "magsi", "nagsi", "mapag", "napag", "mapa", "napa", "maki", "naki", "paki", "pinag",
 )  # fmt: skip
-# the prefixes of `_UNLISTED_PREFIXES` and `GUESS_PREFIXES` that end in pa-, which the imperfective repeats
-_PA_PREFIXES = ("ipinagpa", "ipagpa", "ipina", "magpa", "nagpa", "mapa", "napa", "ipa")
 # endings of Spanish loans that -um- and -in- alone would misread (d|in|amismo, h|um|anidad, m|in|oriya)
 _SPANISH_ENDINGS = ("idad", "ismo", "ista", "iya", "yon", "ado", "ero")
 
@@ -379,10 +366,8 @@ _SPANISH_ENDINGS = ("idad", "ismo", "ista", "iya", "yon", "ado", "ero")
 def _unlisted_frames(f: str) -> Iterator[Frame]:
     """`_guess_frames`; a copy of the first syllable alone, with or without -in or -an (-hin, -han after a vowel):
     the futures bu|bulgot, bu|bulgut|in; `_UNLISTED_PREFIXES` before a consonant, pinag- only with -an (-han after
-    a vowel), the prefixes that end in a vowel before a vowel too (napa|ulbot), naka- and maka- before a vowel; the
-    copy of ka after naka-/maka- (naka|ka|bulgot) and pa- again after a prefix that ends in it (napa|pa|bulgot);
-    the superlative pinaka-, with ma- before a consonant (pinaka|ma|bulgot); ka- before a consonant with -an
-    (ka|bulgut|an, -han after a vowel)."""
+    a vowel); the superlative pinaka-, with ma- before a consonant (pinaka|ma|bulgot); ka- before a consonant with
+    -an (ka|bulgut|an, -han after a vowel)."""
     yield from _guess_frames(f)
     ends = [end for end in ("hin", "han", "in", "an") if f.endswith(end)]
     suffixes = [end for end in ends if (end[0] == "h") == is_vowel(f[-len(end) - 1])]
@@ -391,15 +376,9 @@ def _unlisted_frames(f: str) -> Iterator[Frame]:
             for suffix in ("", *suffixes):
                 yield ((0, k, "reduplicant"),), (), "", suffix
             break
-    for prefix in (*_UNLISTED_PREFIXES, "maka", "naka"):
+    for prefix in _UNLISTED_PREFIXES:
         rest = f[len(prefix) :]
-        if not f.startswith(prefix) or not rest:
-            continue
-        if (
-            not is_vowel(rest[0])
-            if prefix in ("maka", "naka")
-            else is_vowel(rest[0]) and not is_vowel(prefix[-1])
-        ):
+        if not f.startswith(prefix) or is_vowel(rest[:1] or "a"):
             continue
         if prefix != "pinag":
             yield ((0, len(prefix), "prefix"),), (prefix,), "", ""
@@ -407,17 +386,6 @@ def _unlisted_frames(f: str) -> Iterator[Frame]:
         end = "han" if f.endswith("han") and is_vowel(f[-4:-3]) else "an" if f.endswith("an") else ""
         if end:
             yield ((0, len(prefix), "prefix"),), (prefix,), "", end
-    for prefix in ("naka", "maka"):  # the copy of ka: naka|ka|bulgot, naka|ka|ulbot
-        if f.startswith(prefix + "ka"):
-            yield ((0, 4, "prefix"), (4, 6, "reduplicant")), (prefix,), "", ""
-    for prefix in _PA_PREFIXES:  # pa- again after a prefix that ends in it: napa|pa|bulgot, ipina|pa|ulbot
-        if f.startswith(prefix + "pa"):
-            yield (
-                ((0, len(prefix), "prefix"), (len(prefix), len(prefix) + 2, "prefix")),
-                (prefix, "pa"),
-                "",
-                "",
-            )
     if f.startswith("pinaka"):  # the superlative, ma- between it and an adjective's root: pinaka|ma|bulgot
         if f.startswith("pinakama") and not is_vowel(f[8:9] or "a"):
             yield ((0, 6, "prefix"), (6, 8, "prefix")), ("pinaka", "ma"), "", ""
