@@ -167,11 +167,17 @@ def test_plurals_on_the_shipped_lists():
         ("pinakabulgot", ("pinaka|bulgot", "bulgot")),
         ("kabulgutan", ("ka|bulgut|an", "bulgot")),  # the abstract noun ka-...-an
         ("kabulgotahan", ("ka|bulgota|han", "bulgota")),  # -han after a vowel
+        ("mambulgot", ("mam|bulgot", "bulgot")),  # mang- where it keeps the root's first consonant
+        ("nambubulgot", ("nam|bu|bulgot", "bulgot")),  # and a copy
+        ("manghulgot", ("mang|hulgot", "hulgot")),
+        ("mamulgot", ("mamulgot", "mamulgot")),  # not where it takes it: mam|ulgot may be on pulgot or bulgot
+        ("mandulgot", ("mandulgot", "mandulgot")),  # nor before d, as loans start (mandolina, mandatoryo)
         ("mabulgot", ("mabulgot", "mabulgot")),  # ma- alone: too many look-alikes
         ("ibulgot", ("ibulgot", "ibulgot")),
         ("dinamismo", ("dinamismo", "dinamismo")),  # -in- alone before a Spanish ending: a loan
         ("Binulgot", ("Binulgot", "binulgot")),  # a capital: a name's, perhaps
         ("Kabulgutan", ("Kabulgutan", "kabulgutan")),
+        ("Mambulgot", ("Mambulgot", "mambulgot")),
     ],
 )
 def test_a_root_no_list_holds_guessed_by_its_affixes_alone_for_a_word_no_list_holds(word, expected):

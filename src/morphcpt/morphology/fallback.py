@@ -275,7 +275,7 @@ def shown_root_reading(pack: Pack, f: str) -> _Reading | None:
 def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
     """For a word no shipped list holds and that has no other reading, a root no list holds either, by the
     affixes around it alone: nag|bulgot, b|um|ulgot, b|in|ulgut|an, bulgut|in, ipinag|bulgot, pinag|bulgut|an,
-    naka|pag|bulgot, bu|bulgot, bu|bulgut|in, pinaka|ma|bulgot, ka|bulgut|an. The frames are
+    naka|pag|bulgot, bu|bulgot, bu|bulgut|in, mam|bulgot, pinaka|ma|bulgot, ka|bulgut|an. The frames are
     `_unlisted_frames`', the root's checks those of `shown_root_reading` (`_guessed_readings`); of several
     frames, the one with the most affix letters (ipinag|bulgot, not i|p|in|agbulgot). Not guessed: ma-, na- or
     i- alone, whose look-alikes are many (madrigal); -um-/-in- alone before a root with a Spanish ending
@@ -359,6 +359,10 @@ _UNLISTED_PREFIXES = (
     "makapag", "nakapag", "ipinagpa", "ipagpa", "magpaka", "nagpaka", "ipinang", "ipang", "ikina", "ipina", "ipa",
     "magsi", "nagsi", "mapag", "napag", "mapa", "napa", "maki", "naki", "paki", "pinag",
 )  # fmt: skip
+# mang-/nang- and the sounds before which they stay as they are, without taking the root's first consonant
+# (mang|gilalas, nan|lumo, mam|bulgot; not a vowel, which may start the root, mang|isda, or follow the k the
+# prefix took)
+_KEPT_NASAL = (("mang", "ghwy"), ("nang", "ghwy"), ("man", "lr"), ("nan", "lr"), ("mam", "b"), ("nam", "b"))
 # endings of Spanish loans that -um- and -in- alone would misread (d|in|amismo, h|um|anidad, m|in|oriya)
 _SPANISH_ENDINGS = ("idad", "ismo", "ista", "iya", "yon", "ado", "ero")
 
@@ -366,8 +370,9 @@ _SPANISH_ENDINGS = ("idad", "ismo", "ista", "iya", "yon", "ado", "ero")
 def _unlisted_frames(f: str) -> Iterator[Frame]:
     """`_guess_frames`; a copy of the first syllable alone, with or without -in or -an (-hin, -han after a vowel):
     the futures bu|bulgot, bu|bulgut|in; `_UNLISTED_PREFIXES` before a consonant, pinag- only with -an (-han after
-    a vowel); the superlative pinaka-, with ma- before a consonant (pinaka|ma|bulgot); ka- before a consonant with
-    -an (ka|bulgut|an, -han after a vowel)."""
+    a vowel); mang- where it keeps the root's first consonant (`_KEPT_NASAL`: mam|bulgot, with a copy
+    nam|bu|bulgot); the superlative pinaka-, with ma- before a consonant (pinaka|ma|bulgot); ka- before a
+    consonant with -an (ka|bulgut|an, -han after a vowel)."""
     yield from _guess_frames(f)
     ends = [end for end in ("hin", "han", "in", "an") if f.endswith(end)]
     suffixes = [end for end in ends if (end[0] == "h") == is_vowel(f[-len(end) - 1])]
@@ -386,6 +391,12 @@ def _unlisted_frames(f: str) -> Iterator[Frame]:
         end = "han" if f.endswith("han") and is_vowel(f[-4:-3]) else "an" if f.endswith("an") else ""
         if end:
             yield ((0, len(prefix), "prefix"),), (prefix,), "", end
+    for prefix, firsts in _KEPT_NASAL:  # mang- where it keeps the root's first sound: nang|gilalas, nan|lumo
+        n = len(prefix)
+        if f.startswith(prefix) and f[n : n + 1] in firsts:
+            yield ((0, n, "prefix"),), (prefix,), "", ""
+            if _copy_fits(f[n : n + 2], f[n + 2 :]):  # and a copy: nam|bu|bulgot
+                yield ((0, n, "prefix"), (n, n + 2, "reduplicant")), (prefix,), "", ""
     if f.startswith("pinaka"):  # the superlative, ma- between it and an adjective's root: pinaka|ma|bulgot
         if f.startswith("pinakama") and not is_vowel(f[8:9] or "a"):
             yield ((0, 6, "prefix"), (6, 8, "prefix")), ("pinaka", "ma"), "", ""
