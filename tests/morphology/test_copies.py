@@ -253,6 +253,10 @@ def test_naka_before_a_ka_root_on_the_shipped_lists():
         ("pagdudulok", ("pag|du|dulok", "dulok")),
         ("nagpapaprasko", ("nagpa|pa|prasko", "prasko")),  # the copy of a cluster's first consonant
         ("nagbrabrainstorm", ("nag|bra|brainstorm", "brainstorm")),  # or of the whole cluster
+        ("ibibitag", ("i|bi|bitag", "bitag")),  # i- and the copy: its future
+        ("itinatahip", ("i|t|in|a|tahip", "tahip")),  # i- with -in- in the copy: its imperfective, no -an
+        ("inilalapnos", ("i|ni|la|lapnos", "lapnos")),  # and with ni- before l
+        ("makapagdudulok", ("maka|pag|du|dulok", "dulok")),  # cut as the search cuts makapag-
         ("hinahamlayan", ("h|in|a|hamlay|an", "hamlay")),  # -in- and the copy: -an is a suffix
         ("tinitilapukan", ("t|in|i|tilapuk|an", "tilapok")),  # before which o was raised to u
         ("pinagtatampulan", ("pinag|ta|tampul|an", "tampol")),  # pinag- and the copy: -an too

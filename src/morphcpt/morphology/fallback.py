@@ -77,7 +77,7 @@ _NOT_STEMS = frozenset(PREFIXES) | ISA_LABELS
 # (pagkakaron, magkakamag).
 COPY_PREFIXES: tuple[str, ...] = (
     "makipag", "nakipag", "makapag", "nakapag", "ipinag", "magpa", "nagpa", "pagpa", "pinag", "magsi", "nagsi",
-    "ipag", "maka", "naka", "mang", "nang", "pang", "mag", "nag", "pag",
+    "ipag", "maka", "naka", "mang", "nang", "pang", "mag", "nag", "pag", "i",
 )  # fmt: skip
 _COPIED_ROOT = 5  # letters of a root `copied_root_reading` takes (4 for one starting with a vowel)
 # Prefixes `shown_root_reading` takes before a root no list holds, longest first: the verbal ones ending in g or a,
@@ -223,8 +223,9 @@ def linked_listed_word(pack: Pack, f: str) -> _Reading | None:
 
 def copied_root_reading(pack: Pack, f: str) -> _Reading | None:
     """A root no list holds, for a word with no other reading, where a copy of its first syllable shows it: after
-    -um-/-in- (h|um|a|hamlay, t|in|i|tilapok, um|i|inum, ni- before l, r, y) or after one of `COPY_PREFIXES`
-    (nag|hi|hitay, pag|su|sungkal, pang|gu|gulpe; the copy of a cluster as in `_copy_fits`). The root is the rest of
+    -um-/-in- (h|um|a|hamlay, t|in|i|tilapok, um|i|inum, ni- before l, r, y; with i- before: i|t|in|a|tahip,
+    i|ni|la|lapnos) or after one of `COPY_PREFIXES` (nag|hi|hitay, pag|su|sungkal, pang|gu|gulpe, i|bi|bitag,
+    maka|pag|du|dulok cut as the search cuts it; the copy of a cluster as in `_copy_fits`). The root is the rest of
     the word, `_COPIED_ROOT` letters or more, two syllables, not its own copy again (pinaggagagawa, naglalalambing
     stay whole), less a final -an after -in- or one of `_SUFFIXED_PREFIXES` (h|in|a|hamlay|an, t|in|i|tilapuk|an
     on tilapok: `_copied_suffix`, `affixation.lower_final_u`; of the lexicon's roots, 3,270 have o in a closed last
@@ -238,14 +239,19 @@ def copied_root_reading(pack: Pack, f: str) -> _Reading | None:
             continue
         if len(root) < _COPIED_ROOT - is_vowel(root[0]):
             continue
-        suffix = _copied_suffix(root) if infix == "in" or _SUFFIXED_PREFIXES.intersection(prefixes) else ""
-        if not suffix:
-            return _Reading((*spans, (start, len(f), "root")), root, prefixes, infix=infix, reduplicant=copy)
+        suffixed = (infix == "in" and prefixes != ("i",)) or _SUFFIXED_PREFIXES.intersection(prefixes)
+        suffix = _copied_suffix(root) if suffixed else ""  # (i- takes no -an: i|t|in|a|tahip)
         end = len(f) - len(suffix)
-        spans = (*spans, (start, end, "root"), (end, len(f), "suffix"))
-        return _Reading(
-            spans, lower_final_u(f[start:end]), prefixes, infix=infix, suffix=suffix, reduplicant=copy
+        tail = ((end, len(f), "suffix"),) if suffix else ()
+        reading = _Reading(
+            (*spans, (start, end, "root"), *tail),
+            lower_final_u(f[start:end]) if suffix else root,
+            prefixes,
+            infix=infix,
+            suffix=suffix,
+            reduplicant=copy,
         )
+        return _prefix_cut(reading)  # maka|pag|du|dulok, as the search cuts makapag-
     return None
 
 
@@ -476,6 +482,11 @@ def _copy_frames(f: str) -> Iterator[tuple[tuple[tuple[int, int, str], ...], str
         yield spans, onset + f[n + 2], f[n : n + 2], ()
     if f.startswith("ni") and f[2:3] in ("l", "r", "y") and is_vowel(f[3:4]):  # ni|la|lapnos
         yield ((0, 2, "infix"), (2, 4, "reduplicant")), f[2:4], "in", ()
+    if f[:1] == "i" and not is_vowel(f[1:2] or "a") and f[2:4] == "in" and is_vowel(f[4:5] or "x"):
+        spans = ((0, 1, "prefix"), (1, 2, "reduplicant"), (2, 4, "infix"), (4, 5, "reduplicant"))
+        yield spans, f[1] + f[4], "in", ("i",)  # i- with -in- in the copy: i|t|in|a|tahip
+    if f.startswith("ini") and f[3:4] in ("l", "r", "y") and is_vowel(f[4:5]):  # i|ni|la|lapnos
+        yield ((0, 1, "prefix"), (1, 3, "infix"), (3, 5, "reduplicant")), f[3:5], "in", ("i",)
     prefix = next((p for p in COPY_PREFIXES if f.startswith(p)), "")
     rest = f[len(prefix) :]
     copy = next((rest[:k] for k in (2, 3) if prefix and _copy_fits(rest[:k], rest[k:])), "")
