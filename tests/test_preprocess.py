@@ -360,8 +360,8 @@ SAMPLE_OUTPUT_SHA256 = {
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("30bede5b7444eb475af281c4bfb0af193c627ceafc8bb686bf76a65e44d98729",
-              "30cbd36c0c6d1319f6737c3023fe97824d6293b9ae799742b92da803a237c48b"),
+    "patok": ("2693671b66e62533ce4e37aae6b181712ff425bf4cb404d8ff5370fe7696e578",
+              "445a780caa638df8700b19b77f6bbf1b4ede3293c5b8acd45885d475833427f5"),
 }  # fmt: skip
 
 

@@ -16,7 +16,8 @@ The file is `segmentation<TAB>types[<TAB>root<TAB>class<TAB>tags]` (data/gold's 
   "the affixes fit the form".
 - **boundary P/R/F1**: inner boundaries, micro-averaged over words.
 Gold root morphs, where the file marks none: the longest morph that is no affix of the inventory, plus a lone
-consonant onset right before an -um-/-in- that the root follows (k|um|ain; in s|um|u|sulat the s is a copy's).
+consonant onset right before an -um-/-in- that the root follows (k|um|ain; in s|um|u|sulat the s is a copy's); a
+compound's two words where its root column joins them with a hyphen (wala|ng-|dahilan: wala-dahilan).
 """
 
 from __future__ import annotations
@@ -47,10 +48,14 @@ def root_key(root: str) -> str:
 
 
 def gold_root_pieces(entry: GoldWord) -> list[int]:
-    """Indices of the gold morphs that spell the root (see the module docstring)."""
+    """Indices of the gold morphs that spell the root (see the module docstring); a compound's two words where its
+    root column joins them with a hyphen and each is a morph of its own (wala|ng-|dahilan, root wala-dahilan)."""
     morphs = [fold(m).rstrip("-") for m in entry.morphs]
     if len(morphs) == 1:
         return [0]
+    compound = _compound_pieces(morphs, entry.root)
+    if compound:
+        return compound
     last = len(morphs) - (1 if "L" in entry.types and morphs[-1] in ("ng", "g") else 0)
     candidates = range(last)
     best = max(candidates, key=lambda i: (morphs[i] not in _AFFIXES, len(morphs[i]), i))
@@ -58,6 +63,18 @@ def gold_root_pieces(entry: GoldWord) -> list[int]:
     if best >= 2 and morphs[best - 1] in ("um", "in") and not any(c in "aeiou" for c in morphs[best - 2]):
         pieces.insert(0, best - 2)
     return pieces
+
+
+def _compound_pieces(morphs: list[str], root: str) -> list[int]:
+    """[first, second]: the last morph that is the second word of a compound root (`root`, two words and a hyphen),
+    and the last one before it that is the first word; [] where there are none."""
+    first, dash, second = root.partition("-")
+    if not dash or not first or not second or "-" in second:
+        return []
+    keys = [root_key(m) for m in morphs]
+    ends = [i for i, key in enumerate(keys) if key == root_key(second)]
+    starts = [i for i, key in enumerate(keys[: ends[-1]]) if key == root_key(first)] if ends else []
+    return [starts[-1], ends[-1]] if starts else []
 
 
 def signature(morphs: list[str], root_pieces: list[int]) -> tuple[str, str, str]:

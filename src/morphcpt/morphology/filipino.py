@@ -37,6 +37,7 @@ from morphcpt.morphology.affixes import (
     realis_stacked,
 )
 from morphcpt.morphology.base import Analysis, LanguagePack, Morph
+from morphcpt.morphology.compound import compound_reading
 from morphcpt.morphology.fallback import (
     common_root,
     copied_root_reading,
@@ -301,7 +302,12 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
             return (
                 (
                     "-" in f
-                    and (negated_reading(self, f) or full_copy_reading(self, f) or hyphenated_reading(f))
+                    and (
+                        negated_reading(self, f)
+                        or full_copy_reading(self, f)
+                        or hyphenated_reading(f)
+                        or compound_reading(self, f)
+                    )
                 )
                 or self._through_headword(f, self._headword_reading(f))
                 or unhyphenated_reading(f, english_frequencies(), self._zipf)
