@@ -360,8 +360,8 @@ SAMPLE_OUTPUT_SHA256 = {
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("2693671b66e62533ce4e37aae6b181712ff425bf4cb404d8ff5370fe7696e578",
-              "445a780caa638df8700b19b77f6bbf1b4ede3293c5b8acd45885d475833427f5"),
+    "patok": ("24c1ad6d603b8ac68cae90345bedb972af3c155a2d3bdce7683a10b315cae61d",
+              "7f8db2a48e71fdaba733fbc4f21ec143ca253060e7b45a6659b84c36566fffc8"),
 }  # fmt: skip
 
 

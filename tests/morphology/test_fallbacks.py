@@ -96,12 +96,22 @@ def test_the_linker_after_a_stem_no_list_holds():
     pack = FilipinoPack(roots={"hiwaga", "lubha", "bulo", "gigi", "ipo", "ipon"})
     pack._known = frozenset({"hiwaga", "lubha", "bulo", "naipon", "ipon"})
     pack._zipf = {"hiwaga": 3.5, "lubha": 4.0, "bulo": 1.0, "gigi": 4.0, "ipo": 3.5, "ipon": 4.0}
+    pack._rare = frozenset({"bulo"})  # a root only a dictionary or the lists' paradigms show
     assert cut(pack, "mahihiwagang") == ("ma|hi|hiwaga|ng", "hiwaga")  # mahihiwaga is no listed word
     assert cut(pack, "malulubhang") == ("ma|lu|lubha|ng", "lubha")
     assert pack.parse("malulubhang").linker == "ng"
     assert cut(pack, "mabubulong")[0] == "mabubulong"  # a rare root: the -ng may be the root's own
     assert cut(pack, "pagiging")[0] == "pagiging"  # gigi, one syllable twice, is no root under a linker
     assert cut(pack, "naipong")[0] != "na|ipo|ng"  # naipon is a listed word: its -g, not ipo's -ng
+    pack = FilipinoPack(roots={"garbo", "bulo", "bulong"})
+    pack._known = frozenset({"garbo", "magarbo", "bulo", "bulong"})
+    assert cut(pack, "magagarbong") == ("ma|ga|garbo|ng", "garbo")  # a root of no frequency that is not rare
+    assert cut(pack, "mabubulong") == ("ma|bu|bulong", "bulong")  # bulong is a root: the -ng is its own
+    pack = FilipinoPack(roots={"garbo"})
+    pack._known = frozenset({"garbo", "magarbo", "garbong"})
+    assert (
+        cut(pack, "magagarbong")[0] == "magagarbong"
+    )  # garbong a word of its own: its -ng may be the root's
 
 
 def test_the_linker_after_an_unlisted_stem_on_the_shipped_lists():

@@ -140,13 +140,15 @@ def english_root_reading(pack: Pack, f: str) -> _Reading | None:
 
 
 def linked_unlisted_stem(pack: Pack, f: str) -> _Reading | None:
-    """The linker after a stem no list holds, for a word with no other reading: -ng after a vowel (mababangong is
-    ma|ba|bango|ng, pinakamagagandang pinaka|ma|ga|ganda|ng, napakabihirang napaka|bihira|ng), -g after n
-    (mapaghamong is mapag|hamon|g). The stem must read with a prefix, -um-/-in- or a copy and no suffix but -an/-han
-    after a prefix or -in- (pinausukang is p|in|a|usuk|an|g: `_framed`), on a root of common frequency that is no
-    syllable said twice (pagiging is no pa|gigi|ng) and whose spelling with -ng or -g is no root or headword
-    (kumikinang stays whole: kinang). The word must be no headword (palumpong), nor English, nor a
-    listed word plus -g (naipong is naipon's, not na|ipo|ng). Needs the shipped lists."""
+    """The linker after a stem no list holds, for a word with no other reading: -ng after a vowel (mababangong
+    is ma|ba|bango|ng, pinakamagagandang pinaka|ma|ga|ganda|ng, napakabihirang napaka|bihira|ng), -g after n
+    (mapaghamong is mapag|hamon|g). The stem must read with a prefix, -um-/-in- or a copy and no suffix but
+    -an/-han after a prefix or -in- (pinausukang is p|in|a|usuk|an|g: `_framed`), on a root no syllable said
+    twice (pagiging is no pa|gigi|ng) whose spelling with -ng or -g is no root or headword (kumikinang stays
+    whole: kinang): of common frequency, or one of no frequency (ma|ga|garbo|ng, na|laktaw|an|g) that is no
+    rare root (only a dictionary or the lists' paradigms show it) and whose spelling with the linker is no
+    listed word. The word must be no headword (palumpong), nor English, nor a listed word plus -g (naipong is
+    naipon's, not na|ipo|ng). Needs the shipped lists."""
     if (
         not pack._known
         or len(f) < 7
@@ -166,7 +168,8 @@ def linked_unlisted_stem(pack: Pack, f: str) -> _Reading | None:
             (r.suffix and not _framed(r))
             or r.linker
             or not (r.prefixes or r.infix or r.reduplicant)
-            or not common_root(pack, root)
+            or r.guessed
+            or (not common_root(pack, root) and (root in pack._rare or root + linker in pack._known))
             or (len(root) == 4 and root[:2] == root[2:])
             or any(root + end in pack._roots or root + end in secondary for end in (LINKER, LINKER_AFTER_N))
             # a guess is no stem (nagngangalang is nag|nga|ngalan|g, not on a copied ngala); last, as it searches
