@@ -1,6 +1,6 @@
 """Compounds of two words joined by a hyphen, with affixes on the first, for a word the analyser's search leaves
 with no reading (`filipino.FilipinoPack._best_reading` tries it after full reduplication and the hyphenated
-loans): ipag|bigay-alam, nag|bi|bigay-daan, pag|ma|may-ari, wala|ng-|hiya, ma|bigy|an|g-|pansin. The compound is
+loans): ipag|bigay-alam, nag|bi|bigay-daan, pag|ma|may-ari, wala|ng-|hiya, ma|bigy|an|g-|label. The compound is
 one root (bigay-alam) where the affixes stand before it; after a suffix or the linker the part after the hyphen is
 a root morph of its own, the hyphen going with the morph before it (data/gold/README.md). A compound with no
 affixes stays whole (kapit-bahay, balik-aral), as does a full reduplication (`full_copy`'s).
