@@ -10,9 +10,22 @@ from __future__ import annotations
 
 from morphcpt.morphology.affixation import lower_final_u
 from morphcpt.morphology.affixes import LINKER, is_vowel
-from morphcpt.morphology.fallback import Pack
-from morphcpt.morphology.full_copy import _before_copy, _part_spans
+from morphcpt.morphology.fallback import Pack, negated_reading
+from morphcpt.morphology.full_copy import _before_copy, _part_spans, full_copy_reading
+from morphcpt.morphology.loans import hyphenated_reading
 from morphcpt.morphology.reading import _Reading
+
+
+def hyphen_reading(pack: Pack, f: str) -> _Reading | None:
+    """The first of the readings for a folded word with a hyphen that the search leaves whole: di- (`negated_reading`),
+    full reduplication (`full_copy`), affixes written before a hyphen on a loan (`loans.hyphenated_reading`), then a
+    compound (`compound_reading`)."""
+    return (
+        negated_reading(pack, f)
+        or full_copy_reading(pack, f)
+        or hyphenated_reading(f)
+        or compound_reading(pack, f)
+    )
 
 
 def compound_reading(pack: Pack, f: str) -> _Reading | None:

@@ -37,18 +37,15 @@ from morphcpt.morphology.affixes import (
     realis_stacked,
 )
 from morphcpt.morphology.base import Analysis, LanguagePack, Morph
-from morphcpt.morphology.compound import compound_reading
+from morphcpt.morphology.compound import hyphen_reading
 from morphcpt.morphology.fallback import (
     common_root,
     copied_root_reading,
     english_root_reading,
     linked_listed_word,
     linked_unlisted_stem,
-    negated_reading,
     shown_root_reading,
-    unlisted_root_reading,
 )
-from morphcpt.morphology.full_copy import full_copy_reading
 from morphcpt.morphology.lexicon import (
     FREQUENCY_FILE,
     HEADWORD_FILES,
@@ -60,7 +57,6 @@ from morphcpt.morphology.lexicon import (
 from morphcpt.morphology.loans import (
     english_frequencies,
     english_word,
-    hyphenated_reading,
     mostly_english,
     sounded_roots,
     unhyphenated_reading,
@@ -71,6 +67,7 @@ from morphcpt.morphology.reading import D_SUBSTITUTED, SYNCOPATED, _Reading
 from morphcpt.morphology.root_evidence import infixed_forms
 from morphcpt.morphology.stems import _MAX_PREFIXES, _MAX_WORD, COMMON_ZIPF, StemReadings, _copy_may_end_at
 from morphcpt.morphology.syllabify import folded_first_syllable_cv
+from morphcpt.morphology.unlisted import unlisted_root_reading
 
 # Where an affix of the inventory shows in a folded word, if it has one (see `_bare`).
 _AFFIXED_ENDS = (*SUFFIXES, LINKER, LINKER_AFTER_N)
@@ -217,7 +214,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
     @staticmethod
     def _cased(word: str, f: str, r: _Reading) -> _Reading:
         """`r`, or `word` whole where it is capitalised and `r` only a guess of a root no list holds (Tromelin, a
-        name, is no tromel|in; `fallback.unlisted_root_reading`)."""
+        name, is no tromel|in; `unlisted.unlisted_root_reading`)."""
         return _Reading(((0, len(f), "root"),), f) if r.guessed and word[:1].isupper() else r
 
     @staticmethod
@@ -300,15 +297,7 @@ class FilipinoPack(ReadingRanks, StemReadings, LanguagePack):
             if candidates:
                 return candidates[0]
             return (
-                (
-                    "-" in f
-                    and (
-                        negated_reading(self, f)
-                        or full_copy_reading(self, f)
-                        or hyphenated_reading(f)
-                        or compound_reading(self, f)
-                    )
-                )
+                ("-" in f and hyphen_reading(self, f))
                 or self._through_headword(f, self._headword_reading(f))
                 or unhyphenated_reading(f, english_frequencies(), self._zipf)
                 or english_root_reading(self, f)

@@ -31,7 +31,7 @@ class _Reading(NamedTuple):
     linker: str = ""
     # 0, 1 (a swallowed consonant or d <- r put back), SYNCOPATED, D_SUBSTITUTED or E_RAISED
     restored: int = 0
-    # a root no list holds, guessed by the affixes alone (`fallback.unlisted_root_reading`): a capital keeps the word
+    # a root no list holds, guessed by the affixes alone (`unlisted.unlisted_root_reading`): a capital keeps the word
     # whole (`filipino.FilipinoPack._cased`)
     guessed: bool = False
 

@@ -1,0 +1,112 @@
+"""The guess for a word no shipped list holds, with no other reading: a root no list holds either, read by the
+affixes around it alone (nag|bulgot, b|in|ulgut|an, naka|pag|bulgot, mam|bulgot, ka|bulgut|an). It is the last of
+the analyser's fallbacks (`filipino.FilipinoPack._best_reading`); its frames extend `fallback._guess_frames`, and
+its root takes the checks of `fallback.shown_root_reading` (`fallback._guessed_readings`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from morphcpt.morphology.affixes import LINKER, LINKER_AFTER_N, is_vowel
+from morphcpt.morphology.fallback import (
+    Frame,
+    Pack,
+    _copy_fits,
+    _guess_frames,
+    _guessed_readings,
+    _headword_or_english,
+    _prefix_cut,
+)
+from morphcpt.morphology.reading import _Reading
+
+
+def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
+    """For a word no shipped list holds and that has no other reading, a root no list holds either, by the
+    affixes around it alone: nag|bulgot, b|um|ulgot, b|in|ulgut|an, bulgut|in, ipinag|bulgot, pinag|bulgut|an,
+    naka|pag|bulgot, bu|bulgot, bu|bulgut|in, mam|bulgot, pinaka|ma|bulgot, ka|bulgut|an. The frames are
+    `_unlisted_frames`', the root's checks those of `shown_root_reading` (`_guessed_readings`); of several
+    frames, the one with the most affix letters (ipinag|bulgot, not i|p|in|agbulgot). Not guessed: ma-, na- or
+    i- alone, whose look-alikes are many (madrigal); -um-/-in- alone before a root with a Spanish ending
+    (`_SPANISH_ENDINGS`: d|in|amismo, h|um|anidad are loans); a root that starts with ng (a nasal prefix's) or
+    with ka after naka-/maka- (nakakaengganyong: nakaka-'s copy); a listed word and the linker
+    (mapakumbabang). The reading is marked `guessed`, which keeps the word whole where it is written with a
+    capital (`FilipinoPack._cased`: Tromelin). Needs the shipped lists: without them every word is unlisted."""
+    if (
+        not pack._shipped
+        or len(f) < 6
+        or not f.isalpha()
+        or f in pack._known
+        or _headword_or_english(pack, f)
+    ):
+        return None
+    if any(f.endswith(end) and f[: -len(end)] in pack._known for end in (LINKER, LINKER_AFTER_N)):
+        return None  # a listed word and the linker (mapakumbaba|ng): the linker's fallbacks had their turn
+    best: tuple[int, _Reading] | None = None
+    for reading in _guessed_readings(pack, f, _unlisted_frames(f)):
+        prefixes, infix, suffix = reading.prefixes, reading.infix, reading.suffix
+        if reading.root.startswith("ng"):  # ipina|ngangako is ipinang- on a copy of ako's pangako
+            continue
+        if prefixes[-1:] in (("naka",), ("maka",)) and reading.root.startswith("ka"):
+            continue  # naka|kaengganyong: the ka is nakaka-'s copy
+        if prefixes[:1] in (("ma",), ("na",), ("i",)) and not (infix or suffix):
+            continue
+        if infix and not (prefixes or suffix) and reading.root.endswith(_SPANISH_ENDINGS):
+            continue
+        weight = len(f) - len(reading.root)
+        if best is None or weight > best[0]:
+            best = (weight, reading)
+    return _prefix_cut(best[1])._replace(guessed=True) if best else None
+
+
+# More prefixes `unlisted_root_reading` takes before a consonant than `GUESS_PREFIXES` (pinag- only with -an)
+_UNLISTED_PREFIXES = (
+    "makapag", "nakapag", "ipinagpa", "ipagpa", "magpaka", "nagpaka", "ipinang", "ipang", "ikina", "ipina", "ipa",
+    "magsi", "nagsi", "mapag", "napag", "mapa", "napa", "maki", "naki", "paki", "pinag",
+)  # fmt: skip
+# mang-/nang- and the sounds before which they stay as they are, without taking the root's first consonant
+# (mang|gilalas, nan|lumo, mam|bulgot; not a vowel, which may start the root, mang|isda, or follow the k the
+# prefix took)
+_KEPT_NASAL = (("mang", "ghwy"), ("nang", "ghwy"), ("man", "lr"), ("nan", "lr"), ("mam", "b"), ("nam", "b"))
+# endings of Spanish loans that -um- and -in- alone would misread (d|in|amismo, h|um|anidad, m|in|oriya)
+_SPANISH_ENDINGS = ("idad", "ismo", "ista", "iya", "yon", "ado", "ero")
+
+
+def _unlisted_frames(f: str) -> Iterator[Frame]:
+    """`_guess_frames`; a copy of the first syllable alone, with or without -in or -an (-hin, -han after a vowel):
+    the futures bu|bulgot, bu|bulgut|in; `_UNLISTED_PREFIXES` before a consonant, pinag- only with -an (-han after
+    a vowel); mang- where it keeps the root's first consonant (`_KEPT_NASAL`: mam|bulgot, with a copy
+    nam|bu|bulgot); the superlative pinaka-, with ma- before a consonant (pinaka|ma|bulgot); ka- before a
+    consonant with -an (ka|bulgut|an, -han after a vowel)."""
+    yield from _guess_frames(f)
+    ends = [end for end in ("hin", "han", "in", "an") if f.endswith(end)]
+    suffixes = [end for end in ends if (end[0] == "h") == is_vowel(f[-len(end) - 1])]
+    for k in (1, 2, 3):
+        if _copy_fits(f[:k], f[k:]):
+            for suffix in ("", *suffixes):
+                yield ((0, k, "reduplicant"),), (), "", suffix
+            break
+    for prefix in _UNLISTED_PREFIXES:
+        rest = f[len(prefix) :]
+        if not f.startswith(prefix) or is_vowel(rest[:1] or "a"):
+            continue
+        if prefix != "pinag":
+            yield ((0, len(prefix), "prefix"),), (prefix,), "", ""
+            continue
+        end = "han" if f.endswith("han") and is_vowel(f[-4:-3]) else "an" if f.endswith("an") else ""
+        if end:
+            yield ((0, len(prefix), "prefix"),), (prefix,), "", end
+    for prefix, firsts in _KEPT_NASAL:  # mang- where it keeps the root's first sound: nang|gilalas, nan|lumo
+        n = len(prefix)
+        if f.startswith(prefix) and f[n : n + 1] in firsts:
+            yield ((0, n, "prefix"),), (prefix,), "", ""
+            if _copy_fits(f[n : n + 2], f[n + 2 :]):  # and a copy: nam|bu|bulgot
+                yield ((0, n, "prefix"), (n, n + 2, "reduplicant")), (prefix,), "", ""
+    if f.startswith("pinaka"):  # the superlative, ma- between it and an adjective's root: pinaka|ma|bulgot
+        if f.startswith("pinakama") and not is_vowel(f[8:9] or "a"):
+            yield ((0, 6, "prefix"), (6, 8, "prefix")), ("pinaka", "ma"), "", ""
+        yield ((0, 6, "prefix"),), ("pinaka",), "", ""
+    # the abstract noun: ka|bulgut|an
+    if f.startswith("ka") and not is_vowel(f[2:3] or "a") and f.endswith("an"):
+        for end in ("han", "an") if f.endswith("han") and is_vowel(f[-4:-3]) else ("an",):
+            yield ((0, 2, "prefix"),), ("ka",), "", end
