@@ -1,9 +1,9 @@
 """Readings for the words the analyser's search leaves with none (`filipino.FilipinoPack._best_reading` tries them
 last): di- before a word that reads on its own, Tagalog affixes on an English root, the linker after a stem no word
 list holds, the linker after a listed word the root lexicon does not hold, a root no list holds that a CV copy shows,
-one whose other verbal forms the lists hold, and, for a word no list holds, one its affixes alone show. Two more
-have modules of their own: a full reduplication across a hyphen (`full_copy.py`) and the plural of a verbal prefix
-(`plural.py`).
+and one whose other verbal forms the lists hold. Four more have modules of their own: a full reduplication across a
+hyphen (`full_copy.py`), a compound across one (`compound.py`), the plural of a verbal prefix (`plural.py`) and,
+for a word no list holds, a root its affixes alone show (`unlisted.py`).
 
 Each function takes the pack and the folded word and returns a reading or None. The pack supplies `_best` (its cached
 reading of another word), `_readings` and `_score` (its search), `roots`, `_roots`, `_known` (every word of the
