@@ -72,9 +72,9 @@ _NOT_STEMS = frozenset(PREFIXES) | ISA_LABELS
 
 
 # Prefixes a CV copy of the root follows in a verb or its noun (nag|hi|hitay, pag|su|sungkal, naka|ku|kumbinse),
-# longest first. Not ma-, na-, pa-, i-, ka- (`affixes.WEAK_PREFIXES`): ma- and a copy may be mang- that took the
-# root's first consonant (mananatili is mang- on tili). A copy ka after these is pagka-'s, magka-'s or naka-'s own
-# (pagkakaron, magkakamag).
+# longest first, i- last (its future: i|bi|bitag). Not ma-, na-, pa-, ka- (`affixes.WEAK_PREFIXES`): ma- and a copy
+# may be mang- that took the root's first consonant (mananatili is mang- on tili). A copy ka after these is pagka-'s,
+# magka-'s or naka-'s own (pagkakaron, magkakamag).
 COPY_PREFIXES: tuple[str, ...] = (
     "makipag", "nakipag", "makapag", "nakapag", "ipinag", "magpa", "nagpa", "pagpa", "pinag", "magsi", "nagsi",
     "ipag", "maka", "naka", "mang", "nang", "pang", "mag", "nag", "pag", "i",
