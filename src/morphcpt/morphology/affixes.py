@@ -14,7 +14,7 @@ from morphcpt.morphology.syllabify import VOWELS, fold_letters
 PREFIXES: tuple[str, ...] = (
     "i", "ika", "ikina", "ipa", "ipag", "ipang", "ipan", "ipam", "ipina", "ipinag", "ipinang", "ipinan", "ipinam",
     "isa", "isina", "isasa", "isinasa", "pagsasa", "magsa", "nagsa", "magsasa", "nagsasa",
-    "ka", "kasing", "kasin", "kasim",
+    "ka", "kasing", "kasin", "kasim", "kanda", "nagkakanda", "magkakanda",
     "ma", "mag", "magka", "magpa", "magsi", "magsipag", "maka", "makapag", "maki", "makipag",
     "mang", "man", "mam", "mapa", "mapag",
     "na", "nag", "nagka", "nagpa", "nagsi", "nagsipag", "naka", "nakapag", "naki", "nakipag",
@@ -42,6 +42,9 @@ PREFIX_PARTS: dict[str, tuple[tuple[str, str], ...]] = {
     "makikipag": (("maki", "prefix"), ("ki", "reduplicant"), ("pag", "prefix")),
     "nakapag": (("naka", "prefix"), ("pag", "prefix")),
     "makapag": (("maka", "prefix"), ("pag", "prefix")),
+    # kanda- (in a fluster: kanda|rapa, nag|kanda|rapa <- dapa) after mag-/nag- with the ka copied: nag|ka|kanda|rapa
+    "nagkakanda": (("nag", "prefix"), ("ka", "reduplicant"), ("kanda", "prefix")),
+    "magkakanda": (("mag", "prefix"), ("ka", "reduplicant"), ("kanda", "prefix")),
     "nagsisi": (("nagsi", "prefix"), ("si", "reduplicant")),
     "magsisi": (("magsi", "prefix"), ("si", "reduplicant")),
     "nagsisipag": (("nagsi", "prefix"), ("si", "reduplicant"), ("pag", "prefix")),

@@ -76,6 +76,13 @@ class ReadingRanks:
                     marked += 1  # na|ki|kita, not naki|kita; p|in|a|pansin, not pina|pansin
             elif kind == "prefix" and f[s:e] in ("nagsi", "magsi") and after == "reduplicant":
                 marked += 2  # nagsi- with its own copy (nagsi|si|sayaw) only where the copy is no root's: nag|si|sipa|an
+            elif (
+                kind == "prefix"
+                and after == "prefix"
+                and f[s:e] in ("nagka", "magka")
+                and f.startswith("kanda", e)
+            ):
+                marked += 1  # nag|ka|kanda|rapa: the ka is kanda-'s copy, not nagka-'s
         # a raised e (ataki|hin <- atake) only where no reading of the spelling as written fits
         misfit = self._misfit(r) + (r.restored == E_RAISED)
         if r.suffix in ("an", "in", "nin", "nan"):

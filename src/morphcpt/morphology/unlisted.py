@@ -76,8 +76,8 @@ def _unlisted_frames(f: str) -> Iterator[Frame]:
     """`_guess_frames`; a copy of the first syllable alone, with or without -in or -an (-hin, -han after a vowel):
     the futures bu|bulgot, bu|bulgut|in; `_UNLISTED_PREFIXES` before a consonant, pinag- only with -an (-han after
     a vowel); mang- where it keeps the root's first consonant (`_KEPT_NASAL`: mam|bulgot, with a copy
-    nam|bu|bulgot); the superlative pinaka-, with ma- before a consonant (pinaka|ma|bulgot); ka- before a
-    consonant with -an (ka|bulgut|an, -han after a vowel)."""
+    nam|bu|bulgot); kanda- after mag-/nag- (nag|kanda|bulgot, nag|ka|kanda|bulgot); the superlative pinaka-, with
+    ma- before a consonant (pinaka|ma|bulgot); ka- before a consonant with -an (ka|bulgut|an, -han after a vowel)."""
     yield from _guess_frames(f)
     ends = [end for end in ("hin", "han", "in", "an") if f.endswith(end)]
     suffixes = [end for end in ends if (end[0] == "h") == is_vowel(f[-len(end) - 1])]
@@ -102,6 +102,14 @@ def _unlisted_frames(f: str) -> Iterator[Frame]:
             yield ((0, n, "prefix"),), (prefix,), "", ""
             if _copy_fits(f[n : n + 2], f[n + 2 :]):  # and a copy: nam|bu|bulgot
                 yield ((0, n, "prefix"), (n, n + 2, "reduplicant")), (prefix,), "", ""
+    # kanda- after mag-/nag-, its ka copied or not: nag|kanda|bulgot, nag|ka|kanda|bulgot
+    for head in ("nag", "mag"):
+        n = len(head)
+        if f.startswith(head + "kakanda"):
+            spans = ((0, n, "prefix"), (n, n + 2, "reduplicant"), (n + 2, n + 7, "prefix"))
+            yield spans, (head, "kanda"), "", ""
+        elif f.startswith(head + "kanda"):
+            yield ((0, n, "prefix"), (n, n + 5, "prefix")), (head, "kanda"), "", ""
     if f.startswith("pinaka"):  # the superlative, ma- between it and an adjective's root: pinaka|ma|bulgot
         if f.startswith("pinakama") and not is_vowel(f[8:9] or "a"):
             yield ((0, 6, "prefix"), (6, 8, "prefix")), ("pinaka", "ma"), "", ""
