@@ -173,6 +173,14 @@ def test_plurals_on_the_shipped_lists():
         ("nakapagbulgot", ("naka|pag|bulgot", "bulgot")),  # cut into its parts, as data/gold cuts maka|pag-
         ("bubulgot", ("bu|bulgot", "bulgot")),  # a copy alone: the future of -um-
         ("bubulgutin", ("bu|bulgut|in", "bulgot")),  # and of -in
+        (
+            "nagpapabulgot",
+            ("nagpa|pa|bulgot", "bulgot"),
+        ),  # a prefix's last syllable copied: magpa-'s imperfective
+        ("nakikibulgot", ("naki|ki|bulgot", "bulgot")),
+        ("nakakabulgot", ("naka|ka|bulgot", "bulgot")),
+        ("pagpapatirapa", ("pagpapatirapa", "pagpapatirapa")),  # not where the lists hold magpatirapa whole
+        ("nakakaulgot", ("nakakaulgot", "nakakaulgot")),  # nor before a vowel
         ("pinakamabulgot", ("pinaka|ma|bulgot", "bulgot")),  # the superlative of a ma- adjective
         ("pinakabulgot", ("pinaka|bulgot", "bulgot")),
         ("kabulgutan", ("ka|bulgut|an", "bulgot")),  # the abstract noun ka-...-an

@@ -43,7 +43,7 @@ def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
     if any(f.endswith(end) and f[: -len(end)] in pack._known for end in (LINKER, LINKER_AFTER_N)):
         return None  # a listed word and the linker (mapakumbaba|ng): the linker's fallbacks had their turn
     best: tuple[int, _Reading] | None = None
-    for reading in _guessed_readings(pack, f, _unlisted_frames(f)):
+    for reading in _guessed_readings(pack, f, _unlisted_frames(pack, f)):
         prefixes, infix, suffix = reading.prefixes, reading.infix, reading.suffix
         if reading.root.startswith("ng"):  # ipina|ngangako is ipinang- on a copy of ako's pangako
             continue
@@ -64,6 +64,9 @@ _UNLISTED_PREFIXES = (
     "makapag", "nakapag", "ipinagpa", "ipagpa", "magpaka", "nagpaka", "ipinang", "ipang", "ikina", "ipina", "ipa",
     "magsi", "nagsi", "mapag", "napag", "mapa", "napa", "maki", "naki", "paki", "pinag",
 )  # fmt: skip
+# Prefixes whose last syllable a verb's imperfective or future copies (nagpa|pa|bulgot, naki|ki|bulgot; ipina|pa- and
+# ipa|pa- are left to `fallback.copied_root_reading`, which reads i|p|in|a|pasok's copy of a pa-root there)
+_COPYING_PREFIXES = ("magpa", "nagpa", "pagpa", "maki", "naki", "maka", "naka")
 # mang-/nang- and the sounds before which they stay as they are, without taking the root's first consonant
 # (mang|gilalas, nan|lumo, mam|bulgot; not a vowel, which may start the root, mang|isda, or follow the k the
 # prefix took)
@@ -72,7 +75,7 @@ _KEPT_NASAL = (("mang", "ghwy"), ("nang", "ghwy"), ("man", "lr"), ("nan", "lr"),
 _SPANISH_ENDINGS = ("idad", "ismo", "ista", "iya", "yon", "ado", "ero")
 
 
-def _unlisted_frames(f: str) -> Iterator[Frame]:
+def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
     """`_guess_frames`; a copy of the first syllable alone, with or without -in or -an (-hin, -han after a vowel):
     the futures bu|bulgot, bu|bulgut|in; `_UNLISTED_PREFIXES` before a consonant, pinag- only with -an (-han after
     a vowel); mang- where it keeps the root's first consonant (`_KEPT_NASAL`: mam|bulgot, with a copy
@@ -102,6 +105,15 @@ def _unlisted_frames(f: str) -> Iterator[Frame]:
             yield ((0, n, "prefix"),), (prefix,), "", ""
             if _copy_fits(f[n : n + 2], f[n + 2 :]):  # and a copy: nam|bu|bulgot
                 yield ((0, n, "prefix"), (n, n + 2, "reduplicant")), (prefix,), "", ""
+    # a prefix and its own last syllable copied (the imperfective and future of magpa-, maki-, maka-):
+    # nagpa|pa|bulgot, naki|ki|bulgot, naka|ka|bulgot, before a consonant; not where the lists hold
+    # the word less the copy, in any aspect, as a root of their own (magpatirapa: nag- and pagpapatirapa stay whole)
+    for prefix in _COPYING_PREFIXES:
+        n = len(prefix)
+        if not f.startswith(prefix + prefix[-2:]) or is_vowel(f[n + 2 : n + 3] or "a"):
+            continue
+        if not any(c + prefix[1:] + f[n + 2 :] in pack._roots for c in "mnp"):
+            yield ((0, n, "prefix"), (n, n + 2, "reduplicant")), (prefix,), "", ""
     # kanda- after mag-/nag-, its ka copied or not: nag|kanda|bulgot, nag|ka|kanda|bulgot
     for head in ("nag", "mag"):
         n = len(head)
