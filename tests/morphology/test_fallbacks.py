@@ -179,6 +179,8 @@ def test_plurals_on_the_shipped_lists():
         ),  # a prefix's last syllable copied: magpa-'s imperfective
         ("nakikibulgot", ("naki|ki|bulgot", "bulgot")),
         ("nakakabulgot", ("naka|ka|bulgot", "bulgot")),
+        ("pagkabulgot", ("pagka|bulgot", "bulgot")),  # the nouns of pagka- and taga-
+        ("tagabulgot", ("taga|bulgot", "bulgot")),
         ("pagpapatirapa", ("pagpapatirapa", "pagpapatirapa")),  # not where the lists hold magpatirapa whole
         ("nakakaulgot", ("nakakaulgot", "nakakaulgot")),  # nor before a vowel
         ("pinakamabulgot", ("pinaka|ma|bulgot", "bulgot")),  # the superlative of a ma- adjective

@@ -59,10 +59,11 @@ def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
     return _prefix_cut(best[1])._replace(guessed=True) if best else None
 
 
-# More prefixes `unlisted_root_reading` takes before a consonant than `GUESS_PREFIXES` (pinag- only with -an)
+# More prefixes `unlisted_root_reading` takes before a consonant than `GUESS_PREFIXES` (pinag- only with -an; the
+# nouns of pagka- and taga-: pagka|bulgot, taga|bulgot)
 _UNLISTED_PREFIXES = (
     "makapag", "nakapag", "ipinagpa", "ipagpa", "magpaka", "nagpaka", "ipinang", "ipang", "ikina", "ipina", "ipa",
-    "magsi", "nagsi", "mapag", "napag", "mapa", "napa", "maki", "naki", "paki", "pinag",
+    "magsi", "nagsi", "mapag", "napag", "mapa", "napa", "maki", "naki", "paki", "pinag", "pagka", "taga",
 )  # fmt: skip
 # Prefixes whose last syllable a verb's imperfective or future copies (nagpa|pa|bulgot, naki|ki|bulgot; ipina|pa- and
 # ipa|pa- are left to `fallback.copied_root_reading`, which reads i|p|in|a|pasok's copy of a pa-root there)
