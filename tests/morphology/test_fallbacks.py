@@ -173,10 +173,8 @@ def test_plurals_on_the_shipped_lists():
         ("nakapagbulgot", ("naka|pag|bulgot", "bulgot")),  # cut into its parts, as data/gold cuts maka|pag-
         ("bubulgot", ("bu|bulgot", "bulgot")),  # a copy alone: the future of -um-
         ("bubulgutin", ("bu|bulgut|in", "bulgot")),  # and of -in
-        (
-            "nagpapabulgot",
-            ("nagpa|pa|bulgot", "bulgot"),
-        ),  # a prefix's last syllable copied: magpa-'s imperfective
+        # a prefix's last syllable copied: the imperfective of magpa-, maki-, maka-
+        ("nagpapabulgot", ("nagpa|pa|bulgot", "bulgot")),
         ("nakikibulgot", ("naki|ki|bulgot", "bulgot")),
         ("nakakabulgot", ("naka|ka|bulgot", "bulgot")),
         ("pagkabulgot", ("pagka|bulgot", "bulgot")),  # the nouns of pagka- and taga-

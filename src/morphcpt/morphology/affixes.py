@@ -42,7 +42,7 @@ PREFIX_PARTS: dict[str, tuple[tuple[str, str], ...]] = {
     "makikipag": (("maki", "prefix"), ("ki", "reduplicant"), ("pag", "prefix")),
     "nakapag": (("naka", "prefix"), ("pag", "prefix")),
     "makapag": (("maka", "prefix"), ("pag", "prefix")),
-    # kanda- (in a fluster: kanda|rapa, nag|kanda|rapa <- dapa) after mag-/nag- with the ka copied: nag|ka|kanda|rapa
+    # kanda- (in a fluster: kanda|hulog, nag|kanda|hulog) after mag-/nag- with the ka copied: nag|ka|kanda|hulog
     "nagkakanda": (("nag", "prefix"), ("ka", "reduplicant"), ("kanda", "prefix")),
     "magkakanda": (("mag", "prefix"), ("ka", "reduplicant"), ("kanda", "prefix")),
     "nagsisi": (("nagsi", "prefix"), ("si", "reduplicant")),

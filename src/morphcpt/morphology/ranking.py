@@ -82,7 +82,7 @@ class ReadingRanks:
                 and f[s:e] in ("nagka", "magka")
                 and f.startswith("kanda", e)
             ):
-                marked += 1  # nag|ka|kanda|rapa: the ka is kanda-'s copy, not nagka-'s
+                marked += 1  # nag|ka|kanda|hulog: the ka is kanda-'s copy, not nagka-'s
         # a raised e (ataki|hin <- atake) only where no reading of the spelling as written fits
         misfit = self._misfit(r) + (r.restored == E_RAISED)
         if r.suffix in ("an", "in", "nin", "nan"):

@@ -108,7 +108,7 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
                 yield ((0, n, "prefix"), (n, n + 2, "reduplicant")), (prefix,), "", ""
     # a prefix and its own last syllable copied (the imperfective and future of magpa-, maki-, maka-):
     # nagpa|pa|bulgot, naki|ki|bulgot, naka|ka|bulgot, before a consonant; not where the lists hold
-    # the word less the copy, in any aspect, as a root of their own (magpatirapa: nag- and pagpapatirapa stay whole)
+    # the word less the copy, in any aspect, as a root (magpatirapa: magpapatirapa, pagpapatirapa stay whole)
     for prefix in _COPYING_PREFIXES:
         n = len(prefix)
         if not f.startswith(prefix + prefix[-2:]) or is_vowel(f[n + 2 : n + 3] or "a"):
