@@ -127,6 +127,15 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
         if f.startswith("pinakama") and not is_vowel(f[8:9] or "a"):
             yield ((0, 6, "prefix"), (6, 8, "prefix")), ("pinaka", "ma"), "", ""
         yield ((0, 6, "prefix"),), ("pinaka",), "", ""
+    # ka-...-an with -in- (what one felt at): k|in|a|bulgut|an, its copy k|in|a|bu|bulgut|an, k|in|a|u|umbok|an;
+    # -han only after a vowel, and not before ka (kinaka- is -in- on a ka- word or its copy: k|in|a|kaba|han)
+    if f.startswith("kina") and f[4:6] != "ka" and f.endswith("an"):
+        end = "han" if f.endswith("han") and is_vowel(f[-4:-3]) else "an"
+        spans = ((0, 1, "prefix"), (1, 3, "infix"), (3, 4, "prefix"))
+        yield spans, ("ka",), "in", end
+        k = 1 if is_vowel(f[4:5]) else 2
+        if _copy_fits(f[4 : 4 + k], f[4 + k :]):
+            yield (*spans, (4, 4 + k, "reduplicant")), ("ka",), "in", end
     # the abstract noun: ka|bulgut|an
     if f.startswith("ka") and not is_vowel(f[2:3] or "a") and f.endswith("an"):
         for end in ("han", "an") if f.endswith("han") and is_vowel(f[-4:-3]) else ("an",):
