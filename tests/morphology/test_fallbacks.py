@@ -196,9 +196,33 @@ def test_plurals_on_the_shipped_lists():
         ("Binulgot", ("Binulgot", "binulgot")),  # a capital: a name's, perhaps
         ("Kabulgutan", ("Kabulgutan", "kabulgutan")),
         ("Mambulgot", ("Mambulgot", "mambulgot")),
+        ("kinabulgutan", ("k|in|a|bulgut|an", "bulgot")),  # ka-...-an with -in-, what one felt at
+        ("kinabubulgutan", ("k|in|a|bu|bulgut|an", "bulgot")),  # and its copy
+        ("kinaismakan", ("k|in|a|ismak|an", "ismak")),  # before a vowel too
+        ("kinaiismakan", ("k|in|a|i|ismak|an", "ismak")),
+        ("kinabulgotahan", ("k|in|a|bulgota|han", "bulgota")),  # -han after a vowel
+        ("sinulgaran", ("s|in|ulgar|an", "sulgad")),  # an r before a suffix after a or i: the d it spells
+        ("hulgirin", ("hulgir|in", "hulgid")),
+        ("hinulguran", ("h|in|ulgur|an", "hulgor")),  # not after o: roots in -or are loans as often (tambor)
     ],
 )
 def test_a_root_no_list_holds_guessed_by_its_affixes_alone_for_a_word_no_list_holds(word, expected):
+    assert cut(FIL, word) == expected
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("bulgot-bulgot", ("bulgot-|bulgot", "bulgot")),  # a root no list holds, copied whole
+        ("kabulgot-bulgot", ("ka|bulgot-|bulgot", "bulgot")),  # after ka- (kahabag-habag's pattern)
+        ("nagbubulgot-bulgot", ("nag|bu|bulgot-|bulgot", "bulgot")),  # after a prefix and a CV copy
+        ("Kabulgot-bulgot", ("Kabulgot-bulgot", "kabulgot-bulgot")),  # a capital: a name's, perhaps
+        ("bulgot-bulgut", ("bulgot-bulgut", "bulgot-bulgut")),  # no copy
+        ("bye-bye", ("bye-bye", "bye-bye")),  # an English word
+        ("kaawa-awa", ("ka|awa-|awa", "awa")),  # a listed root, as before
+    ],
+)
+def test_a_root_no_list_holds_copied_whole_across_a_hyphen(word, expected):
     assert cut(FIL, word) == expected
 
 
