@@ -203,6 +203,20 @@ def test_tagalog_morphology_on_an_english_root(word, expected):
 
 
 @pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("tsinismis", ("ts|in|ismis", "tsismis")),  # ts spells one sound (ch): -in- and -um- go after it
+        ("tsinismisan", ("ts|in|ismis|an", "tsismis")),
+        ("tsumuper", ("ts|um|uper", "tsuper")),
+        ("tsinelas", ("tsinelas", "tsinelas")),  # a root that starts so stays whole
+        ("tsino", ("tsino", "tsino")),
+    ],
+)
+def test_ts_is_one_sound_before_an_infix(word, expected):
+    assert cut(FIL, word) == expected
+
+
+@pytest.mark.parametrize(
     "word",
     [
         "jodian",  # a suffix alone needs a root of five letters (jodi|an)

@@ -38,7 +38,7 @@ COMMON_ZIPF = 4.5
 CLUSTER_SECOND = frozenset("lrwyhs")
 _MAX_PREFIXES = 3
 # one consonant sound of a borrowed word, where -in-/-um- go after (sh|in|are)
-_DIGRAPHS = frozenset({"ch", "sh", "th", "ph"})
+_DIGRAPHS = frozenset({"ch", "sh", "th", "ph", "ts"})
 _PREFIX_SET = frozenset(PREFIXES) | {"mina", "kina"}  # the prefixes `_prefixed` looks for
 _PREFIX_STARTS = (*PREFIXES, "mina", "kina")
 _NOT_ROOTS = frozenset(PREFIXES)  # mina (mine) and kina are roots too (mag|mi|mina)
