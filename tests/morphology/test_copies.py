@@ -86,6 +86,30 @@ def test_copies_and_infixes_of_roots_that_start_with_a_cluster(word, expected):
 @pytest.mark.parametrize(
     ("word", "expected"),
     [
+        (
+            "nagpapraktis",
+            ("nag|pa|praktis", "praktis"),
+        ),  # before pr-/pl- the pa is the loan's copy after mag-
+        ("magpaplantilya", ("mag|pa|plantilya", "plantilya")),
+        ("pagpapraktis", ("pag|pa|praktis", "praktis")),
+        ("nagpapapraktis", ("nagpa|pa|praktis", "praktis")),  # the causative's imperfective repeats it
+        ("nagpaprito", ("nagpa|prito", "prito")),  # a copy of prito is pi: only the causative fits
+        ("nagpapalit", ("nagpa|palit", "palit")),  # a pa- root: the causative, as before
+    ],
+)
+def test_the_pa_before_a_pl_or_pr_loan_is_its_copy(word, expected):
+    pack = FilipinoPack(roots={"praktis", "plantilya", "prito", "palit"})
+    assert cut(pack, word) == expected
+
+
+def test_the_pa_before_a_pl_or_pr_loan_on_the_shipped_lists():
+    assert cut(FIL, "nagpapraktis") == ("nag|pa|praktis", "praktis")
+    assert cut(FIL, "pagpapraktis") == ("pag|pa|praktis", "praktis")
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
         ("pang-araw-araw", ("pang-|araw-|araw", "araw")),  # prefixes before a full reduplication
         ("paulit-ulit", ("pa|ulit-|ulit", "ulit")),
         ("magpalipat-lipat", ("magpa|lipat-|lipat", "lipat")),

@@ -31,6 +31,8 @@ _N_FINAL_STEMS = tuple(stem for stem in SYNCOPE if stem.endswith("n"))  # kun (k
 # curated roots that are prefixes too (pinaka): no root for a suffix; isa (one) is a root first (isa|hin)
 _PREFIX_ROOTS = frozenset(PREFIXES) - ISA_PREFIXES
 # the first prefixes that take no -in (`ReadingRanks._misfit`)
+# the causative prefixes whose pa a pl-/pr- loan's copy may spell (nag|pa|plano, not nagpa|plano)
+_CAUSATIVE_PA = frozenset({"magpa", "nagpa", "pagpa"})
 _NO_IN_PREFIXES = frozenset({("mag",), ("nag",), ("magka",), ("nagka",), ("na",), ("naka",)})
 
 
@@ -74,6 +76,10 @@ class ReadingRanks:
                 tail = COPY_LIKE_PREFIXES.get(f[s:e])
                 if tail and folded_first_syllable_cv(f[e:]) == tail and not self._stative_naka(f[s:e], r):
                     marked += 1  # na|ki|kita, not naki|kita; p|in|a|pansin, not pina|pansin
+                elif f[s:e] in _CAUSATIVE_PA and f[e + 1 : e + 2] in ("l", "r") and f[e:].startswith("p"):
+                    # before a loan's pl-/pr- the pa is its copy (nag|pa|plantsa), which the causative's
+                    # imperfective would repeat (nagpa|pa|plantsa)
+                    marked += folded_first_syllable_cv(f[e:]) == "pa"
             elif kind == "prefix" and f[s:e] in ("nagsi", "magsi") and after == "reduplicant":
                 marked += 2  # nagsi- with its own copy (nagsi|si|sayaw) only where the copy is no root's: nag|si|sipa|an
             elif (
