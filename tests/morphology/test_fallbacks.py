@@ -204,6 +204,13 @@ def test_plurals_on_the_shipped_lists():
         ("sinulgaran", ("s|in|ulgar|an", "sulgad")),  # an r before a suffix after a or i: the d it spells
         ("hulgirin", ("hulgir|in", "hulgid")),
         ("hinulguran", ("h|in|ulgur|an", "hulgor")),  # not after o: roots in -or are loans as often (tambor)
+        ("namumulgot", ("na|mu|mulgot", "pulgot")),  # nang- whose m took a p (or b), and its copy
+        ("mamumulgot", ("ma|mu|mulgot", "pulgot")),
+        ("nangungulgot", ("na|ngu|ngulgot", "kulgot")),  # ng took a k
+        ("panunulgutan", ("pa|nu|nulgut|an", "sulgot")),  # pang-...-an, n took an s (or t)
+        ("nanunusib", ("na|nu|nusib", "tusib")),  # not susib, which repeats its s: t
+        ("mamimipuk", ("ma|mi|mipuk", "bipuk")),  # not pipuk: b
+        ("Namumulgot", ("Namumulgot", "namumulgot")),  # a capital: a name's, perhaps
     ],
 )
 def test_a_root_no_list_holds_guessed_by_its_affixes_alone_for_a_word_no_list_holds(word, expected):

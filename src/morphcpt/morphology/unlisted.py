@@ -1,5 +1,6 @@
 """The guess for a word no shipped list holds, with no other reading: a root no list holds either, read by the
-affixes around it alone (nag|bulgot, b|in|ulgut|an, naka|pag|bulgot, mam|bulgot, ka|bulgut|an). It is the last of
+affixes around it alone (nag|bulgot, b|in|ulgut|an, naka|pag|bulgot, mam|bulgot, ka|bulgut|an, k|in|a|bulgut|an),
+or by a nasal prefix's copy of the nasal that took its first consonant (na|mu|mulgot <- pulgot). It is the last of
 the analyser's fallbacks (`filipino.FilipinoPack._best_reading`); its frames extend `fallback._guess_frames`, and
 its root takes the checks of `fallback.shown_root_reading` (`fallback._guessed_readings`).
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from morphcpt.morphology.affixation import lower_final_u
 from morphcpt.morphology.affixes import LINKER, LINKER_AFTER_N, is_vowel
 from morphcpt.morphology.fallback import (
     Frame,
@@ -30,7 +32,7 @@ def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
     i- alone, whose look-alikes are many (madrigal); -um-/-in- alone before a root with a Spanish ending
     (`_SPANISH_ENDINGS`: d|in|amismo, h|um|anidad are loans); a root that starts with ng (a nasal prefix's) or
     with ka after naka-/maka- (nakakaengganyong: nakaka-'s copy); a listed word and the linker
-    (mapakumbabang). The reading is marked `guessed`, which keeps the word whole where it is written with a
+    (mapakumbabang). Where no frame fits, `_substituted_copy` (na|mu|mulgot). The reading is marked `guessed`, which keeps the word whole where it is written with a
     capital (`FilipinoPack._cased`: Tromelin). Needs the shipped lists: without them every word is unlisted."""
     if (
         not pack._shipped
@@ -56,7 +58,45 @@ def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
         weight = len(f) - len(reading.root)
         if best is None or weight > best[0]:
             best = (weight, reading)
-    return _prefix_cut(best[1])._replace(guessed=True) if best else None
+    if best is None:
+        return _substituted_copy(pack, f)
+    return _prefix_cut(best[1])._replace(guessed=True)
+
+
+# mang-, nang-, pang- before a copy of the nasal that took the root's first consonant: their vowel part (na|mu|mulgot)
+_NASAL_VOWEL_PARTS = {"na": "nang", "ma": "mang", "pa": "pang"}
+# the consonants each nasal took in the lists' words so read, most often first (m: p 113, b 88; n: s 131, t 107,
+# d 14; ng: k 102, a vowel-initial root 79)
+_MOST_TAKEN = {"m": ("p", "b"), "n": ("s", "t"), "ng": ("k",)}
+
+
+def _substituted_copy(pack: Pack, f: str) -> _Reading | None:
+    """mang-, nang-, pang- whose nasal took a root's first consonant, with the copy of the nasal's syllable, on a
+    root no list holds: na|mu|mulgot, ma|mu|mulgot, pa|mu|mulgot, pa|nu|nulgut|an (-an, -han after pang- only).
+    The cut is sure (of the 778 list words of this shape, 726 have it in their full reading, and most of the others
+    no reading at all); the root is not: the first consonant of `_MOST_TAKEN` (p, then b for m; s, then t for n; k
+    for ng) with which it passes the checks of a guessed root (na|na|nasap is on tasap: a sasap repeats its s)."""
+    label = _NASAL_VOWEL_PARTS.get(f[:2])
+    nasal = "ng" if f.startswith("ng", 2) else f[2:3]
+    if label is None or nasal not in _MOST_TAKEN:
+        return None
+    k = 2 + len(nasal) + 1
+    copy = f[2:k]
+    if not is_vowel(copy[-1]) or not f.startswith(copy, k):
+        return None
+    ends = [""]
+    if label == "pang" and f.endswith("an"):
+        ends.insert(0, "han" if f.endswith("han") and is_vowel(f[-4:-3]) else "an")
+    for end in ends:
+        stem = f[k : len(f) - len(end)]
+        for taken in _MOST_TAKEN[nasal]:
+            root = taken + (lower_final_u(stem) if end else stem)[len(nasal) :]
+            if len(stem) < 4 or not any(_guessed_readings(pack, root, iter([((), (), "", "")]))):
+                continue
+            tail = ((len(f) - len(end), len(f), "suffix"),) if end else ()
+            spans = ((0, 2, "prefix"), (2, k, "reduplicant"), (k, len(f) - len(end), "root"), *tail)
+            return _Reading(spans, root, (label,), suffix=end, reduplicant=copy, restored=1, guessed=True)
+    return None
 
 
 # More prefixes `unlisted_root_reading` takes before a consonant than `GUESS_PREFIXES` (pinag- only with -an; the
@@ -81,7 +121,8 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
     the futures bu|bulgot, bu|bulgut|in; `_UNLISTED_PREFIXES` before a consonant, pinag- only with -an (-han after
     a vowel); mang- where it keeps the root's first consonant (`_KEPT_NASAL`: mam|bulgot, with a copy
     nam|bu|bulgot); kanda- after mag-/nag- (nag|kanda|bulgot, nag|ka|kanda|bulgot); the superlative pinaka-, with
-    ma- before a consonant (pinaka|ma|bulgot); ka- before a consonant with -an (ka|bulgut|an, -han after a vowel)."""
+    ma- before a consonant (pinaka|ma|bulgot); ka- before a consonant with -an (ka|bulgut|an, -han after a vowel),
+    and with -in- (k|in|a|bulgut|an, k|in|a|bu|bulgut|an)."""
     yield from _guess_frames(f)
     ends = [end for end in ("hin", "han", "in", "an") if f.endswith(end)]
     suffixes = [end for end in ends if (end[0] == "h") == is_vowel(f[-len(end) - 1])]
