@@ -211,6 +211,11 @@ def test_plurals_on_the_shipped_lists():
         ("nanunusib", ("na|nu|nusib", "tusib")),  # not susib, which repeats its s: t
         ("mamimipuk", ("ma|mi|mipuk", "bipuk")),  # not pipuk: b
         ("Namumulgot", ("Namumulgot", "namumulgot")),  # a capital: a name's, perhaps
+        ("nakaulgot", ("naka|ulgot", "ulgot")),  # a prefix that ends in a vowel before a vowel-initial root
+        ("pagkaulgot", ("pagka|ulgot", "ulgot")),
+        ("nagpaulgot", ("nagpa|ulgot", "ulgot")),
+        ("nagulgot", ("nagulgot", "nagulgot")),  # not nag- unhyphenated (magaslaw, maginoo: look-alikes)
+        ("maulgot", ("maulgot", "maulgot")),  # nor ma- alone
     ],
 )
 def test_a_root_no_list_holds_guessed_by_its_affixes_alone_for_a_word_no_list_holds(word, expected):
