@@ -151,9 +151,8 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
         end = "han" if f.endswith("han") and is_vowel(f[-4:-3]) else "an" if f.endswith("an") else ""
         if end:
             yield ((0, len(prefix), "prefix"),), (prefix,), "", end
-    for (
-        prefix
-    ) in _BEFORE_A_VOWEL:  # a prefix that ends in a vowel before a root that starts with one: naka|ulgot
+    # a prefix that ends in a vowel before a root that starts with one: naka|ulgot
+    for prefix in _BEFORE_A_VOWEL:
         if f.startswith(prefix) and is_vowel(f[len(prefix) : len(prefix) + 1]):
             yield ((0, len(prefix), "prefix"),), (prefix,), "", ""
     for prefix, firsts in _KEPT_NASAL:  # mang- where it keeps the root's first sound: nang|gilalas, nan|lumo
