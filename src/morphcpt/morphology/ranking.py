@@ -30,9 +30,9 @@ _PRONOUNS = frozenset({"namin", "natin", "ninyo", "niyon", "nito", "naman", "nil
 _N_FINAL_STEMS = tuple(stem for stem in SYNCOPE if stem.endswith("n"))  # kun (kuha), tamn, tingn, ...
 # curated roots that are prefixes too (pinaka): no root for a suffix; isa (one) is a root first (isa|hin)
 _PREFIX_ROOTS = frozenset(PREFIXES) - ISA_PREFIXES
-# the first prefixes that take no -in (`ReadingRanks._misfit`)
-# the causative prefixes whose pa a pl-/pr- loan's copy may spell (nag|pa|plano, not nagpa|plano)
+# the causative prefixes whose pa a pl-/pr- loan's copy may spell (nag|pa|praktis, not nagpa|praktis)
 _CAUSATIVE_PA = frozenset({"magpa", "nagpa", "pagpa"})
+# the first prefixes that take no -in (`ReadingRanks._misfit`)
 _NO_IN_PREFIXES = frozenset({("mag",), ("nag",), ("magka",), ("nagka",), ("na",), ("naka",)})
 
 
@@ -77,8 +77,8 @@ class ReadingRanks:
                 if tail and folded_first_syllable_cv(f[e:]) == tail and not self._stative_naka(f[s:e], r):
                     marked += 1  # na|ki|kita, not naki|kita; p|in|a|pansin, not pina|pansin
                 elif f[s:e] in _CAUSATIVE_PA and f[e + 1 : e + 2] in ("l", "r") and f[e:].startswith("p"):
-                    # before a loan's pl-/pr- the pa is its copy (nag|pa|plantsa), which the causative's
-                    # imperfective would repeat (nagpa|pa|plantsa)
+                    # before a loan's pl-/pr- the pa is its copy (nag|pa|praktis), which the causative's
+                    # imperfective would repeat (nagpa|pa|praktis)
                     marked += folded_first_syllable_cv(f[e:]) == "pa"
             elif kind == "prefix" and f[s:e] in ("nagsi", "magsi") and after == "reduplicant":
                 marked += 2  # nagsi- with its own copy (nagsi|si|sayaw) only where the copy is no root's: nag|si|sipa|an

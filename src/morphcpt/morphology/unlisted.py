@@ -33,8 +33,9 @@ def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
     i- alone, whose look-alikes are many (madrigal); -um-/-in- alone before a root with a Spanish ending
     (`_SPANISH_ENDINGS`: d|in|amismo, h|um|anidad are loans); a root that starts with ng (a nasal prefix's) or
     with ka after naka-/maka- (nakakaengganyong: nakaka-'s copy); a listed word and the linker
-    (mapakumbabang). Where no frame fits, `_substituted_copy` (na|mu|mulgot). The reading is marked `guessed`, which keeps the word whole where it is written with a
-    capital (`FilipinoPack._cased`: Tromelin). Needs the shipped lists: without them every word is unlisted."""
+    (mapakumbabang). Where no frame fits, `_substituted_copy` (na|mu|mulgot). The reading is marked `guessed`,
+    which keeps the word whole where it is written with a capital (`FilipinoPack._cased`: Tromelin). Needs the
+    shipped lists: without them every word is unlisted."""
     if (
         not pack._shipped
         or len(f) < 6
@@ -76,7 +77,7 @@ def _substituted_copy(pack: Pack, f: str) -> _Reading | None:
     root no list holds: na|mu|mulgot, ma|mu|mulgot, pa|mu|mulgot, pa|nu|nulgut|an (-an, -han after pang- only).
     The cut is sure (of the 778 list words of this shape, 726 have it in their full reading, and most of the others
     no reading at all); the root is not: the first consonant of `_MOST_TAKEN` (p, then b for m; s, then t for n; k
-    for ng) with which it passes the checks of a guessed root (na|na|nasap is on tasap: a sasap repeats its s)."""
+    for ng) with which it passes the checks of a guessed root (na|nu|nusib is on tusib: a susib repeats its s)."""
     label = _NASAL_VOWEL_PARTS.get(f[:2])
     nasal = "ng" if f.startswith("ng", 2) else f[2:3]
     if label is None or nasal not in _MOST_TAKEN:
@@ -182,7 +183,7 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
         if f.startswith("pinakama") and not is_vowel(f[8:9] or "a"):
             yield ((0, 6, "prefix"), (6, 8, "prefix")), ("pinaka", "ma"), "", ""
         yield ((0, 6, "prefix"),), ("pinaka",), "", ""
-    # ka-...-an with -in- (what one felt at): k|in|a|bulgut|an, its copy k|in|a|bu|bulgut|an, k|in|a|u|umbok|an;
+    # ka-...-an with -in- (what one felt at): k|in|a|bulgut|an, its copy k|in|a|bu|bulgut|an, k|in|a|i|ismak|an;
     # -han only after a vowel, and not before ka (kinaka- is -in- on a ka- word or its copy: k|in|a|kaba|han)
     if f.startswith("kina") and f[4:6] != "ka" and f.endswith("an"):
         end = "han" if f.endswith("han") and is_vowel(f[-4:-3]) else "an"
