@@ -294,9 +294,8 @@ def _prefix_cut(r: _Reading) -> _Reading:
 
 
 def _guessed_readings(pack: Pack, f: str, frames: Iterator[Frame]) -> Iterator[_Reading]:
-    """The readings of the folded word `f` by `frames` whose root may be a root no list holds: `_COPIED_ROOT`
-    letters or more (4 from a vowel), two or three syllables, a native shape (`_NATIVE_ROOT`), no English word, and
-    not starting as an affixed word would (`_affix_like`); the u before a suffix lowered to o, and an r after
+    """The readings of the folded word `f` by `frames` whose root may be a root no list holds (`guessable_root`);
+    the u before a suffix lowered to o, and an r after
     a or i before it put back as the d it spells (t|in|awar|an <- tawad: of the lists' stems in -ar, -ir before
     -an/-in, 79 are of a root in -ad, -id, 6 of one in -ar, -ir; not after o, whose roots in -or are loans more
     often than those of the unlisted words: tambor|in, doktor)."""
@@ -307,16 +306,7 @@ def _guessed_readings(pack: Pack, f: str, frames: Iterator[Frame]) -> Iterator[_
         root = lower_final_u(stem) if suffix else stem
         if suffix and len(root) > 2 and root[-2:] in ("ar", "ir"):  # d -> r between vowels: awar|an <- tawad
             root = root[:-1] + "d"
-        if (
-            len(root) < _COPIED_ROOT - is_vowel(root[:1] or "x")
-            or not 2 <= len(re.findall("[aeiou]+", root)) <= 3
-        ):
-            continue
-        if (
-            not _NATIVE_ROOT.match(root)
-            or english_word(root, english_frequencies())
-            or _affix_like(pack, root)
-        ):
+        if not guessable_root(pack, root):
             continue
         tail = ((end, len(f), "suffix"),) if suffix else ()
         copy = "".join(f[a:b] for a, b, kind in spans if kind == "reduplicant")
@@ -328,6 +318,19 @@ def _guessed_readings(pack: Pack, f: str, frames: Iterator[Frame]) -> Iterator[_
             suffix=suffix,
             reduplicant=copy,
         )
+
+
+def guessable_root(pack: Pack, root: str) -> bool:
+    """Whether `root` may be a root no list holds (`_guessed_readings`' checks): `_COPIED_ROOT` letters or more (4
+    from a vowel), two or three syllables, a native shape (`_NATIVE_ROOT`), no English word, and not starting as an
+    affixed word would (`_affix_like`)."""
+    return (
+        len(root) >= _COPIED_ROOT - is_vowel(root[:1] or "x")
+        and 2 <= len(re.findall("[aeiou]+", root)) <= 3
+        and bool(_NATIVE_ROOT.match(root))
+        and not english_word(root, english_frequencies())
+        and not _affix_like(pack, root)
+    )
 
 
 def _guess_frames(f: str) -> Iterator[Frame]:

@@ -18,7 +18,7 @@ from morphcpt.morphology.affixes import (
     onset_len,
     prefix_parts,
 )
-from morphcpt.morphology.fallback import Pack, _copy_fits, _guessed_readings, common_root
+from morphcpt.morphology.fallback import Pack, _copy_fits, common_root, guessable_root
 from morphcpt.morphology.loans import prefix_split
 from morphcpt.morphology.reading import _Reading
 from morphcpt.morphology.syllabify import syllabify
@@ -61,13 +61,9 @@ def full_copy_reading(pack: Pack, f: str) -> _Reading | None:
 def _unlisted_copy(pack: Pack, f: str, head: str, tail: str) -> _Reading | None:
     """A word no shipped list holds whose part after the hyphen is a root no list holds either, copied before it
     after what `_copy_parts` allows: bulgot-|bulgot, ka|bulgot-|bulgot, nag|bulgot-|bulgot. The root takes the
-    checks of a guessed one (`fallback._guessed_readings`: a native shape, no English word, not affix-like) and
-    the reading is marked `guessed` (a capital keeps the word whole: Bora-Bora)."""
-    if (
-        not pack._shipped
-        or f in pack._known
-        or not any(_guessed_readings(pack, tail, iter([((), (), "", "")])))
-    ):
+    checks of a guessed one (`fallback.guessable_root`: a native shape, no English word, not affix-like) and the
+    reading is marked `guessed` (a capital keeps the word whole: Bora-Bora)."""
+    if not pack._shipped or f in pack._known or not guessable_root(pack, tail):
         return None
     found = _copied(pack, head, tail, _Reading(((0, len(tail), "root"),), tail), listed=True)
     return found._replace(guessed=True) if found is not None else None

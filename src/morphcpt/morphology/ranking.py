@@ -76,10 +76,14 @@ class ReadingRanks:
                 tail = COPY_LIKE_PREFIXES.get(f[s:e])
                 if tail and folded_first_syllable_cv(f[e:]) == tail and not self._stative_naka(f[s:e], r):
                     marked += 1  # na|ki|kita, not naki|kita; p|in|a|pansin, not pina|pansin
-                elif f[s:e] in _CAUSATIVE_PA and f[e + 1 : e + 2] in ("l", "r") and f[e:].startswith("p"):
+                elif (
+                    f[s:e] in _CAUSATIVE_PA
+                    and f[e : e + 2] in ("pl", "pr")
+                    and folded_first_syllable_cv(f[e:]) == "pa"
+                ):
                     # before a loan's pl-/pr- the pa is its copy (nag|pa|praktis), which the causative's
                     # imperfective would repeat (nagpa|pa|praktis)
-                    marked += folded_first_syllable_cv(f[e:]) == "pa"
+                    marked += 1
             elif kind == "prefix" and f[s:e] in ("nagsi", "magsi") and after == "reduplicant":
                 marked += 2  # nagsi- with its own copy (nagsi|si|sayaw) only where the copy is no root's: nag|si|sipa|an
             elif (

@@ -20,6 +20,7 @@ from morphcpt.morphology.fallback import (
     _guessed_readings,
     _headword_or_english,
     _prefix_cut,
+    guessable_root,
 )
 from morphcpt.morphology.reading import _Reading
 
@@ -88,12 +89,14 @@ def _substituted_copy(pack: Pack, f: str) -> _Reading | None:
         return None
     ends = [""]
     if label == "pang" and f.endswith("an"):
-        ends.insert(0, "han" if f.endswith("han") and is_vowel(f[-4:-3]) else "an")
+        ends.insert(0, _an_end(f))
     for end in ends:
         stem = f[k : len(f) - len(end)]
+        if len(stem) < 4:
+            continue
         for taken in _MOST_TAKEN[nasal]:
             root = taken + (lower_final_u(stem) if end else stem)[len(nasal) :]
-            if len(stem) < 4 or not any(_guessed_readings(pack, root, iter([((), (), "", "")]))):
+            if not guessable_root(pack, root):
                 continue
             tail = ((len(f) - len(end), len(f), "suffix"),) if end else ()
             spans = ((0, 2, "prefix"), (2, k, "reduplicant"), (k, len(f) - len(end), "root"), *tail)
@@ -127,6 +130,13 @@ _KEPT_NASAL = (("mang", "ghwy"), ("nang", "ghwy"), ("man", "lr"), ("nan", "lr"),
 _SPANISH_ENDINGS = ("idad", "ismo", "ista", "iya", "yon", "ado", "ero")
 
 
+def _an_end(f: str) -> str:
+    """The -an that ends `f`: -han after a vowel, -an, or "" where `f` ends in neither."""
+    if f.endswith("han") and is_vowel(f[-4:-3]):
+        return "han"
+    return "an" if f.endswith("an") else ""
+
+
 def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
     """`_guess_frames`; a copy of the first syllable alone, with or without -in or -an (-hin, -han after a vowel):
     the futures bu|bulgot, bu|bulgut|in; `_UNLISTED_PREFIXES` before a consonant, pinag- only with -an (-han after
@@ -149,7 +159,7 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
         if prefix != "pinag":
             yield ((0, len(prefix), "prefix"),), (prefix,), "", ""
             continue
-        end = "han" if f.endswith("han") and is_vowel(f[-4:-3]) else "an" if f.endswith("an") else ""
+        end = _an_end(f)
         if end:
             yield ((0, len(prefix), "prefix"),), (prefix,), "", end
     # a prefix that ends in a vowel before a root that starts with one: naka|ulgot
@@ -186,7 +196,7 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
     # ka-...-an with -in- (what one felt at): k|in|a|bulgut|an, its copy k|in|a|bu|bulgut|an, k|in|a|i|ismak|an;
     # -han only after a vowel, and not before ka (kinaka- is -in- on a ka- word or its copy: k|in|a|kaba|han)
     if f.startswith("kina") and f[4:6] != "ka" and f.endswith("an"):
-        end = "han" if f.endswith("han") and is_vowel(f[-4:-3]) else "an"
+        end = _an_end(f)
         spans = ((0, 1, "prefix"), (1, 3, "infix"), (3, 4, "prefix"))
         yield spans, ("ka",), "in", end
         k = 1 if is_vowel(f[4:5]) else 2
