@@ -86,10 +86,7 @@ def test_copies_and_infixes_of_roots_that_start_with_a_cluster(word, expected):
 @pytest.mark.parametrize(
     ("word", "expected"),
     [
-        (
-            "nagpapraktis",
-            ("nag|pa|praktis", "praktis"),
-        ),  # before pr-/pl- the pa is the loan's copy after mag-
+        ("nagpapraktis", ("nag|pa|praktis", "praktis")),  # before pr-/pl- the pa is the loan's copy
         ("magpaplantilya", ("mag|pa|plantilya", "plantilya")),
         ("pagpapraktis", ("pag|pa|praktis", "praktis")),
         ("nagpapapraktis", ("nagpa|pa|praktis", "praktis")),  # the causative's imperfective repeats it

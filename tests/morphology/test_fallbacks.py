@@ -226,7 +226,7 @@ def test_a_root_no_list_holds_guessed_by_its_affixes_alone_for_a_word_no_list_ho
     ("word", "expected"),
     [
         ("bulgot-bulgot", ("bulgot-|bulgot", "bulgot")),  # a root no list holds, copied whole
-        ("kabulgot-bulgot", ("ka|bulgot-|bulgot", "bulgot")),  # after ka- (kahabag-habag's pattern)
+        ("kabulgot-bulgot", ("ka|bulgot-|bulgot", "bulgot")),  # after ka- (kaawa-awa's pattern)
         ("nagbubulgot-bulgot", ("nag|bu|bulgot-|bulgot", "bulgot")),  # after a prefix and a CV copy
         ("Kabulgot-bulgot", ("Kabulgot-bulgot", "kabulgot-bulgot")),  # a capital: a name's, perhaps
         ("bulgot-bulgut", ("bulgot-bulgut", "bulgot-bulgut")),  # no copy
