@@ -216,6 +216,17 @@ def test_plurals_on_the_shipped_lists():
         ("nagpaulgot", ("nagpa|ulgot", "ulgot")),
         ("nagulgot", ("nagulgot", "nagulgot")),  # not nag- unhyphenated (magaslaw, maginoo: look-alikes)
         ("maulgot", ("maulgot", "maulgot")),  # nor ma- alone
+        ("ngumulgot", ("ng|um|ulgot", "ngulgot")),  # a root that starts with ng: -um-, -in- after the ng
+        ("nginulgot", ("ng|in|ulgot", "ngulgot")),
+        ("nginulgutan", ("ng|in|ulgut|an", "ngulgot")),
+        ("ngulgutin", ("ngulgut|in", "ngulgot")),
+        ("ngungulgot", ("ngu|ngulgot", "ngulgot")),
+        ("inginulgot", ("i|ng|in|ulgot", "ngulgot")),
+        ("nagngulgot", ("nag|ngulgot", "ngulgot")),  # after a prefix that ends in a consonant
+        ("nakangulgot", ("naka|ngulgot", "ngulgot")),  # and after naka-: there is no nakang-
+        ("nangulgot", ("nangulgot", "nangulgot")),  # not where the ng may be a nasal prefix's (nang|ulgot)
+        ("napangulgot", ("napangulgot", "napangulgot")),  # or hold one (na|pang|ulgot)
+        ("magpangulgot", ("magpangulgot", "magpangulgot")),
     ],
 )
 def test_a_root_no_list_holds_guessed_by_its_affixes_alone_for_a_word_no_list_holds(word, expected):

@@ -263,8 +263,9 @@ def shown_root_reading(pack: Pack, f: str) -> _Reading | None:
     it (`_shown_forms`): nag|prisinta (the lists hold iprisinta, magprisinta), p|um|asuk (pinasuk), naka|tutuk
     (tutukan), na|kansela (kinansela, ikansela: ma- and na- need two). The frames (`_guess_frames`): a prefix of
     `GUESS_PREFIXES` before a consonant (not ka after a g: magka-, nagka-, pagka- are prefixes of their own; nor n
-    after a g: magnolya); -um- or -in- after the first consonant or before a first vowel; i- before -in-; -an (-han
-    after a vowel) after -in- or pag-, and -in (-hin) after the root alone, the u before the suffix lowered to o.
+    but ng after a g: magnolya, not nag|ngulgot); -um- or -in- after the first consonant or before a first vowel;
+    i- before -in-; -an (-han after a vowel) after -in- or pag-, and -in (-hin) after the root alone, the u before
+    the suffix lowered to o.
     The root has `_COPIED_ROOT` letters or more (4 from a vowel), two or three syllables and a native shape
     (`_NATIVE_ROOT`), is no English word and does not start as an affixed word would (`_affix_like`); of several
     frames, the one whose root the lists show in the most forms. The word must be no headword nor English: a name
@@ -351,13 +352,15 @@ def _guess_frames(f: str) -> Iterator[Frame]:
     elif f[n : n + 2] in INFIXES and is_vowel(f[n + 2 : n + 3]):  # h|um|amlay, h|in|amlay|an
         for suffix in suffixes(f[n : n + 2] == "in"):
             yield ((0, n, "root"), (n, n + 2, "infix")), (), f[n : n + 2], suffix
-    if f[:1] == "i" and f[2:4] == "in" and not is_vowel(f[1]) and is_vowel(f[4:5]):  # i|h|in|amlay
-        yield ((0, 1, "prefix"), (1, 2, "root"), (2, 4, "infix")), ("i",), "in", ""
+    # i- before -in- after the root's first consonant (ng or one letter): i|h|in|amlay, i|ng|in|ulgot
+    k = 3 if f.startswith("ng", 1) else 2
+    if f[:1] == "i" and f[k : k + 2] == "in" and not is_vowel(f[1]) and is_vowel(f[k + 2 : k + 3]):
+        yield ((0, 1, "prefix"), (1, k, "root"), (k, k + 2, "infix")), ("i",), "in", ""
     for prefix in GUESS_PREFIXES:
         rest = f[len(prefix) :]
         if not f.startswith(prefix) or is_vowel(rest[:1]) or (prefix[-1] == "g" and rest.startswith("ka")):
             continue  # (magka-, nagka-, pagka- are prefixes of their own: pagka|tapus, not pag|katapus)
-        if not (prefix[-1] == "g" and rest[:1] == "n"):
+        if not (prefix[-1] == "g" and rest[:1] == "n" and rest[:2] != "ng"):  # (magnolya; not nag|ngulgot)
             for suffix in suffixes(prefix == "pag"):
                 yield ((0, len(prefix), "prefix"),), (prefix,), "", suffix
     # a suffix alone: -in, -hin (not -an, which ends too many nouns and names: sinoman)

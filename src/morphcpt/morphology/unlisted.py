@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from morphcpt.morphology.affixation import lower_final_u
-from morphcpt.morphology.affixes import LINKER, LINKER_AFTER_N, is_vowel
+from morphcpt.morphology.affixes import LINKER, LINKER_AFTER_N, PREFIXES, is_vowel
 from morphcpt.morphology.fallback import (
     GUESS_PREFIXES,
     Frame,
@@ -32,8 +32,9 @@ def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
     `_unlisted_frames`', the root's checks those of `shown_root_reading` (`_guessed_readings`); of several
     frames, the one with the most affix letters (ipinag|bulgot, not i|p|in|agbulgot). Not guessed: ma-, na- or
     i- alone, whose look-alikes are many (madrigal); -um-/-in- alone before a root with a Spanish ending
-    (`_SPANISH_ENDINGS`: d|in|amismo, h|um|anidad are loans); a root that starts with ng (a nasal prefix's) or
-    with ka after naka-/maka- (nakakaengganyong: nakaka-'s copy); a listed word and the linker
+    (`_SPANISH_ENDINGS`: d|in|amismo, h|um|anidad are loans); a root that starts with an ng that may be a nasal
+    prefix's (`_nasal_prefix_before`: not ng|um|ulgot, nag|ngulgot) or with ka after naka-/maka-
+    (nakakaengganyong: nakaka-'s copy); a listed word and the linker
     (mapakumbabang). Where no frame fits, `_substituted_copy` (na|mu|mulgot). The reading is marked `guessed`,
     which keeps the word whole where it is written with a capital (`FilipinoPack._cased`: Tromelin). Needs the
     shipped lists: without them every word is unlisted."""
@@ -50,8 +51,8 @@ def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
     best: tuple[int, _Reading] | None = None
     for reading in _guessed_readings(pack, f, _unlisted_frames(pack, f)):
         prefixes, infix, suffix = reading.prefixes, reading.infix, reading.suffix
-        if reading.root.startswith("ng"):  # ipina|ngangako is ipinang- on a copy of ako's pangako
-            continue
+        if reading.root.startswith("ng") and _nasal_prefix_before(prefixes):
+            continue  # ipina|ngangako is ipinang- on a copy of ako's pangako
         if prefixes[-1:] in (("naka",), ("maka",)) and reading.root.startswith("ka"):
             continue  # naka|kaengganyong: the ka is nakaka-'s copy
         if prefixes[:1] in (("ma",), ("na",), ("i",)) and not (infix or suffix):
@@ -128,6 +129,14 @@ _COPYING_PREFIXES = ("magpa", "nagpa", "pagpa", "maki", "naki", "maka", "naka")
 _KEPT_NASAL = (("mang", "ghwy"), ("nang", "ghwy"), ("man", "lr"), ("nan", "lr"), ("mam", "b"), ("nam", "b"))
 # endings of Spanish loans that -um- and -in- alone would misread (d|in|amismo, h|um|anidad, m|in|oriya)
 _SPANISH_ENDINGS = ("idad", "ismo", "ista", "iya", "yon", "ado", "ero")
+
+
+def _nasal_prefix_before(prefixes: tuple[str, ...]) -> bool:
+    """Whether the last of `prefixes` and the ng after it may be a nasal prefix or hold one (ipina|ng- is ipinang-,
+    na|ng- nang-, napa|ng- na|pang-, magpa|ng- mag|pang-), so that a root that starts with that ng is not one: not
+    after -um-/-in- (ng|um|ulgot), nor after a prefix that ends in a consonant, nor after naka-, maka- (nag|ngulgot,
+    naka|ngulgot)."""
+    return bool(prefixes) and (prefixes[-1] + "ng" in PREFIXES or prefixes[-1].endswith("pa"))
 
 
 def _an_end(f: str) -> str:
