@@ -216,6 +216,10 @@ def test_plurals_on_the_shipped_lists():
         ("nagpaulgot", ("nagpa|ulgot", "ulgot")),
         ("nagulgot", ("nagulgot", "nagulgot")),  # not nag- unhyphenated (magaslaw, maginoo: look-alikes)
         ("maulgot", ("maulgot", "maulgot")),  # nor ma- alone
+        ("nabubulgot", ("na|bu|bulgot", "bulgot")),  # ma-/na- and a copy: the imperfective of ma-
+        ("mabubulgot", ("ma|bu|bulgot", "bulgot")),
+        ("mabubulgutan", ("ma|bu|bulgut|an", "bulgot")),  # and of ma-...-an
+        ("nahuhulgot", ("na|hu|hulgot", "hulgot")),
         ("ngumulgot", ("ng|um|ulgot", "ngulgot")),  # a root that starts with ng: -um-, -in- after the ng
         ("nginulgot", ("ng|in|ulgot", "ngulgot")),
         ("nginulgutan", ("ng|in|ulgut|an", "ngulgot")),

@@ -31,10 +31,10 @@ def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
     naka|pag|bulgot, bu|bulgot, bu|bulgut|in, mam|bulgot, pinaka|ma|bulgot, ka|bulgut|an. The frames are
     `_unlisted_frames`', the root's checks those of `shown_root_reading` (`_guessed_readings`); of several
     frames, the one with the most affix letters (ipinag|bulgot, not i|p|in|agbulgot). Not guessed: ma-, na- or
-    i- alone, whose look-alikes are many (madrigal); -um-/-in- alone before a root with a Spanish ending
-    (`_SPANISH_ENDINGS`: d|in|amismo, h|um|anidad are loans); a root that starts with an ng that may be a nasal
-    prefix's (`_nasal_prefix_before`: not ng|um|ulgot, nag|ngulgot) or with ka after naka-/maka-
-    (nakakaengganyong: nakaka-'s copy); a listed word and the linker
+    i- alone, whose look-alikes are many (madrigal; ma-/na- before a copy are guessed: na|bu|bulgot); -um-/-in-
+    alone before a root with a Spanish ending (`_SPANISH_ENDINGS`: d|in|amismo, h|um|anidad are loans); a root
+    that starts with an ng that may be a nasal prefix's (`_nasal_prefix_before`; not so in ng|um|ulgot,
+    nag|ngulgot) or with ka after naka-/maka- (nakakaengganyong: nakaka-'s copy); a listed word and the linker
     (mapakumbabang). Where no frame fits, `_substituted_copy` (na|mu|mulgot). The reading is marked `guessed`,
     which keeps the word whole where it is written with a capital (`FilipinoPack._cased`: Tromelin). Needs the
     shipped lists: without them every word is unlisted."""
@@ -55,7 +55,7 @@ def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
             continue  # ipina|ngangako is ipinang- on a copy of ako's pangako
         if prefixes[-1:] in (("naka",), ("maka",)) and reading.root.startswith("ka"):
             continue  # naka|kaengganyong: the ka is nakaka-'s copy
-        if prefixes[:1] in (("ma",), ("na",), ("i",)) and not (infix or suffix):
+        if prefixes[:1] in (("ma",), ("na",), ("i",)) and not (infix or suffix or reading.reduplicant):
             continue
         if infix and not (prefixes or suffix) and reading.root.endswith(_SPANISH_ENDINGS):
             continue
@@ -190,6 +190,15 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
             continue
         if not any(c + prefix[1:] + f[n + 2 :] in pack._roots for c in "mnp"):
             yield ((0, n, "prefix"), (n, n + 2, "reduplicant")), (prefix,), "", ""
+    # ma-/na- and a copy of the root's first syllable, with -an or without (the imperfective and future of ma- and
+    # ma-...-an: na|bu|bulgot, ma|bu|bulgut|an); not on m or n, which may be mang- that took the root's first
+    # consonant (`_substituted_copy`: na|mu|mulgot), nor on ka, ki, pa, which naka-, naki-, napa- copy
+    # (naka|ka|bulgot)
+    rest = f[2:]
+    copied = not is_vowel(rest[:1] or "a") and _copy_fits(rest[:2], rest[2:])
+    if f[:2] in ("ma", "na") and copied and rest[:1] not in "mn" and rest[:2] not in ("ka", "ki", "pa"):
+        for end in dict.fromkeys(("", _an_end(f))):  # -an or none
+            yield ((0, 2, "prefix"), (2, 4, "reduplicant")), (f[:2],), "", end
     # kanda- after mag-/nag-, its ka copied or not: nag|kanda|bulgot, nag|ka|kanda|bulgot
     for head in ("nag", "mag"):
         n = len(head)
