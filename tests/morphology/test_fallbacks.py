@@ -216,6 +216,9 @@ def test_plurals_on_the_shipped_lists():
         ("nagpaulgot", ("nagpa|ulgot", "ulgot")),
         ("nagulgot", ("nagulgot", "nagulgot")),  # not nag- unhyphenated (magaslaw, maginoo: look-alikes)
         ("maulgot", ("maulgot", "maulgot")),  # nor ma- alone
+        ("iniulgot", ("i|ni|ulgot", "ulgot")),  # i- and -in- before a vowel, as data/gold writes i|ni|abot
+        ("iniuulgot", ("i|ni|u|ulgot", "ulgot")),  # and the root's first vowel copied
+        ("inaalgot", ("in|a|algot", "algot")),  # -in- alone and its copy, as before
         ("nabubulgot", ("na|bu|bulgot", "bulgot")),  # ma-/na- and a copy: the imperfective of ma-
         ("mabubulgot", ("ma|bu|bulgot", "bulgot")),
         ("mabubulgutan", ("ma|bu|bulgut|an", "bulgot")),  # and of ma-...-an

@@ -190,6 +190,13 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
             continue
         if not any(c + prefix[1:] + f[n + 2 :] in pack._roots for c in "mnp"):
             yield ((0, n, "prefix"), (n, n + 2, "reduplicant")), (prefix,), "", ""
+    # i- and -in- before a root that starts with a vowel, written i|ni| as data/gold writes i|ni|abot, and with the
+    # root's first vowel copied: i|ni|ulgot, i|ni|u|ulgot (not before i: in|i|isip is -in- and a copy)
+    if f.startswith("ini") and is_vowel(f[3:4] or "x") and f[3] != "i":
+        spans = ((0, 1, "prefix"), (1, 3, "infix"))
+        yield spans, ("i",), "in", ""
+        if _copy_fits(f[3], f[4:]):
+            yield (*spans, (3, 4, "reduplicant")), ("i",), "in", ""
     # ma-/na- and a copy of the root's first syllable, with -an or without (the imperfective and future of ma- and
     # ma-...-an: na|bu|bulgot, ma|bu|bulgut|an); not on m or n, which may be mang- that took the root's first
     # consonant (`_substituted_copy`: na|mu|mulgot), nor on ka, ki, pa, which naka-, naki-, napa- copy
