@@ -223,6 +223,16 @@ def test_plurals_on_the_shipped_lists():
         ("mabubulgot", ("ma|bu|bulgot", "bulgot")),
         ("mabubulgutan", ("ma|bu|bulgut|an", "bulgot")),  # and of ma-...-an
         ("nahuhulgot", ("na|hu|hulgot", "hulgot")),
+        ("nagbulgutan", ("nag|bulgut|an", "bulgot")),  # the reciprocal mag-...-an
+        ("magbulgutan", ("mag|bulgut|an", "bulgot")),
+        ("magbulgotahan", ("mag|bulgota|han", "bulgota")),  # -han after a vowel
+        ("makipagbulgutan", ("maki|pag|bulgut|an", "bulgot")),  # makipag-...-an
+        ("nakikipagbulgutan", ("naki|ki|pag|bulgut|an", "bulgot")),  # and its copy
+        ("nakikipagbulgot", ("naki|ki|pag|bulgot", "bulgot")),
+        ("magpabulgutan", ("magpa|bulgutan", "bulgutan")),  # not after magpa-, magsi- (their roots' own -an)
+        ("nagsibulgutan", ("nagsi|bulgutan", "bulgutan")),
+        ("pakikibulgot", ("pakiki|bulgot", "bulgot")),  # pakiki- as the lists' words read it (pakiki|sama)
+        ("pagkakabulgot", ("pagka|ka|bulgot", "bulgot")),  # pagka- and its own ka copied
         ("ngumulgot", ("ng|um|ulgot", "ngulgot")),  # a root that starts with ng: -um-, -in- after the ng
         ("nginulgot", ("ng|in|ulgot", "ngulgot")),
         ("nginulgutan", ("ng|in|ulgut|an", "ngulgot")),
@@ -246,6 +256,13 @@ def test_a_root_no_list_holds_guessed_by_its_affixes_alone_for_a_word_no_list_ho
         ("bulgot-bulgot", ("bulgot-|bulgot", "bulgot")),  # a root no list holds, copied whole
         ("kabulgot-bulgot", ("ka|bulgot-|bulgot", "bulgot")),  # after ka- (kaawa-awa's pattern)
         ("nagbubulgot-bulgot", ("nag|bu|bulgot-|bulgot", "bulgot")),  # after a prefix and a CV copy
+        (
+            "bulgut-bulgutan",
+            ("bulgut-|bulgut|an", "bulgot"),
+        ),  # with -an: the copy as the root stands before it
+        ("nagbubulgut-bulgutan", ("nag|bu|bulgut-|bulgut|an", "bulgot")),
+        ("bulgota-bulgotahan", ("bulgota-|bulgota|han", "bulgota")),  # -han after a vowel
+        ("Bulgut-bulgutan", ("Bulgut-bulgutan", "bulgut-bulgutan")),  # a capital: a name's, perhaps
         ("Kabulgot-bulgot", ("Kabulgot-bulgot", "kabulgot-bulgot")),  # a capital: a name's, perhaps
         ("bulgot-bulgut", ("bulgot-bulgut", "bulgot-bulgut")),  # no copy
         ("bye-bye", ("bye-bye", "bye-bye")),  # an English word

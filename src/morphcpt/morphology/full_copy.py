@@ -8,7 +8,7 @@ readings a copy fits (manu-|mano|ng beside the root manong). The search reads th
 
 from __future__ import annotations
 
-from morphcpt.morphology.affixation import raise_final_o
+from morphcpt.morphology.affixation import lower_final_u, raise_final_o
 from morphcpt.morphology.affixes import (
     INFIXES,
     ISA_PREFIXES,
@@ -59,14 +59,25 @@ def full_copy_reading(pack: Pack, f: str) -> _Reading | None:
 
 
 def _unlisted_copy(pack: Pack, f: str, head: str, tail: str) -> _Reading | None:
-    """A word no shipped list holds whose part after the hyphen is a root no list holds either, copied before it
-    after what `_copy_parts` allows: bulgot-|bulgot, ka|bulgot-|bulgot, nag|bulgot-|bulgot. The root takes the
-    checks of a guessed one (`fallback.guessable_root`: a native shape, no English word, not affix-like) and the
-    reading is marked `guessed` (a capital keeps the word whole: Bora-Bora)."""
-    if not pack._shipped or f in pack._known or not guessable_root(pack, tail):
+    """A word no shipped list holds whose part after the hyphen is a root no list holds either, with -an or -han
+    after a vowel or without, copied before it after what `_copy_parts` allows: bulgot-|bulgot, ka|bulgot-|bulgot,
+    nag|bulgot-|bulgot, bulgut-|bulgut|an (the copy spelled as the root stands before the suffix, its u lowered
+    to o in the root). The root takes the checks of a guessed one (`fallback.guessable_root`: a native shape, no
+    English word, not affix-like) and the reading is marked `guessed` (a capital keeps the word whole: Bora-Bora)."""
+    if not pack._shipped or f in pack._known:
         return None
-    found = _copied(pack, head, tail, _Reading(((0, len(tail), "root"),), tail), listed=True)
-    return found._replace(guessed=True) if found is not None else None
+    readings = [_Reading(((0, len(tail), "root"),), tail)]
+    end = "han" if tail.endswith("han") and is_vowel(tail[-4:-3]) else "an" if tail.endswith("an") else ""
+    if end:
+        n = len(tail) - len(end)
+        spans = ((0, n, "root"), (n, len(tail), "suffix"))
+        readings.append(_Reading(spans, lower_final_u(tail[:n]), suffix=end))
+    for reading in readings:
+        if guessable_root(pack, reading.root):
+            found = _copied(pack, head, tail, reading, listed=True)
+            if found is not None:
+                return found._replace(guessed=True)
+    return None
 
 
 def _tail_readings(pack: Pack, tail: str, best: _Reading) -> list[_Reading]:

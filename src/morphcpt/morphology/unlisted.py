@@ -108,9 +108,16 @@ def _substituted_copy(pack: Pack, f: str) -> _Reading | None:
 # More prefixes `unlisted_root_reading` takes before a consonant than `GUESS_PREFIXES` (pinag- only with -an; the
 # nouns of pagka- and taga-: pagka|bulgot, taga|bulgot)
 _UNLISTED_PREFIXES = (
-    "makapag", "nakapag", "ipinagpa", "ipagpa", "magpaka", "nagpaka", "ipinang", "ipang", "ikina", "ipina", "ipa",
-    "magsi", "nagsi", "mapag", "napag", "mapa", "napa", "maki", "naki", "paki", "pinag", "pagka", "taga",
+    "makikipag", "nakikipag", "makapag", "nakapag", "ipinagpa", "ipagpa", "magpaka", "nagpaka", "ipinang", "ipang",
+    "ikina", "ipina", "ipa", "magsi", "nagsi", "mapag", "napag", "mapa", "napa", "pakiki", "maki", "naki", "paki",
+    "pinag", "pagka", "taga",
 )  # fmt: skip
+# Prefixes the guess also takes with -an (-han after a vowel): the reciprocal mag-...-an (nag|bulgut|an) and
+# makipag-...-an (maki|pag|bulgut|an); not before pa, si, ka or n, which start magpa-, magsi-, magka- words and
+# magnolya (`_NOT_AFTER_MAG`; of the 86 list words the mag-/nag- frame reads, 79 agree with their full reading: the
+# root's own -an makes the others, mag|dahilan); pinag- takes it as `_unlisted_frames` says
+_WITH_AN = ("makikipag", "nakikipag", "makipag", "nakipag", "mag", "nag")
+_NOT_AFTER_MAG = ("pa", "si", "ka")
 # The prefixes of the guess that end in a vowel, which it also takes before a vowel (naka|ulgot, pagka|ulgot); not
 # ma-, na-, i- alone, nor mag-, nag-, pag- unhyphenated (magaslaw, maginoo: of the 180 list words the frame reads,
 # 22 agree with their full reading, against 160 of 197 for these)
@@ -149,10 +156,13 @@ def _an_end(f: str) -> str:
 def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
     """`_guess_frames`; a copy of the first syllable alone, with or without -in or -an (-hin, -han after a vowel):
     the futures bu|bulgot, bu|bulgut|in; `_UNLISTED_PREFIXES` before a consonant, pinag- only with -an (-han after
-    a vowel); mang- where it keeps the root's first consonant (`_KEPT_NASAL`: mam|bulgot, with a copy
-    nam|bu|bulgot); kanda- after mag-/nag- (nag|kanda|bulgot, nag|ka|kanda|bulgot); the superlative pinaka-, with
-    ma- before a consonant (pinaka|ma|bulgot); ka- before a consonant with -an (ka|bulgut|an, -han after a vowel),
-    and with -in- (k|in|a|bulgut|an, k|in|a|bu|bulgut|an)."""
+    a vowel); `_WITH_AN` with -an (nag|bulgut|an, maki|pag|bulgut|an); pagka- and its ka copied (pagka|ka|bulgot);
+    a vowel-final prefix before a vowel (`_BEFORE_A_VOWEL`: naka|ulgot); mang- where it keeps the root's first
+    consonant (`_KEPT_NASAL`: mam|bulgot, with a copy nam|bu|bulgot); a prefix and its own last syllable copied
+    (`_COPYING_PREFIXES`: nagpa|pa|bulgot); i- and -in- before a vowel (i|ni|ulgot, i|ni|u|ulgot); ma-/na- and a
+    copy (na|bu|bulgot, ma|bu|bulgut|an); kanda- after mag-/nag- (nag|kanda|bulgot, nag|ka|kanda|bulgot); the
+    superlative pinaka-, with ma- before a consonant (pinaka|ma|bulgot); ka- before a consonant with -an
+    (ka|bulgut|an, -han after a vowel), and with -in- (k|in|a|bulgut|an, k|in|a|bu|bulgut|an)."""
     yield from _guess_frames(f)
     ends = [end for end in ("hin", "han", "in", "an") if f.endswith(end)]
     suffixes = [end for end in ends if (end[0] == "h") == is_vowel(f[-len(end) - 1])]
@@ -171,6 +181,19 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
         end = _an_end(f)
         if end:
             yield ((0, len(prefix), "prefix"),), (prefix,), "", end
+    end = _an_end(f)
+    for prefix in _WITH_AN if end else ():
+        rest = f[len(prefix) :]
+        if (
+            f.startswith(prefix)
+            and not is_vowel(rest[:1] or "a")
+            and rest[:1] != "n"
+            and rest[:2] not in _NOT_AFTER_MAG
+        ):
+            yield ((0, len(prefix), "prefix"),), (prefix,), "", end
+    # pagka- before its own ka copied (pagka|ka|bulgot, the noun of magka-), before a consonant
+    if f.startswith("pagkaka") and not is_vowel(f[7:8] or "a"):
+        yield ((0, 5, "prefix"), (5, 7, "reduplicant")), ("pagka",), "", ""
     # a prefix that ends in a vowel before a root that starts with one: naka|ulgot
     for prefix in _BEFORE_A_VOWEL:
         if f.startswith(prefix) and is_vowel(f[len(prefix) : len(prefix) + 1]):
