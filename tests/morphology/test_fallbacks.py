@@ -231,6 +231,15 @@ def test_plurals_on_the_shipped_lists():
         ("nakikipagbulgot", ("naki|ki|pag|bulgot", "bulgot")),
         ("magpabulgutan", ("magpa|bulgutan", "bulgutan")),  # not after magpa-, magsi- (their roots' own -an)
         ("nagsibulgutan", ("nagsi|bulgutan", "bulgutan")),
+        ("napagbulgutan", ("napag|bulgut|an", "bulgot")),  # napag-...-an, maka-...-an
+        ("nakabulgutan", ("naka|bulgut|an", "bulgot")),
+        ("pinagbulgot", ("pinag|bulgot", "bulgot")),  # pinag- alone where no suffix ends the word
+        ("naipabulgot", ("na|ipa|bulgot", "bulgot")),  # the abilitative na-/ma- before ipa-, ipag-
+        ("maipagbulgot", ("ma|ipag|bulgot", "bulgot")),
+        ("naibulgot", ("naibulgot", "naibulgot")),  # not before i- alone (ma|ibig|an is ma- on ibig)
+        ("tagapagbulgot", ("taga|pag|bulgot", "bulgot")),  # taga|pag-, nagsipag-, pakikipag-
+        ("nagsipagbulgot", ("nagsipag|bulgot", "bulgot")),
+        ("pakikipagbulgutan", ("pakikipag|bulgut|an", "bulgot")),
         ("pakikibulgot", ("pakiki|bulgot", "bulgot")),  # pakiki- as the lists' words read it (pakiki|sama)
         ("pagkakabulgot", ("pagka|ka|bulgot", "bulgot")),  # pagka- and its own ka copied
         ("ngumulgot", ("ng|um|ulgot", "ngulgot")),  # a root that starts with ng: -um-, -in- after the ng

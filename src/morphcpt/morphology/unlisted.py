@@ -55,7 +55,7 @@ def unlisted_root_reading(pack: Pack, f: str) -> _Reading | None:
             continue  # ipina|ngangako is ipinang- on a copy of ako's pangako
         if prefixes[-1:] in (("naka",), ("maka",)) and reading.root.startswith("ka"):
             continue  # naka|kaengganyong: the ka is nakaka-'s copy
-        if prefixes[:1] in (("ma",), ("na",), ("i",)) and not (infix or suffix or reading.reduplicant):
+        if prefixes in (("ma",), ("na",), ("i",)) and not (infix or suffix or reading.reduplicant):
             continue
         if infix and not (prefixes or suffix) and reading.root.endswith(_SPANISH_ENDINGS):
             continue
@@ -105,19 +105,27 @@ def _substituted_copy(pack: Pack, f: str) -> _Reading | None:
     return None
 
 
-# More prefixes `unlisted_root_reading` takes before a consonant than `GUESS_PREFIXES` (pinag- only with -an; the
-# nouns of pagka- and taga-: pagka|bulgot, taga|bulgot)
+# More prefixes `unlisted_root_reading` takes before a consonant than `GUESS_PREFIXES` (pinag- alone only where
+# neither -an nor -in ends the word, pinag|bulgot, and with -an; the nouns of pagka- and taga-: pagka|bulgot,
+# taga|bulgot)
 _UNLISTED_PREFIXES = (
-    "makikipag", "nakikipag", "makapag", "nakapag", "ipinagpa", "ipagpa", "magpaka", "nagpaka", "ipinang", "ipang",
-    "ikina", "ipina", "ipa", "magsi", "nagsi", "mapag", "napag", "mapa", "napa", "pakiki", "maki", "naki", "paki",
-    "pinag", "pagka", "taga",
+    "pakikipag", "makikipag", "nakikipag", "nagsipag", "magsipag", "makapag", "nakapag", "ipinagpa", "ipagpa",
+    "magpaka", "nagpaka", "ipinang", "ipang", "ikina", "ipina", "ipa", "magsi", "nagsi", "mapag", "napag", "mapa",
+    "napa", "pakiki", "maki", "naki", "paki", "pinag", "pagka", "taga",
 )  # fmt: skip
-# Prefixes the guess also takes with -an (-han after a vowel): the reciprocal mag-...-an (nag|bulgut|an) and
-# makipag-...-an (maki|pag|bulgut|an); not before pa, si, ka or n, which start magpa-, magsi-, magka- words and
-# magnolya (`_NOT_AFTER_MAG`; of the 86 list words the mag-/nag- frame reads, 79 agree with their full reading: the
-# root's own -an makes the others, mag|dahilan); pinag- takes it as `_unlisted_frames` says
-_WITH_AN = ("makikipag", "nakikipag", "makipag", "nakipag", "mag", "nag")
+# Prefixes the guess also takes with -an (-han after a vowel): the reciprocal mag-...-an (nag|bulgut|an),
+# makipag-...-an (maki|pag|bulgut|an), napag-...-an and maka-...-an (napag|bulgut|an, naka|bulgut|an); not before
+# pa, si, ka or n, which start magpa-, magsi-, magka- words and magnolya (`_NOT_AFTER_MAG`; of the 86 list words the
+# mag-/nag- frame reads, 79 agree with their full reading: the root's own -an makes the others, mag|dahilan; of the
+# 20 the napag-/maka- frame reads, 18); pinag- takes it as `_unlisted_frames` says
+_WITH_AN = (
+    "pakikipag", "makikipag", "nakikipag", "makipag", "nakipag", "napag", "mapag", "naka", "maka", "mag", "nag",
+)  # fmt: skip
 _NOT_AFTER_MAG = ("pa", "si", "ka")
+# Two prefixes the guess cuts apart before a consonant, as the lists' words read: the abilitative na-/ma- before
+# ipag-, ipa- (na|ipa|bulgot, as na|ipa|dala) and taga|pag- (of the 11 listed look-alikes of the first, 8 agree
+# with their full reading and 3 lack a boundary it has; of the 33 of taga|pag-, pakikipag-, nagsipag-, 29 agree)
+_TWO_PREFIXES = (("na", "ipag"), ("ma", "ipag"), ("na", "ipa"), ("ma", "ipa"), ("taga", "pag"))
 # The prefixes of the guess that end in a vowel, which it also takes before a vowel (naka|ulgot, pagka|ulgot); not
 # ma-, na-, i- alone, nor mag-, nag-, pag- unhyphenated (magaslaw, maginoo: of the 180 list words the frame reads,
 # 22 agree with their full reading, against 160 of 197 for these)
@@ -175,12 +183,17 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
         rest = f[len(prefix) :]
         if not f.startswith(prefix) or is_vowel(rest[:1] or "a"):
             continue
-        if prefix != "pinag":
+        if prefix != "pinag" or not f.endswith(
+            ("an", "in")
+        ):  # pinag|bulgot; pinag|bulgut|an, not pinag|bulgutan
             yield ((0, len(prefix), "prefix"),), (prefix,), "", ""
-            continue
-        end = _an_end(f)
-        if end:
-            yield ((0, len(prefix), "prefix"),), (prefix,), "", end
+        if prefix == "pinag" and _an_end(f):
+            yield ((0, len(prefix), "prefix"),), (prefix,), "", _an_end(f)
+    # two prefixes before a consonant: the abilitative's na-/ma- before ipa-, ipag- (na|ipa|bulgot) and tagapag-
+    for head, prefix in _TWO_PREFIXES:
+        k = len(head) + len(prefix)
+        if f.startswith(head + prefix) and not is_vowel(f[k : k + 1] or "a"):
+            yield ((0, len(head), "prefix"), (len(head), k, "prefix")), (head, prefix), "", ""
     end = _an_end(f)
     for prefix in _WITH_AN if end else ():
         rest = f[len(prefix) :]
