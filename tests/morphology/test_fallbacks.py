@@ -36,6 +36,7 @@ def _pack(listed: str) -> FilipinoPack:
         ("tilapukin", "tumilapok", ("tilapuk|in", "tilapok")),  # -in alone
         ("paghamlayan", "hinamlay", ("pag|hamlay|an", "hamlay")),  # pag- and -an
         ("nahamlay", "hinamlay,ihamlay", ("na|hamlay", "hamlay")),  # ma-/na- with two forms listed
+        ("nakipaghamlay", "hinamlay", ("naki|pag|hamlay", "hamlay")),  # cut as the search cuts naki|pag-
     ],
 )
 def test_a_root_its_other_forms_show(word, listed, expected):

@@ -265,11 +265,11 @@ def shown_root_reading(pack: Pack, f: str) -> _Reading | None:
     `GUESS_PREFIXES` before a consonant (not ka after a g: magka-, nagka-, pagka- are prefixes of their own; nor n
     but ng after a g: magnolya, not nag|ngulgot); -um- or -in- after the first consonant or before a first vowel;
     i- before -in-; -an (-han after a vowel) after -in- or pag-, and -in (-hin) after the root alone, the u before
-    the suffix lowered to o.
-    The root has `_COPIED_ROOT` letters or more (4 from a vowel), two or three syllables and a native shape
-    (`_NATIVE_ROOT`), is no English word and does not start as an affixed word would (`_affix_like`); of several
-    frames, the one whose root the lists show in the most forms. The word must be no headword nor English: a name
-    the lists never inflect stays whole (magdalena)."""
+    the suffix lowered to o. The root has `_COPIED_ROOT` letters or more (4 from a vowel), two or three syllables
+    and a native shape (`_NATIVE_ROOT`), is no English word and does not start as an affixed word would
+    (`_affix_like`); of several frames, the one whose root the lists show in the most forms, its prefix cut as the
+    search cuts it (`_prefix_cut`: naki|pag|hamlay). The word must be no headword nor English: a name the lists
+    never inflect stays whole (magdalena)."""
     if len(f) < 6 or not f.isalpha() or _headword_or_english(pack, f):
         return None
     best: tuple[int, _Reading] | None = None
@@ -279,7 +279,7 @@ def shown_root_reading(pack: Pack, f: str) -> _Reading | None:
             continue
         if shown and (best is None or shown > best[0]):
             best = (shown, reading)
-    return best[1] if best else None
+    return _prefix_cut(best[1]) if best else None
 
 
 def _prefix_cut(r: _Reading) -> _Reading:
