@@ -224,6 +224,8 @@ def test_plurals_on_the_shipped_lists():
         ("mabubulgot", ("ma|bu|bulgot", "bulgot")),
         ("mabubulgutan", ("ma|bu|bulgut|an", "bulgot")),  # and of ma-...-an
         ("nahuhulgot", ("na|hu|hulgot", "hulgot")),
+        ("nauulgot", ("na|u|ulgot", "ulgot")),  # and a copy of a vowel
+        ("maaalgutan", ("ma|a|algut|an", "algot")),
         ("nagbulgutan", ("nag|bulgut|an", "bulgot")),  # the reciprocal mag-...-an
         ("magbulgutan", ("mag|bulgut|an", "bulgot")),
         ("magbulgotahan", ("mag|bulgota|han", "bulgota")),  # -han after a vowel

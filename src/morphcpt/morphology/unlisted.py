@@ -233,15 +233,17 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
         yield spans, ("i",), "in", ""
         if _copy_fits(f[3], f[4:]):
             yield (*spans, (3, 4, "reduplicant")), ("i",), "in", ""
-    # ma-/na- and a copy of the root's first syllable, with -an or without (the imperfective and future of ma- and
-    # ma-...-an: na|bu|bulgot, ma|bu|bulgut|an); not on m or n, which may be mang- that took the root's first
-    # consonant (`_substituted_copy`: na|mu|mulgot), nor on ka, ki, pa, which naka-, naki-, napa- copy
-    # (naka|ka|bulgot)
+    # ma-/na- and a copy of the root's first syllable or vowel, with -an or without (the imperfective and future of
+    # ma- and ma-...-an: na|bu|bulgot, ma|bu|bulgut|an, na|u|ulgot); not on m or n, which may be mang- that took
+    # the root's first consonant (`_substituted_copy`: na|mu|mulgot), nor on ka, ki, pa, which naka-, naki-, napa-
+    # copy (naka|ka|bulgot). Of the 310 list words of the first shape the cut agrees with the full reading on 236
+    # and cuts a boundary it lacks on 17; of the 51 of the vowel's, on 44 and 2.
     rest = f[2:]
-    copied = not is_vowel(rest[:1] or "a") and _copy_fits(rest[:2], rest[2:])
-    if f[:2] in ("ma", "na") and copied and rest[:1] not in "mn" and rest[:2] not in ("ka", "ki", "pa"):
+    k = 1 if is_vowel(rest[:1] or "x") else 2
+    copied = _copy_fits(rest[:k], rest[k:]) and rest[:1] not in "mn" and rest[:2] not in ("ka", "ki", "pa")
+    if f[:2] in ("ma", "na") and copied:
         for end in dict.fromkeys(("", _an_end(f))):  # -an or none
-            yield ((0, 2, "prefix"), (2, 4, "reduplicant")), (f[:2],), "", end
+            yield ((0, 2, "prefix"), (2, 2 + k, "reduplicant")), (f[:2],), "", end
     # kanda- after mag-/nag-, its ka copied or not: nag|kanda|bulgot, nag|ka|kanda|bulgot
     for head in ("nag", "mag"):
         n = len(head)
