@@ -163,8 +163,9 @@ def _an_end(f: str) -> str:
 
 def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
     """`_guess_frames`; a copy of the first syllable alone, with or without -in or -an (-hin, -han after a vowel):
-    the futures bu|bulgot, bu|bulgut|in; `_UNLISTED_PREFIXES` before a consonant, pinag- only with -an (-han after
-    a vowel); `_WITH_AN` with -an (nag|bulgut|an, maki|pag|bulgut|an); pagka- and its ka copied (pagka|ka|bulgot);
+    the futures bu|bulgot, bu|bulgut|in; `_UNLISTED_PREFIXES` before a consonant, pinag- alone only where no -an or
+    -in ends the word, and with -an (-han after a vowel); `_TWO_PREFIXES` (na|ipa|bulgot, taga|pag|bulgot);
+    `_WITH_AN` with -an (nag|bulgut|an, maki|pag|bulgut|an); pagka- and its ka copied (pagka|ka|bulgot);
     a vowel-final prefix before a vowel (`_BEFORE_A_VOWEL`: naka|ulgot); mang- where it keeps the root's first
     consonant (`_KEPT_NASAL`: mam|bulgot, with a copy nam|bu|bulgot); a prefix and its own last syllable copied
     (`_COPYING_PREFIXES`: nagpa|pa|bulgot); i- and -in- before a vowel (i|ni|ulgot, i|ni|u|ulgot); ma-/na- and a
@@ -183,9 +184,7 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
         rest = f[len(prefix) :]
         if not f.startswith(prefix) or is_vowel(rest[:1] or "a"):
             continue
-        if prefix != "pinag" or not f.endswith(
-            ("an", "in")
-        ):  # pinag|bulgot; pinag|bulgut|an, not pinag|bulgutan
+        if prefix != "pinag" or not f.endswith(("an", "in")):  # pinag|bulgot, not pinag|bulgutan
             yield ((0, len(prefix), "prefix"),), (prefix,), "", ""
         if prefix == "pinag" and _an_end(f):
             yield ((0, len(prefix), "prefix"),), (prefix,), "", _an_end(f)
