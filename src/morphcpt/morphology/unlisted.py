@@ -123,7 +123,7 @@ _WITH_AN = (
 )  # fmt: skip
 _NOT_AFTER_MAG = ("pa", "si", "ka")
 # Two prefixes the guess cuts apart before a consonant, as the lists' words read: the abilitative na-/ma- before
-# ipag-, ipa- (na|ipa|bulgot, as na|ipa|dala) and taga|pag- (of the 11 listed look-alikes of the first, 8 agree
+# ipag-, ipa- (na|ipa|bulgot, as data/gold cuts the abilitative) and taga|pag- (of the 11 listed look-alikes of the first, 8 agree
 # with their full reading and 3 lack a boundary it has; of the 33 of taga|pag-, pakikipag-, nagsipag-, 29 agree)
 _TWO_PREFIXES = (("na", "ipag"), ("ma", "ipag"), ("na", "ipa"), ("ma", "ipa"), ("taga", "pag"))
 # The prefixes of the guess that end in a vowel, which it also takes before a vowel (naka|ulgot, pagka|ulgot); not
@@ -226,7 +226,7 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
         if not any(c + prefix[1:] + f[n + 2 :] in pack._roots for c in "mnp"):
             yield ((0, n, "prefix"), (n, n + 2, "reduplicant")), (prefix,), "", ""
     # i- and -in- before a root that starts with a vowel, written i|ni| as data/gold writes i|ni|abot, and with the
-    # root's first vowel copied: i|ni|ulgot, i|ni|u|ulgot (not before i: in|i|isip is -in- and a copy)
+    # root's first vowel copied: i|ni|ulgot, i|ni|u|ulgot (not before i: in|i|ilgot is -in- and a copy)
     if f.startswith("ini") and is_vowel(f[3:4] or "x") and f[3] != "i":
         spans = ((0, 1, "prefix"), (1, 3, "infix"))
         yield spans, ("i",), "in", ""
