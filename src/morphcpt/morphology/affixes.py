@@ -164,3 +164,10 @@ def onset_len(s: str) -> int:
     if not s or is_vowel(s[0]):
         return 0
     return 2 if s.startswith("ng") else 1
+
+
+def an_ending(word: str) -> str:
+    """The -an that ends `word`: -han after a vowel (basa|han), else -an (kain|an), or "" where it ends in neither."""
+    if word.endswith("han") and is_vowel(word[-4:-3]):
+        return "han"
+    return "an" if word.endswith("an") else ""

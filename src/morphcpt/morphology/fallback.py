@@ -26,6 +26,7 @@ from morphcpt.morphology.affixes import (
     LINKER_AFTER_N,
     PREFIX_PARTS,
     PREFIXES,
+    an_ending,
     is_vowel,
     prefix_parts,
 )
@@ -426,9 +427,9 @@ def _copied_suffix(root: str) -> str:
     """-an (-han after a vowel) at the end of a copied root, where what stays before it is a root of four letters
     and two syllables or more: -in- and a copy end in the suffix, not the root, 352 times to 14 in the lists'
     readings (h|in|a|hanap|an; d|in|a|daan is the root's own -an)."""
-    if not root.endswith("an"):
+    suffix = an_ending(root)
+    if not suffix:
         return ""
-    suffix = "han" if root.endswith("han") and is_vowel(root[-4:-3]) else "an"
     stem = root[: -len(suffix)]
     return suffix if len(stem) >= 4 and _syllable_ok(stem) else ""
 

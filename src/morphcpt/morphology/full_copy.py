@@ -14,6 +14,7 @@ from morphcpt.morphology.affixes import (
     ISA_PREFIXES,
     LINKER,
     LINKER_AFTER_N,
+    an_ending,
     is_vowel,
     onset_len,
     prefix_parts,
@@ -67,7 +68,7 @@ def _unlisted_copy(pack: Pack, f: str, head: str, tail: str) -> _Reading | None:
     if not pack._shipped or f in pack._known:
         return None
     readings = [_Reading(((0, len(tail), "root"),), tail)]
-    end = "han" if tail.endswith("han") and is_vowel(tail[-4:-3]) else "an" if tail.endswith("an") else ""
+    end = an_ending(tail)
     if end:
         n = len(tail) - len(end)
         spans = ((0, n, "root"), (n, len(tail), "suffix"))

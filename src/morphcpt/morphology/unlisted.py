@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from morphcpt.morphology.affixation import lower_final_u
-from morphcpt.morphology.affixes import LINKER, LINKER_AFTER_N, PREFIXES, is_vowel
+from morphcpt.morphology.affixes import LINKER, LINKER_AFTER_N, PREFIXES, an_ending, is_vowel
 from morphcpt.morphology.fallback import (
     GUESS_PREFIXES,
     Frame,
@@ -90,7 +90,7 @@ def _substituted_copy(pack: Pack, f: str) -> _Reading | None:
         return None
     ends = [""]
     if label == "pang" and f.endswith("an"):
-        ends.insert(0, _an_end(f))
+        ends.insert(0, an_ending(f))
     for end in ends:
         stem = f[k : len(f) - len(end)]
         if len(stem) < 4:
@@ -123,8 +123,9 @@ _WITH_AN = (
 )  # fmt: skip
 _NOT_AFTER_MAG = ("pa", "si", "ka")
 # Two prefixes the guess cuts apart before a consonant, as the lists' words read: the abilitative na-/ma- before
-# ipag-, ipa- (na|ipa|bulgot, as data/gold cuts the abilitative) and taga|pag- (of the 11 listed look-alikes of the first, 8 agree
-# with their full reading and 3 lack a boundary it has; of the 33 of taga|pag-, pakikipag-, nagsipag-, 29 agree)
+# ipag-, ipa- (na|ipa|bulgot, as data/gold cuts the abilitative) and taga|pag- (of the 11 listed look-alikes of the
+# first, 8 agree with their full reading and 3 lack a boundary it has; of the 33 of taga|pag-, pakikipag-,
+# nagsipag-, 29 agree)
 _TWO_PREFIXES = (("na", "ipag"), ("ma", "ipag"), ("na", "ipa"), ("ma", "ipa"), ("taga", "pag"))
 # The prefixes of the guess that end in a vowel, which it also takes before a vowel (naka|ulgot, pagka|ulgot); not
 # ma-, na-, i- alone, nor mag-, nag-, pag- unhyphenated (magaslaw, maginoo: of the 180 list words the frame reads,
@@ -154,13 +155,6 @@ def _nasal_prefix_before(prefixes: tuple[str, ...]) -> bool:
     return bool(prefixes) and (prefixes[-1] + "ng" in PREFIXES or prefixes[-1].endswith("pa"))
 
 
-def _an_end(f: str) -> str:
-    """The -an that ends `f`: -han after a vowel, -an, or "" where `f` ends in neither."""
-    if f.endswith("han") and is_vowel(f[-4:-3]):
-        return "han"
-    return "an" if f.endswith("an") else ""
-
-
 def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
     """`_guess_frames`; a copy of the first syllable alone, with or without -in or -an (-hin, -han after a vowel):
     the futures bu|bulgot, bu|bulgut|in; `_UNLISTED_PREFIXES` before a consonant, pinag- alone only where no -an or
@@ -180,20 +174,20 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
             for suffix in ("", *suffixes):
                 yield ((0, k, "reduplicant"),), (), "", suffix
             break
+    end = an_ending(f)
     for prefix in _UNLISTED_PREFIXES:
         rest = f[len(prefix) :]
         if not f.startswith(prefix) or is_vowel(rest[:1] or "a"):
             continue
         if prefix != "pinag" or not f.endswith(("an", "in")):  # pinag|bulgot, not pinag|bulgutan
             yield ((0, len(prefix), "prefix"),), (prefix,), "", ""
-        if prefix == "pinag" and _an_end(f):
-            yield ((0, len(prefix), "prefix"),), (prefix,), "", _an_end(f)
+        if prefix == "pinag" and end:
+            yield ((0, len(prefix), "prefix"),), (prefix,), "", end
     # two prefixes before a consonant: the abilitative's na-/ma- before ipa-, ipag- (na|ipa|bulgot) and tagapag-
     for head, prefix in _TWO_PREFIXES:
         k = len(head) + len(prefix)
         if f.startswith(head + prefix) and not is_vowel(f[k : k + 1] or "a"):
             yield ((0, len(head), "prefix"), (len(head), k, "prefix")), (head, prefix), "", ""
-    end = _an_end(f)
     for prefix in _WITH_AN if end else ():
         rest = f[len(prefix) :]
         if (
@@ -241,8 +235,8 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
     k = 1 if is_vowel(rest[:1] or "x") else 2
     copied = _copy_fits(rest[:k], rest[k:]) and rest[:1] not in "mn" and rest[:2] not in ("ka", "ki", "pa")
     if f[:2] in ("ma", "na") and copied:
-        for end in dict.fromkeys(("", _an_end(f))):  # -an or none
-            yield ((0, 2, "prefix"), (2, 2 + k, "reduplicant")), (f[:2],), "", end
+        for ending in dict.fromkeys(("", end)):  # -an or none
+            yield ((0, 2, "prefix"), (2, 2 + k, "reduplicant")), (f[:2],), "", ending
     # kanda- after mag-/nag-, its ka copied or not: nag|kanda|bulgot, nag|ka|kanda|bulgot
     for head in ("nag", "mag"):
         n = len(head)
@@ -258,7 +252,6 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
     # ka-...-an with -in- (what one felt at): k|in|a|bulgut|an, its copy k|in|a|bu|bulgut|an, k|in|a|i|ismak|an;
     # -han only after a vowel, and not before ka (kinaka- is -in- on a ka- word or its copy: k|in|a|kaba|han)
     if f.startswith("kina") and f[4:6] != "ka" and f.endswith("an"):
-        end = _an_end(f)
         spans = ((0, 1, "prefix"), (1, 3, "infix"), (3, 4, "prefix"))
         yield spans, ("ka",), "in", end
         k = 1 if is_vowel(f[4:5]) else 2
@@ -266,5 +259,5 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
             yield (*spans, (4, 4 + k, "reduplicant")), ("ka",), "in", end
     # the abstract noun: ka|bulgut|an
     if f.startswith("ka") and not is_vowel(f[2:3] or "a") and f.endswith("an"):
-        for end in ("han", "an") if f.endswith("han") and is_vowel(f[-4:-3]) else ("an",):
-            yield ((0, 2, "prefix"),), ("ka",), "", end
+        for ending in dict.fromkeys((end, "an")):  # -han after a vowel, and -an
+            yield ((0, 2, "prefix"),), ("ka",), "", ending
