@@ -24,7 +24,8 @@ MAX_LINES = 500
 # most specific entry naming it (an "=name" entry before a package entry of the same name). Within a layer, the circle test
 # keeps order.
 LAYERS: list[tuple[str, ...]] = [
-    ("=", "errors", "dotenv", "paths", "jsonio", "lockfile", "indexed", "completion"),  # "=": morphcpt itself
+    # "=": morphcpt itself; shared plumbing and the intervals both the analyser's scores and the analysis use
+    ("=", "errors", "dotenv", "paths", "jsonio", "lockfile", "indexed", "completion", "intervals"),
     ("corpus", "morphology", "realmodel"),  # raw material: documents, the word analyser, a real model
     ("tokenization",),  # schemes over a vocabulary, built on the analyser
     ("preprocess", "audit", "bench"),  # indexed data from a corpus; benchmarks from the analyser

@@ -3,6 +3,8 @@ affix type, and the analyser's agreement with it (target: at least 98 % of words
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from morphcpt import paths
@@ -141,3 +143,28 @@ def test_evaluate_command_prints_figures_and_refuses_a_bad_file(tmp_path, capsys
     assert main([str(bad)]) == 2
     assert f"{bad}:1: expected" in capsys.readouterr().err
     assert main([str(tmp_path / "missing.tsv")]) == 2
+
+
+def test_evaluate_command_pools_several_files_and_counts_a_lemma_once(tmp_path, capsys):
+    from morphcpt.morphology.evaluate import main
+
+    first, second = tmp_path / "a.tsv", tmp_path / "b.tsv"
+    # the same root in two files is two lemmas; two forms of one root in a file are one
+    first.write_text(
+        "kumain\tk|um|ain\tkain\nkinain\tk|in|ain\tkain\nbansa\tbansa\tbansa\n", encoding="utf-8"
+    )
+    second.write_text("kumain\tk|um|ain\tkain\nnaglaro\tnag|laro\tlaro\n", encoding="utf-8")
+    out_json = tmp_path / "pooled.json"
+    assert main([str(first), str(second), "--failures", "0", "--json", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert "pooled: 2 files, 5 words" in out and "bootstrap over 4 lemmas" in out
+    document = json.loads(out_json.read_text())
+    assert [f["file"] for f in document["files"]] == [str(first), str(second)]
+    pooled = document["pooled"]
+    assert pooled["total"]["words"] == 5 and pooled["root_intervals"]["lemmas"] == 4
+    assert (
+        pooled["root_intervals"]["wilson_low"]
+        <= pooled["total"]["root"]
+        <= pooled["root_intervals"]["wilson_high"]
+    )
+    assert document["files"][0]["root_intervals"]["lemmas"] == 2

@@ -38,6 +38,8 @@ from statistics import NormalDist
 import numpy as np
 from scipy.optimize import brentq
 
+from morphcpt.intervals import wilson
+
 N_BOOT = 10_000
 _CHUNK = 1_000  # replicates drawn at once: bounds memory at CHUNK x (distinct values)
 
@@ -77,17 +79,12 @@ def bootstrap_ci(
 def wilson_ci(
     values: Sequence[float] | np.ndarray, *, confidence: float = 0.95
 ) -> tuple[float, float, float]:
-    """(proportion, lower, upper): Wilson score interval of a proportion of right (1) and wrong (0) answers."""
+    """(proportion, lower, upper): Wilson score interval of a proportion of right (1) and wrong (0) answers
+    (`intervals.wilson`)."""
     array = _as_array(values)
     if not np.all((array == 0) | (array == 1)):
         raise ValueError("a Wilson interval needs right/wrong (1/0) scores")
-    n, p = array.size, float(array.mean())
-    z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    # the interval always contains p; clamping to it removes float rounding (p = 1 gave 0.9999999999999999 above
-    # it, a negative error bar that matplotlib refuses)
-    return p, min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half))
+    return wilson(int(array.sum()), array.size, confidence=confidence)
 
 
 @dataclass(frozen=True)

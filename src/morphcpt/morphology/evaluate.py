@@ -4,6 +4,7 @@ segmentations and morph-boundary precision/recall/F1, overall and by class, with
     python -m morphcpt.morphology.evaluate data/gold/tl_segmentation.tsv
     python -m morphcpt.morphology.evaluate data/gold_heldout/dev.tsv --failures 40 --json dev_score.json
     python -m morphcpt.morphology.evaluate data/gold_heldout/heldout.tsv --failures 0   # held out: figures only
+    python -m morphcpt.morphology.evaluate data/gold_heldout/paradigms_heldout*.tsv --failures 0   # several: pooled
 
 The file is `segmentation<TAB>types[<TAB>root<TAB>class<TAB>tags]` (data/gold's layout) or
 `form<TAB>segmentation[<TAB>root<TAB>class<TAB>tags]` (`morphology.gold`). What each figure means:
@@ -15,6 +16,9 @@ The file is `segmentation<TAB>types[<TAB>root<TAB>class<TAB>tags]` (data/gold's 
   the analyser cuts it within (naki|pag and nakipag are the same material); with the root right, that is
   "the affixes fit the form".
 - **boundary P/R/F1**: inner boundaries, micro-averaged over words.
+The root figure comes with two 95 % intervals: Wilson's, as if the words were independent, and a bootstrap over
+lemmas (the words of one root resampled together: a root the analyser misses fails in most of its forms). Given
+several files, each gets a row and the pooled words one more (a lemma is a root of one file).
 Gold root morphs, where the file marks none: the longest morph that is no affix of the inventory, plus a lone
 consonant onset right before an -um-/-in- that the root follows (k|um|ain; in s|um|u|sulat the s is a copy's); a
 compound's two words where its root column joins them with a hyphen (wala|ng-|dahilan: wala-dahilan).
@@ -29,6 +33,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from morphcpt.intervals import cluster_bootstrap, wilson
 from morphcpt.morphology.affixation import lower_final_u
 from morphcpt.morphology.affixes import INFIXES, ISA_PREFIXES, PREFIXES, SUFFIXES, fold
 from morphcpt.morphology.gold import GoldSegmentation, GoldWord
@@ -104,6 +109,11 @@ class Tally:
         self.predicted += predicted
         self.gold += gold
 
+    def absorb(self, other: Tally) -> None:
+        """Add `other`'s counts to these (several files pooled)."""
+        for name in ("words", "exact", "root", "affixes", "true_pos", "predicted", "gold"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
     def figures(self) -> dict[str, float]:
         p = self.true_pos / self.predicted if self.predicted else 1.0
         r = self.true_pos / self.gold if self.gold else 1.0
@@ -125,18 +135,44 @@ class Evaluation:
     by_class: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
     by_tag: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
     failures: list[dict[str, str]] = field(default_factory=list)
+    # per lemma (a file's root): [words whose root is right, words]
+    lemmas: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+
+    def absorb(self, other: Evaluation) -> None:
+        """Add `other`'s words to these (several files pooled; each file's lemmas are its own)."""
+        self.total.absorb(other.total)
+        for mine, theirs in ((self.by_class, other.by_class), (self.by_tag, other.by_tag)):
+            for key, tally in theirs.items():
+                mine[key].absorb(tally)
+        self.lemmas.update(other.lemmas)
+        self.failures += other.failures
+
+    def root_intervals(self) -> dict[str, float]:
+        """The root figure's 95 % intervals: Wilson's over words, a bootstrap over lemmas (`intervals`)."""
+        _, low, high = wilson(self.total.root, self.total.words)
+        lemma_low, lemma_high = cluster_bootstrap([tuple(counts) for counts in self.lemmas.values()])
+        return {
+            "wilson_low": low,
+            "wilson_high": high,
+            "lemmas": len(self.lemmas),
+            "lemma_low": lemma_low,
+            "lemma_high": lemma_high,
+        }
 
     def as_dict(self) -> dict:
         return {
             "total": self.total.figures(),
+            "root_intervals": self.root_intervals() if self.total.words else None,
             "by_class": {k: v.figures() for k, v in sorted(self.by_class.items())},
             "by_tag": {k: v.figures() for k, v in sorted(self.by_tag.items())},
             "failures": self.failures,
         }
 
 
-def evaluate(pack, gold: GoldSegmentation) -> Evaluation:
-    """Score `pack` (a language pack) on every word of `gold`."""
+def evaluate(pack, gold: GoldSegmentation, source: str = "") -> Evaluation:
+    """Score `pack` (a language pack) on every word of `gold`. `source` names the file, so that its roots are lemmas
+    apart from another file's when results are pooled (`Evaluation.absorb`); a word with no root column is a lemma
+    of its own."""
     result = Evaluation()
     for entry in gold.words.values():
         analysis = pack.parse(entry.word)
@@ -154,6 +190,9 @@ def evaluate(pack, gold: GoldSegmentation) -> Evaluation:
         exact = predicted == wanted
         counts = (exact, root_ok, affixes_ok, len(predicted & wanted), len(predicted), len(wanted))
         result.total.add(*counts)
+        lemma = result.lemmas[f"{source}:{root_key(entry.root or entry.word)}"]
+        lemma[0] += root_ok
+        lemma[1] += 1
         result.by_class[entry.cls or entry.types or "-"].add(*counts)
         for tag in entry.tags:
             result.by_tag[tag].add(*counts)
@@ -176,7 +215,8 @@ def evaluate(pack, gold: GoldSegmentation) -> Evaluation:
     return result
 
 
-def format_table(result: Evaluation) -> str:
+def format_table(result: Evaluation, detail: bool = True) -> str:
+    """The figures, overall and (with `detail`) by class and by phenomenon."""
     header = f"{'':24} {'words':>6} {'exact':>7} {'root':>7} {'affixes':>8} {'P':>6} {'R':>6} {'F1':>6}"
 
     def row(name: str, t: Tally) -> str:
@@ -187,41 +227,77 @@ def format_table(result: Evaluation) -> str:
         )
 
     lines = [header, row("all", result.total)]
-    if result.by_class:
+    if detail and result.by_class:
         lines += ["by class:"] + [row(k, v) for k, v in sorted(result.by_class.items())]
-    if result.by_tag:
+    if detail and result.by_tag:
         lines += ["by phenomenon:"] + [row(k, v) for k, v in sorted(result.by_tag.items())]
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "file", type=Path, help="gold file (data/gold/tl_segmentation.tsv, data/gold_heldout/*.tsv)"
+def format_intervals(result: Evaluation) -> str:
+    """The root figure's intervals, one line."""
+    i = result.root_intervals()
+    return (
+        f"root {result.total.figures()['root']:.2%} ({result.total.root:,} of {result.total.words:,} words), 95 % "
+        f"interval {i['wilson_low']:.2%}-{i['wilson_high']:.2%} (Wilson), {i['lemma_low']:.2%}-{i['lemma_high']:.2%} "
+        f"(bootstrap over {i['lemmas']:,} lemmas)"
     )
-    parser.add_argument("--failures", type=int, default=50, help="failures to list (0: none, -1: all)")
-    parser.add_argument("--json", type=Path, help="also write the figures and every failure here")
-    parser.add_argument("--language", default="fil")
-    args = parser.parse_args(argv)
-    from morphcpt.morphology import get_language_pack
 
-    try:
-        gold = GoldSegmentation.load(args.file)
-    except (FileNotFoundError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    result = evaluate(get_language_pack(args.language), gold)
-    print(f"{args.file}: {len(gold)} words")
-    print(format_table(result))
-    shown = result.failures if args.failures < 0 else result.failures[: args.failures]
+
+def _print_failures(result: Evaluation, limit: int) -> None:
+    shown = result.failures if limit < 0 else result.failures[:limit]
     if shown:
         print(f"failures ({len(shown)} of {len(result.failures)}): word  gold  analyser  [what is wrong]")
         for f in shown:
             print(
                 f"  {f['word']:22} {f['gold']:26} {f['analyser']:26} [{f['wrong']}] root {f['gold_root']}/{f['analyser_root']}"
             )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "files",
+        type=Path,
+        nargs="+",
+        metavar="file",
+        help="gold file(s) (data/gold/tl_segmentation.tsv, data/gold_heldout/*.tsv); several are also pooled",
+    )
+    parser.add_argument(
+        "--failures", type=int, default=50, help="failures to list per file (0: none, -1: all)"
+    )
+    parser.add_argument("--json", type=Path, help="also write the figures and every failure here")
+    parser.add_argument("--language", default="fil")
+    args = parser.parse_args(argv)
+    from morphcpt.morphology import get_language_pack
+
+    try:
+        golds = [(path, GoldSegmentation.load(path)) for path in args.files]
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    pack = get_language_pack(args.language)
+    results, pooled = [], Evaluation()
+    for path, gold in golds:
+        result = evaluate(pack, gold, source=str(path))
+        pooled.absorb(result)
+        results.append(result)
+        print(f"{path}: {len(gold)} words")
+        print(format_table(result, detail=len(golds) == 1))
+        if len(gold):
+            print(format_intervals(result))
+        _print_failures(result, args.failures)
+    if len(golds) > 1:
+        print(f"pooled: {len(golds)} files, {pooled.total.words} words")
+        print(format_table(pooled, detail=False))
+        if pooled.total.words:
+            print(format_intervals(pooled))
     if args.json:
-        args.json.write_text(json.dumps({"file": str(args.file), **result.as_dict()}, indent=1) + "\n")
+        files = [
+            {"file": str(path), **result.as_dict()} for (path, _), result in zip(golds, results, strict=True)
+        ]
+        document = files[0] if len(files) == 1 else {"files": files, "pooled": pooled.as_dict()}
+        args.json.write_text(json.dumps(document, indent=1) + "\n")
     return 0
 
 
