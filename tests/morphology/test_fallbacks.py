@@ -256,6 +256,36 @@ def test_plurals_on_the_shipped_lists():
         ("nangulgot", ("nangulgot", "nangulgot")),  # not where the ng may be a nasal prefix's (nang|ulgot)
         ("napangulgot", ("napangulgot", "napangulgot")),  # or hold one (na|pang|ulgot)
         ("magpangulgot", ("magpangulgot", "magpangulgot")),
+        (
+            "ipabubulgot",
+            ("ipa|bu|bulgot", "bulgot"),
+        ),  # the causative's copy: ipa-, ipina-, pa-...-in, p-in-a-
+        ("ipinabubulgot", ("ipina|bu|bulgot", "bulgot")),
+        ("pinahuhulgot", ("p|in|a|hu|hulgot", "hulgot")),
+        ("pinabubulgutan", ("p|in|a|bu|bulgut|an", "bulgot")),
+        ("pabubulgutin", ("pa|bu|bulgut|in", "bulgot")),
+        ("kabubulgot", ("ka|bu|bulgot", "bulgot")),  # the recent perfective
+        ("ipakakulgot", ("ipakakulgot", "ipakakulgot")),  # not a copy of k, m, n (paki-'s, a nasal's)
+        ("pinamamulgot", ("pinamamulgot", "pinamamulgot")),
+        ("kabubulgotang", ("kabubulgotang", "kabubulgotang")),  # nor ka- before -ng or -an
+        ("pinabulgot", ("p|in|abulgot", "pabulgot")),  # without a copy, -in- in a root as before
+        ("nabulgutan", ("na|bulgut|an", "bulgot")),  # the abilitative ma-/na- with -an
+        ("mabulgutan", ("ma|bulgut|an", "bulgot")),
+        ("nabulgotahan", ("na|bulgota|han", "bulgota")),
+        ("namulgutan", ("namulgutan", "namulgutan")),  # not before m, n, g (mam-, nan-, mag-: other prefixes)
+        ("mapabulgutan", ("mapa|bulgutan", "bulgutan")),  # nor ka, ki, pa (maka-, maki-, mapa-)
+        (
+            "ipauulgot",
+            ("ipa|u|ulgot", "ulgot"),
+        ),  # the causative's and the recent perfective's copy of a vowel
+        ("ipinaaalgot", ("ipina|a|algot", "algot")),
+        ("pinauulgutan", ("p|in|a|u|ulgut|an", "ulgot")),
+        ("paaalgutin", ("pa|a|algut|in", "algot")),
+        ("kauulgot", ("ka|u|ulgot", "ulgot")),
+        ("naalgutan", ("na|algut|an", "algot")),  # ma-/na- with -an before a or u
+        ("maulgutan", ("ma|ulgut|an", "ulgot")),
+        ("naismakan", ("naismakan", "naismakan")),  # not before i (ma|i|... is i-'s abilitative), e or o
+        ("maolgutan", ("maolgutan", "maolgutan")),
     ],
 )
 def test_a_root_no_list_holds_guessed_by_its_affixes_alone_for_a_word_no_list_holds(word, expected):
