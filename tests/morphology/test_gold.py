@@ -168,3 +168,16 @@ def test_evaluate_command_pools_several_files_and_counts_a_lemma_once(tmp_path, 
         <= pooled["root_intervals"]["wilson_high"]
     )
     assert document["files"][0]["root_intervals"]["lemmas"] == 2
+    assert main([str(first), str(second), str(first)]) == 2  # a file twice would count its words twice
+    assert f"given more than once: {first}" in capsys.readouterr().err
+
+
+def test_pooling_sums_a_lemma_that_two_results_share():
+    from morphcpt.morphology.evaluate import Evaluation
+
+    one, other = Evaluation(), Evaluation()
+    one.lemmas["a.tsv:kain"] = [1, 2]
+    other.lemmas["a.tsv:kain"] = [2, 3]
+    other.lemmas["a.tsv:laro"] = [1, 1]
+    one.absorb(other)
+    assert dict(one.lemmas) == {"a.tsv:kain": [3, 5], "a.tsv:laro": [1, 1]}

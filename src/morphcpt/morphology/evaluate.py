@@ -144,7 +144,9 @@ class Evaluation:
         for mine, theirs in ((self.by_class, other.by_class), (self.by_tag, other.by_tag)):
             for key, tally in theirs.items():
                 mine[key].absorb(tally)
-        self.lemmas.update(other.lemmas)
+        for lemma, (right, words) in other.lemmas.items():  # one lemma in both (a file scored twice): summed
+            self.lemmas[lemma][0] += right
+            self.lemmas[lemma][1] += words
         self.failures += other.failures
 
     def root_intervals(self) -> dict[str, float]:
@@ -271,6 +273,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from morphcpt.morphology import get_language_pack
 
+    twice = sorted({str(path) for path in args.files if args.files.count(path) > 1})
+    if twice:  # pooled twice, its words would count twice
+        print(f"error: given more than once: {', '.join(twice)}", file=sys.stderr)
+        return 2
     try:
         golds = [(path, GoldSegmentation.load(path)) for path in args.files]
     except (FileNotFoundError, ValueError) as error:
