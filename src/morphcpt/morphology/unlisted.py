@@ -117,7 +117,7 @@ _UNLISTED_PREFIXES = (
 # makipag-...-an (maki|pag|bulgut|an), napag-...-an and maka-...-an (napag|bulgut|an, naka|bulgut|an); not before
 # pa, si, ka or n, which start magpa-, magsi-, magka- words and magnolya (`_NOT_AFTER_MAG`; of the 86 list words the
 # mag-/nag- frame reads, 79 agree with their full reading: the root's own -an makes the others, mag|dahilan; of the
-# 20 the napag-/maka- frame reads, 18); pinag- takes it as `_unlisted_frames` says
+# 20 the napag-/maka- frame reads, 18); pinag- takes it as `_prefix_frames` says
 _WITH_AN = (
     "pakikipag", "makikipag", "nakikipag", "makipag", "nakipag", "napag", "mapag", "naka", "maka", "mag", "nag",
 )  # fmt: skip
@@ -168,18 +168,9 @@ def _nasal_prefix_before(prefixes: tuple[str, ...]) -> bool:
 
 
 def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
-    """`_guess_frames`; a copy of the first syllable alone, with or without -in or -an (-hin, -han after a vowel):
-    the futures bu|bulgot, bu|bulgut|in; `_UNLISTED_PREFIXES` before a consonant, pinag- alone only where no -an or
-    -in ends the word, and with -an (-han after a vowel); `_TWO_PREFIXES` (na|ipa|bulgot, taga|pag|bulgot);
-    `_WITH_AN` with -an (nag|bulgut|an, maki|pag|bulgut|an); pagka- and its ka copied (pagka|ka|bulgot);
-    a vowel-final prefix before a vowel (`_BEFORE_A_VOWEL`: naka|ulgot); mang- where it keeps the root's first
-    consonant (`_KEPT_NASAL`: mam|bulgot, with a copy nam|bu|bulgot); a prefix and its own last syllable copied
-    (`_COPYING_PREFIXES`: nagpa|pa|bulgot); i- and -in- before a vowel (i|ni|ulgot, i|ni|u|ulgot); ma-/na- and a
-    copy (na|bu|bulgot, ma|bu|bulgut|an); kanda- after mag-/nag- (nag|kanda|bulgot, nag|ka|kanda|bulgot); the
-    superlative pinaka-, with ma- before a consonant (pinaka|ma|bulgot); the causative's and the recent perfective's
-    copy (ipa|bu|bulgot, ipina|bu|bulgot, p|in|a|bu|bulgot, pa|bu|bulgut|in, ka|bu|bulgot); ma-/na- with -an
-    (na|bulgut|an); ka- before a consonant with -an (ka|bulgut|an, -han after a vowel), and with -in-
-    (k|in|a|bulgut|an, k|in|a|bu|bulgut|an)."""
+    """Every frame the guess tries on `f`, in this order: `_guess_frames`; a copy of the first syllable alone, with
+    or without -in or -an (-hin, -han after a vowel): the futures bu|bulgot, bu|bulgut|in; `_prefix_frames`;
+    `_copy_frames`; `_outer_frames`."""
     yield from _guess_frames(f)
     ends = [end for end in ("hin", "han", "in", "an") if f.endswith(end)]
     suffixes = [end for end in ends if (end[0] == "h") == is_vowel(f[-len(end) - 1])]
@@ -189,6 +180,19 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
                 yield ((0, k, "reduplicant"),), (), "", suffix
             break
     end = an_ending(f)
+    yield from _prefix_frames(pack, f, end)
+    yield from _copy_frames(f, end, suffixes)
+    yield from _outer_frames(f, end)
+
+
+def _prefix_frames(pack: Pack, f: str, end: str) -> Iterator[Frame]:
+    """Prefixes before the root, `end` the word's -an ending (`affixes.an_ending`): `_UNLISTED_PREFIXES` before a
+    consonant, pinag- alone only where no -an or -in ends the word, and with -an (-han after a vowel);
+    `_TWO_PREFIXES` (na|ipa|bulgot, taga|pag|bulgot); `_WITH_AN` with -an (nag|bulgut|an, maki|pag|bulgut|an);
+    pagka- and its ka copied (pagka|ka|bulgot); a vowel-final prefix before a vowel (`_BEFORE_A_VOWEL`:
+    naka|ulgot); mang- where it keeps the root's first consonant (`_KEPT_NASAL`: mam|bulgot, with a copy
+    nam|bu|bulgot); a prefix and its own last syllable copied (`_COPYING_PREFIXES`: nagpa|pa|bulgot); i- and -in-
+    before a vowel (i|ni|ulgot, i|ni|u|ulgot)."""
     for prefix in _UNLISTED_PREFIXES:
         rest = f[len(prefix) :]
         if not f.startswith(prefix) or is_vowel(rest[:1] or "a"):
@@ -240,6 +244,13 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
         yield spans, ("i",), "in", ""
         if _copy_fits(f[3], f[4:]):
             yield (*spans, (3, 4, "reduplicant")), ("i",), "in", ""
+
+
+def _copy_frames(f: str, end: str, suffixes: list[str]) -> Iterator[Frame]:
+    """A prefix before a copy of the root's first syllable or vowel, and ma-/na- with -an, `end` the word's -an
+    ending and `suffixes` the -in/-an endings that fit: ma-/na- and a copy (na|bu|bulgot, ma|bu|bulgut|an); the
+    causative's and the recent perfective's copy (ipa|bu|bulgot, ipina|bu|bulgot, p|in|a|bu|bulgot,
+    pa|bu|bulgut|in, ka|bu|bulgot); ma-/na- with -an (na|bulgut|an)."""
     # ma-/na- and a copy of the root's first syllable or vowel, with -an or without (the imperfective and future of
     # ma- and ma-...-an: na|bu|bulgot, ma|bu|bulgut|an, na|u|ulgot); not on m or n, which may be mang- that took
     # the root's first consonant (`_substituted_copy`: na|mu|mulgot), nor on ka, ki, pa, which naka-, naki-, napa-
@@ -280,6 +291,13 @@ def _unlisted_frames(pack: Pack, f: str) -> Iterator[Frame]:
         and f[3:4] != first
     ):
         yield ((0, 2, "prefix"),), (f[:2],), "", end
+
+
+def _outer_frames(f: str, end: str) -> Iterator[Frame]:
+    """Prefixes that stand before others or with -an, `end` the word's -an ending: kanda- after mag-/nag-
+    (nag|kanda|bulgot, nag|ka|kanda|bulgot); the superlative pinaka-, with ma- before a consonant
+    (pinaka|ma|bulgot); ka- before a consonant with -an (ka|bulgut|an, -han after a vowel), and with -in-
+    (k|in|a|bulgut|an, k|in|a|bu|bulgut|an)."""
     # kanda- after mag-/nag-, its ka copied or not: nag|kanda|bulgot, nag|ka|kanda|bulgot
     for head in ("nag", "mag"):
         n = len(head)
