@@ -161,10 +161,13 @@ class Evaluation:
             "lemma_high": lemma_high,
         }
 
-    def as_dict(self) -> dict:
+    def as_dict(self, intervals: dict[str, float] | None = None) -> dict:
+        """The figures and failures; `intervals`, where given, are `root_intervals()` already drawn."""
+        if intervals is None and self.total.words:
+            intervals = self.root_intervals()
         return {
             "total": self.total.figures(),
-            "root_intervals": self.root_intervals() if self.total.words else None,
+            "root_intervals": intervals,
             "by_class": {k: v.figures() for k, v in sorted(self.by_class.items())},
             "by_tag": {k: v.figures() for k, v in sorted(self.by_tag.items())},
             "failures": self.failures,
@@ -236,9 +239,8 @@ def format_table(result: Evaluation, detail: bool = True) -> str:
     return "\n".join(lines)
 
 
-def format_intervals(result: Evaluation) -> str:
-    """The root figure's intervals, one line."""
-    i = result.root_intervals()
+def format_intervals(result: Evaluation, i: dict[str, float]) -> str:
+    """The root figure and its intervals `i` (`Evaluation.root_intervals`), one line."""
     return (
         f"root {result.total.figures()['root']:.2%} ({result.total.root:,} of {result.total.words:,} words), 95 % "
         f"interval {i['wilson_low']:.2%}-{i['wilson_high']:.2%} (Wilson), {i['lemma_low']:.2%}-{i['lemma_high']:.2%} "
@@ -283,26 +285,31 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     pack = get_language_pack(args.language)
-    results, pooled = [], Evaluation()
+    results, pooled = (
+        [],
+        Evaluation(),
+    )  # results: (file, its evaluation, its intervals), each bootstrap drawn once
     for path, gold in golds:
         result = evaluate(pack, gold, source=str(path))
         pooled.absorb(result)
-        results.append(result)
+        intervals = result.root_intervals() if len(gold) else None
+        results.append((path, result, intervals))
         print(f"{path}: {len(gold)} words")
         print(format_table(result, detail=len(golds) == 1))
-        if len(gold):
-            print(format_intervals(result))
+        if intervals:
+            print(format_intervals(result, intervals))
         _print_failures(result, args.failures)
+    pooled_intervals = pooled.root_intervals() if len(golds) > 1 and pooled.total.words else None
     if len(golds) > 1:
         print(f"pooled: {len(golds)} files, {pooled.total.words} words")
         print(format_table(pooled, detail=False))
-        if pooled.total.words:
-            print(format_intervals(pooled))
+        if pooled_intervals:
+            print(format_intervals(pooled, pooled_intervals))
     if args.json:
-        files = [
-            {"file": str(path), **result.as_dict()} for (path, _), result in zip(golds, results, strict=True)
-        ]
-        document = files[0] if len(files) == 1 else {"files": files, "pooled": pooled.as_dict()}
+        files = [{"file": str(path), **result.as_dict(intervals)} for path, result, intervals in results]
+        document = (
+            files[0] if len(files) == 1 else {"files": files, "pooled": pooled.as_dict(pooled_intervals)}
+        )
         args.json.write_text(json.dumps(document, indent=1) + "\n")
     return 0
 
