@@ -27,10 +27,13 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from morphcpt import morphology, paths
+from morphcpt import paths
 from morphcpt.morphology import get_language_pack
 from morphcpt.morphology.affixation import raise_final_o
 from morphcpt.morphology.affixes import is_vowel
+from morphcpt.morphology.evaluate import root_key
+from morphcpt.morphology.gold import GoldSegmentation
+from morphcpt.morphology.loans import english_frequencies
 
 SETS = ("lists", "english", "sample", "made-up")
 # fmt: off
@@ -66,12 +69,7 @@ def word_sets(pack) -> dict[str, list[str]]:
     """The words of every set, each set sorted; a word in an earlier set is not repeated in a later one."""
     _ = pack.roots  # loads the lists
     known = set(pack._known)
-    english_file = Path(morphology.__file__).parent / "data" / "en_words.tsv"  # this checkout's, as the lists
-    english = {
-        line.split("\t")[0]
-        for line in english_file.read_text(encoding="utf-8").splitlines()
-        if line[:1] != "#"
-    }
+    english = set(english_frequencies())  # this checkout's, as the lists
     sample = set()
     for line in (paths.DATA_DIR / "sample" / "tl_sample.jsonl").read_text(encoding="utf-8").splitlines():
         sample.update(w for w in re.findall(r"[a-zñ]+", json.loads(line)["text"].lower()) if len(w) >= 6)
@@ -107,16 +105,13 @@ def read_dump(path: Path) -> dict[tuple[str, str], tuple[str, str]]:
 
 
 def heldout_words_and_roots(folder: Path) -> tuple[set[str], set[str]]:
-    """The forms and the roots of the held-out gold sets (to hide, never to read)."""
+    """The forms and the roots (as `root_key`s, each word of a compound's root apart) of the held-out gold sets, to
+    hide, never to read."""
     forms, roots = set(), set()
     for path in sorted(folder.glob("*heldout*.tsv")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            fields = line.split("\t")
-            if line.startswith("#") or len(fields) < 2:
-                continue
-            forms.update((fields[0].lower(), fields[1].replace("|", "").lower()))
-            if len(fields) > 2:
-                roots.update(r for r in re.split(r"[-/ ]", fields[2].lower()) if r)
+        for entry in GoldSegmentation.load(path).words.values():
+            forms.add(entry.word)
+            roots.update(root_key(r) for r in re.split(r"[-/ ]", entry.root) if r)
     return forms, roots
 
 
@@ -134,7 +129,7 @@ def diff(before: Path, after: Path, show: int, heldout: Path = paths.DATA_DIR / 
         totals[name] += 1
         if new[name, word] == reading:
             continue
-        if word in forms or {reading[1], new[name, word][1]} & roots:
+        if word in forms or {root_key(reading[1]), root_key(new[name, word][1])} & roots:
             hidden[name] += 1
         else:
             changed[name].append(word)
