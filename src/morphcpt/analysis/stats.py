@@ -38,9 +38,8 @@ from statistics import NormalDist
 import numpy as np
 from scipy.optimize import brentq
 
-from morphcpt.intervals import wilson
+from morphcpt.intervals import N_BOOT, wilson  # one resample count for every bootstrap
 
-N_BOOT = 10_000
 _CHUNK = 1_000  # replicates drawn at once: bounds memory at CHUNK x (distinct values)
 
 
