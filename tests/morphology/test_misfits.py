@@ -115,3 +115,16 @@ def test_i_keeps_a_roots_d_where_ma_and_a_copy_turn_it_r():
 def test_no_in_with_the_done_forms_prefixes(word, expected):
     pack = FilipinoPack(roots={"sabit", "sabitin", "balik", "balikin"})
     assert cut(pack, word) == expected
+
+
+@pytest.mark.parametrize(("word", "root"), [("isulatin", "sulat"), ("ipabasahin", "basa")])
+def test_no_i_prefix_takes_in(word, root):
+    # i-, ipa-, ipag-, ika-, ... never stand with -in: with no other reading the misfit still reads (last resort)
+    pack = FilipinoPack(roots={"sulat", "basa", "pagal", "alin"})
+    assert cut(pack, "ipagalin") == ("ipag|alin", "alin")  # not i|pagal|in, though pagal is the longer root
+    assert cut(pack, word)[1] == root
+
+
+def test_no_i_prefix_takes_in_on_the_shipped_lists():
+    assert cut(FIL, "ipangilin") == ("ipa|ngilin", "ngilin")
+    assert cut(FIL, "isipin") == ("isip|in", "isip")  # the root's own i

@@ -248,6 +248,9 @@ class ReadingRanks:
         # mag-, nag-, magka- or nagka- first (binilin is b|in|ilin, nakasalin naka|salin, magbilin mag|bilin)
         if r.suffix in ("in", "hin") and (r.infix == "in" or r.prefixes[:1] in _NO_IN_PREFIXES):
             return 1
+        # nor after i-, ipa-, ipag-, ika-, ...: ipangilin is ipa|ngilin (pangilin, observed day), not i|pangil|in
+        if r.suffix in ("in", "hin", "nin") and r.prefixes[:1] and r.prefixes[0].startswith("i"):
+            return 1
         root = r.root
         if not (len(root) > 4 and root[0] == root[2] and root[:2] == folded_first_syllable_cv(root[2:])):
             return 0
