@@ -86,9 +86,11 @@ def test_a_loans_copy_with_and_without_its_hyphen(word, expected):
     assert cut(pack, word) == expected
 
 
-def test_a_one_syllable_word_needs_a_copy_to_be_a_root():
+def test_a_one_syllable_word_needs_a_copy_or_mag_to_be_a_root():
     pack = FilipinoPack(roots={"tsek", "rent"})
-    assert cut(pack, "nagtsek")[0] == "nagtsek"  # no copy: the two-syllable rule holds
+    assert cut(pack, "itsek")[0] == "itsek"  # i- alone, no copy: the two-syllable rule holds
+    assert cut(pack, "natsek")[0] == "natsek"
+    assert cut(pack, "nagtsek")[0] == "nag|tsek"  # mag-/nag-/pag- take a borrowing as written (session 26)
     assert cut(pack, "nagtsetsek")[0] == "nag|tse|tsek"
     # an English word reads without a copy all the same, by its English figures (morphology/loans.py)
     assert cut(pack, "nagrent") == ("nag|rent", "rent")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from morphcpt.morphology import FilipinoPack
 from morphcpt.morphology.loans import (
     ENGLISH_FILE,
     LOAN_PREFIXES,
@@ -251,3 +252,25 @@ def test_english_roots_are_frequent_english_words_outside_the_lexicon():
     # table: a lexicon root that takes affixes there (text, of one syllable, does not); basketball, kano: far more
     # Filipino; sing: one syllable ending as Tagalog words do; abs: three letters; rare: too rare
     assert roots == {"tweet", "text"}
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [("magtrak", ("mag|trak", "trak")), ("nagtses", ("nag|tses", "tses")), ("pagtrak", ("pag|trak", "trak"))],
+)
+def test_mag_nag_pag_on_a_borrowing_of_one_syllable(word, expected):
+    pack = FilipinoPack(roots={"trak", "tses", "bata"})
+    assert cut(pack, word) == expected
+
+
+def test_a_one_syllable_root_takes_no_other_affix():
+    pack = FilipinoPack(roots={"trak", "bay"})
+    assert cut(pack, "magbay")[1] != "bay"  # three letters: too short
+    assert cut(pack, "itrak") == ("itrak", "itrak")  # i- alone: no
+    assert cut(pack, "magtrakan") == ("magtrakan", "magtrakan")  # no suffix with it
+
+
+def test_one_syllable_borrowings_on_the_shipped_lists():
+    assert cut(FIL, "maggolp") == ("mag|golp", "golp")  # a headword until the lexicon read it
+    assert cut(FIL, "magtses") == ("mag|tses", "tses")
+    assert cut(FIL, "magdyip") == ("mag|dyip", "dyip")

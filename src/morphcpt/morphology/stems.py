@@ -42,6 +42,8 @@ _DIGRAPHS = frozenset({"ch", "sh", "th", "ph", "ts"})
 _PREFIX_SET = frozenset(PREFIXES) | {"mina", "kina"}  # the prefixes `_prefixed` looks for
 _PREFIX_STARTS = (*PREFIXES, "mina", "kina")
 _NOT_ROOTS = frozenset(PREFIXES)  # mina (mine) and kina are roots too (mag|mi|mina)
+# the prefixes before which a borrowing of one syllable is a root (`StemReadings._one_syllable_loan`)
+_LOAN_VERB_PREFIXES = frozenset({"mag", "nag", "pag"})
 _VOWEL_LETTERS = "".join(sorted(VOWELS))
 # the sounds before which -in- surfaces as ni- (`_body`): l, r and y anywhere (ni|luto), and right after the prefix
 # i- also h, w and vowels (i|ni|handa, i|ni|uwi)
@@ -189,6 +191,19 @@ class StemReadings(NasalReadings):
             root not in _NOT_ROOTS or root in self._trusted
         )
 
+    def _one_syllable_loan(self, root: str) -> bool:
+        """A root of one syllable that mag-/nag-/pag- may take as written (`_LOAN_VERB_PREFIXES`): a borrowing
+        spelled the Tagalog way, of four letters or more, that the lexicon holds and no frequency list has as a
+        function word (Zipf >= 6): mag|trak, nag|golp, mag|tses. (The English-root pack reads its own: mag|drum.)"""
+        return (
+            not self._one_syllable
+            and len(root) >= 4
+            and not _syllable_ok(root)
+            and root in self._roots
+            and root not in _NOT_ROOTS
+            and self._zipf.get(root, 0.0) < 6
+        )
+
     def _copied_loan(self, root: str) -> tuple[str, int] | None:
         """A root of one syllable that a consonant's copy points to: borrowings are (nag|re|rent, nag|che-|check),
         and a copy asks for a verb's root, so the two-syllable rule of `_syllable_ok` gives way; not a function word
@@ -246,6 +261,10 @@ class StemReadings(NasalReadings):
                             head + r.spans, r.root, (NASAL_BARE[p],), reduplicant=r.reduplicant, restored=True
                         )
                     )
+            if p in _LOAN_VERB_PREFIXES and n == len(p) and not suffixed and self._one_syllable_loan(rest):
+                out.append(
+                    _Reading(head + ((pos + n, pos + len(s), "root"),), rest, labels)
+                )  # mag|trak, nag|golp
             after = _NI_AFTER_I if p == "i" and n == 1 else _NI_BEFORE
             for r in self._prefixed(rest, pos + n, depth - 1, suffixed, after):
                 if redup and r.reduplicant:
