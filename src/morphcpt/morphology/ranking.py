@@ -232,7 +232,8 @@ class ReadingRanks:
         same for a copy of an irregular stem before any suffix (`SYNCOPE`: ku|kun|in, not a listed kukun); a pronoun
         takes no affix (`_PRONOUNS`); i- never comes before ma-/na-, mag-, mang-, maka- (inalisan is in|alis|an, not
         i|na|lisan), nor takes -an alone with it (inasahan is in|asa|han, not i|nasa|han); -in stands neither with
-        -in- nor after a first prefix of `_NO_IN_PREFIXES` (nakasalin is naka|salin, not na|kasal|in)."""
+        -in- nor after a first prefix of `_NO_IN_PREFIXES` (nakasalin is naka|salin, not na|kasal|in) or one that
+        starts with i (ipangilin is ipa|ngilin, not i|pangil|in)."""
         if r.suffix and (("pinaka" in r.prefixes and not _suffix_after_pinaka(r)) or r.root in _PREFIX_ROOTS):
             return 1
         # i- comes after ma-/na- (na|i|lagay), never before them nor before mag-, mang-, maka-: inalisan is in|alis|an
