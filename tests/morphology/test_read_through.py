@@ -61,9 +61,3 @@ def test_no_read_through_a_headword_of_i_alone_or_with_in():
     assert cut(FIL, "nagbibinata") == ("nag|bi|binata", "binata")
     # nor one with -in- (pasinaya reads pa|s|in|aya, on saya)
     assert cut(FIL, "pampasinaya") == ("pam|pasinaya", "pasinaya")
-
-
-def test_hintulot_is_a_curated_root():
-    # the tuning set lists_dev cuts pinapahintulutan as p|in|a|pa|hintulut|an on hintulot, not on pahintulot
-    assert cut(FIL, "pinahihintulutan") == ("p|in|a|hi|hintulut|an", "hintulot")
-    assert cut(FIL, "pakihintulot") == ("paki|hintulot", "hintulot")
