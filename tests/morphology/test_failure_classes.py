@@ -233,6 +233,30 @@ def test_a_word_that_starts_as_no_root_may_is_no_new_root(tmp_path):
     assert "stbalita" in induced  # st starts English loans' roots (start, status)
 
 
+def test_a_dictionarys_verb_in_hin_gives_its_stem_as_a_root(tmp_path):
+    # tglstemmer lists Spanish loans' verbs in -hin (areglahin, kumanduhin) and mag- forms (magkansela), not the stems
+    headwords = "areglahin kanselahin magkansela kumanduhin bulgatahan lulihin saka"
+    roots, induced, _ = _tiers(tmp_path, headwords, "inaregla ikansela", {})
+    assert {"aregla", "kansela", "kumando"} <= induced  # kumandu|hin: the last u lowered
+    assert not {"areglahin", "kanselahin", "kumanduhin", "magkansela"} & roots  # forms of the stems, no roots
+    assert "bulgatahan" in roots  # -han, not -hin
+    assert (
+        "lulihin" in roots and "luli" not in roots
+    )  # a stem of two syllables: a native root's -hin is listed
+    pack = FilipinoPack(roots=roots)
+    assert [m.text for m in pack.analyze("areglahin")] == ["aregla", "hin"]
+    assert [m.text for m in pack.analyze("inaregla")] == ["in", "aregla"]
+    assert [m.text for m in pack.analyze("magkansela")] == ["mag", "kansela"]
+    assert pack.parse("kumanduhin").root == "kumando"
+
+
+def test_verbs_of_spanish_loans_on_the_shipped_lists():
+    assert [m.text for m in FILIPINO.analyze("konsumihin")] == ["konsumi", "hin"]
+    assert FILIPINO.parse("kinontrola").root == "kontrola"
+    assert FILIPINO.parse("magklasipika").root == "klasipika"
+    assert FILIPINO.parse("kalabasa").root == "kalabasa"
+
+
 def _linker_pack(zipf: dict[str, float]) -> FilipinoPack:
     pack = FilipinoPack(roots={"pili", "piling", "tulo", "tulong"})
     pack._zipf = zipf

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -98,8 +99,13 @@ def load_root_tiers(
     everything = make_pack(roots | headwords, zipf, known)
     underived = {w for w in headwords - roots if not everything.has_affixed_reading(w)}
     underived |= {w for w in headwords - roots - underived if _ka_root(w, everything, roots, zipf, known)}
+    # a dictionary's verb in -hin on a stem of three syllables that no list holds (areglahin, konsumihin, kanselahin:
+    # Spanish loans) is that stem's form, not a root; the stem joins the lowest tier, so its other forms read too
+    verbs = {w: stem for w in underived if (stem := _hin_verb_stem(w))}
+    underived -= set(verbs)
+    stems = set(verbs.values())
     attested = frozenset().union(*(words for name, words in lists.items() if name not in HEADWORD_FILES))
-    induced = _paradigm_roots(roots | underived, attested, zipf, known, make_pack)
+    induced = _paradigm_roots(roots | underived | stems, attested, zipf, known, make_pack) | stems
     if induced:
         # a headword that is an affixed form of a root the lists show, and rarer or infixed, is none (salpakan;
         # humagulgol, though written more often than hagulgol)
@@ -184,6 +190,15 @@ def _paradigm_roots(
     }
     final = make_pack(set(roots) | found, zipf, known)
     return {w for w in found if not _affixed(final, w)}
+
+
+def _hin_verb_stem(word: str) -> str:
+    """The root of a headword that is a verb in -hin on a stem of three syllables or more (aregla|hin; kumandu|hin
+    <- kumando, the last u lowered), or "". Only for a headword with no affixed reading: its stem is no root."""
+    stem = word[:-3]
+    if not word.endswith("hin") or len(stem) < 5 or stem[-1] not in "aeiou" or not stem.isalpha():
+        return ""
+    return lower_final_u(stem) if len(re.findall("[aeiou]+", stem)) >= 3 else ""
 
 
 def _ka_root(word: str, pack: Any, curated: set[str], zipf: dict[str, float], known: frozenset[str]) -> bool:
