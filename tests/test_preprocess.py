@@ -360,8 +360,8 @@ SAMPLE_OUTPUT_SHA256 = {
                 "a91091cd0f8ad2ede20371f2b10c9248c3e09b42bb40ac2ca83c265e10147fb0"),
     "stochastok": ("2e06a26f7908717f54145546f30ea29664a91f2ef00f3a7d2bb36fb673e1afec",
                    "2aee491b1b7b761527c4ddbfa47e1c098e8f3bc675d035d84fa32cac70130483"),
-    "patok": ("24c1ad6d603b8ac68cae90345bedb972af3c155a2d3bdce7683a10b315cae61d",
-              "7f8db2a48e71fdaba733fbc4f21ec143ca253060e7b45a6659b84c36566fffc8"),
+    "patok": ("d006a7b7c7657b75052510d4813ae2ed6ec0a5b059d6c7a22a55bf8d7e4ce28e",
+              "840809e890e299dacd7f4e25b8333a4cc70b1d09c77866b566f9294cefd10f22"),
 }  # fmt: skip
 
 
