@@ -7,7 +7,8 @@ Three tiers, from the word lists `lexicon.py` reads:
   whose only affixed reading is ka- on a root but which the lists show with -um-/-in- (`_ka_root`: kalinga, with
   kumalinga);
 - words of the frequency and form lists that no dictionary lists as roots but that the lists show inflecting
-  (bulong: bumubulong, ibinulong, pagbulong), ranked below the others (`_paradigm_roots`).
+  (bulong: bumubulong, ibinulong, pagbulong), and the stems of the dictionaries' verbs in -hin that no list holds
+  (aregla: areglahin, `_hin_verb_stem`), ranked below the others (`_paradigm_roots`).
 
 Sorting the lists needs the analyser's reading search, which the caller passes in (`make_pack`: roots, word
 frequencies and known words -> a pack), so this module imports nothing of `filipino.py`. The result is built once
