@@ -192,17 +192,10 @@ class StemReadings(NasalReadings):
         )
 
     def _one_syllable_loan(self, root: str) -> bool:
-        """A root of one syllable that mag-/nag-/pag- may take as written (`_LOAN_VERB_PREFIXES`): a borrowing
-        spelled the Tagalog way, of four letters or more, that the lexicon holds and no frequency list has as a
-        function word (Zipf >= 6): mag|trak, nag|golp, mag|tses. (The English-root pack reads its own: mag|drum.)"""
-        return (
-            not self._one_syllable
-            and len(root) >= 4
-            and not _syllable_ok(root)
-            and root in self._roots
-            and root not in _NOT_ROOTS
-            and self._zipf.get(root, 0.0) < 6
-        )
+        """A root of one syllable that mag-/nag-/pag- may take as written (`_LOAN_VERB_PREFIXES`): one a copy would
+        point to (`_copied_loan`: four letters or more, in the lexicon, no function word): mag|trak, nag|golp,
+        mag|tses. (The English-root pack reads its own: mag|drum.)"""
+        return not self._one_syllable and not _syllable_ok(root) and self._copied_loan(root) is not None
 
     def _copied_loan(self, root: str) -> tuple[str, int] | None:
         """A root of one syllable that a consonant's copy points to: borrowings are (nag|re|rent, nag|che-|check),
