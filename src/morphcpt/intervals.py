@@ -5,6 +5,7 @@
 - `cluster_bootstrap`: a percentile bootstrap over clusters of items, for items that come in groups which share
   their fate (the forms of one verb lemma in a paradigm gold set: a root the analyser does not know fails in most
   of them, so the forms are not independent and Wilson's interval is too narrow).
+- `percentile_interval`: the central share of any bootstrap's draws (this one's and `analysis.stats.bootstrap_ci`'s).
 
     p, low, high = wilson(1934, 2012)
     low, high = cluster_bootstrap([(right, total) for each lemma])
@@ -19,7 +20,9 @@ from statistics import NormalDist
 import numpy as np
 
 N_BOOT = 10_000
-_CHUNK = 1_000  # resamples drawn at once: bounds memory at CHUNK x clusters
+CHUNK = (
+    1_000  # resamples drawn at once: bounds a bootstrap's memory at CHUNK x (clusters, or distinct values)
+)
 
 
 def wilson(right: int, n: int, *, confidence: float = 0.95) -> tuple[float, float, float]:
@@ -48,10 +51,15 @@ def cluster_bootstrap(
     total = np.array([t for _, t in clusters], dtype=float)
     rng = np.random.default_rng(seed)
     ratios = np.empty(n_boot)
-    for start in range(0, n_boot, _CHUNK):
-        size = min(_CHUNK, n_boot - start)
+    for start in range(0, n_boot, CHUNK):
+        size = min(CHUNK, n_boot - start)
         drawn = rng.integers(0, len(clusters), size=(size, len(clusters)))
         ratios[start : start + size] = right[drawn].sum(axis=1) / total[drawn].sum(axis=1)
+    return percentile_interval(ratios, confidence)
+
+
+def percentile_interval(draws: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """(lower, upper): the central `confidence` share of a bootstrap's `draws`."""
     tail = (1 - confidence) / 2
-    low, high = np.quantile(ratios, [tail, 1 - tail])
+    low, high = np.quantile(draws, [tail, 1 - tail])
     return float(low), float(high)

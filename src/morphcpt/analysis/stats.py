@@ -38,9 +38,12 @@ from statistics import NormalDist
 import numpy as np
 from scipy.optimize import brentq
 
-from morphcpt.intervals import N_BOOT, wilson  # one resample count for every bootstrap
-
-_CHUNK = 1_000  # replicates drawn at once: bounds memory at CHUNK x (distinct values)
+from morphcpt.intervals import (
+    CHUNK,
+    N_BOOT,
+    percentile_interval,
+    wilson,
+)  # one resampling for every bootstrap
 
 
 def _as_array(values: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -57,8 +60,8 @@ def _bootstrap_means(values: np.ndarray, n_boot: int, rng: np.random.Generator) 
     distinct, counts = np.unique(values, return_counts=True)
     probabilities = counts / values.size
     means = np.empty(n_boot)
-    for start in range(0, n_boot, _CHUNK):
-        size = min(_CHUNK, n_boot - start)
+    for start in range(0, n_boot, CHUNK):
+        size = min(CHUNK, n_boot - start)
         draws = rng.multinomial(values.size, probabilities, size=size)
         means[start : start + size] = draws @ distinct / values.size
     return means
@@ -70,9 +73,7 @@ def bootstrap_ci(
     """(mean, lower, upper): percentile bootstrap interval of the mean over items."""
     array = _as_array(values)
     means = _bootstrap_means(array, n_boot, np.random.default_rng(seed))
-    tail = (1 - confidence) / 2
-    low, high = np.quantile(means, [tail, 1 - tail])
-    return float(array.mean()), float(low), float(high)
+    return float(array.mean()), *percentile_interval(means, confidence)
 
 
 def wilson_ci(
