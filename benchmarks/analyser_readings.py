@@ -71,7 +71,7 @@ def word_sets(pack) -> dict[str, list[str]]:
     known = set(pack._known)
     english = set(english_frequencies())  # this checkout's, as the lists
     sample = set()
-    for line in (paths.DATA_DIR / "sample" / "tl_sample.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in paths.SAMPLE_CORPUS.read_text(encoding="utf-8").splitlines():
         sample.update(w for w in re.findall(r"[a-zñ]+", json.loads(line)["text"].lower()) if len(w) >= 6)
     sets = {"lists": known, "english": english - known, "sample": sample - known - english}
     sets["made-up"] = made_up_words() - known - english - sample

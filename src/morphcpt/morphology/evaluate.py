@@ -30,7 +30,7 @@ import argparse
 import json
 import sys
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from morphcpt.intervals import cluster_bootstrap, wilson
@@ -111,7 +111,7 @@ class Tally:
 
     def absorb(self, other: Tally) -> None:
         """Add `other`'s counts to these (several files pooled)."""
-        for name in ("words", "exact", "root", "affixes", "true_pos", "predicted", "gold"):
+        for name in (f.name for f in fields(self)):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def figures(self) -> dict[str, float]:
@@ -285,10 +285,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     pack = get_language_pack(args.language)
-    results, pooled = (
-        [],
-        Evaluation(),
-    )  # results: (file, its evaluation, its intervals), each bootstrap drawn once
+    results = []  # (file, its evaluation, its intervals): each bootstrap drawn once
+    pooled = Evaluation()
     for path, gold in golds:
         result = evaluate(pack, gold, source=str(path))
         pooled.absorb(result)
