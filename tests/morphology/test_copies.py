@@ -76,11 +76,21 @@ def test_the_copy_of_a_stem_with_um_needs_more_than_the_weakest_root():
         ("plinano", ("pl|in|ano", "plano")),  # -in- after the cluster
         ("trumabaho", ("tr|um|abaho", "trabaho")),
         ("kwinento", ("kw|in|ento", "kwento")),
+        ("plinaplano", ("pl|in|a|plano", "plano")),  # the infix after the cluster, then its whole copy
+        ("trumatrabaho", ("tr|um|a|trabaho", "trabaho")),
+        ("iprinepresyo", ("i|pr|in|e|presyo", "presyo")),
+        ("prinepresyuhan", ("pr|in|e|presyu|han", "presyo")),
     ],
 )
 def test_copies_and_infixes_of_roots_that_start_with_a_cluster(word, expected):
-    pack = FilipinoPack(roots={"kwento", "byahe", "plano", "trabaho"})
+    pack = FilipinoPack(roots={"kwento", "byahe", "plano", "trabaho", "presyo"})
     assert cut(pack, word) == expected
+
+
+def test_the_whole_cluster_copy_after_an_infix_takes_the_roots_vowel():
+    pack = FilipinoPack(roots={"presyo"})
+    assert cut(pack, "prinepresyo") == ("pr|in|e|presyo", "presyo")
+    assert cut(pack, "prinipresyo")[0] != "pr|in|i|presyo"  # pri is no copy of presyo
 
 
 @pytest.mark.parametrize(

@@ -414,9 +414,14 @@ class StemReadings(NasalReadings):
                 if is_vowel(after[:1]) and len(after) > 3:
                     root = after[1:]
                     copied = folded_first_syllable_cv(root)
-                    # the copy keeps d where the base turned it r (d|um|a|rating <- dating)
+                    # the copy keeps d where the base turned it r (d|um|a|rating <- dating); after a cluster the
+                    # copy is the whole cluster and its vowel (pr|in|i|prito, dr|in|o|droga)
                     copies = (copied, _glide_copy(root))
-                    spelled = onset + after[0] in copies or (onset == "d" and copied == "r" + after[0])
+                    spelled = (
+                        onset + after[0] in copies
+                        or (onset == "d" and copied == "r" + after[0])
+                        or (c == 2 and root[:2] == onset and root[2:3] == after[0])
+                    )
                     if (
                         (spelled or self._heard(onset + after[0], root))
                         and (
