@@ -304,6 +304,10 @@ def test_words_that_only_look_like_a_weak_prefix_on_a_root_are_curated():
     assert cut(FIL, "maestra") == ("maestra", "maestra")
     assert cut(FIL, "italya") == ("italya", "italya")
     assert cut(FIL, "iparada") == ("i|parada", "parada")  # to park, not ipa- on dada
+    # a root spelled as a prefix (mapa-) takes affixes only when curated: mapa, a map
+    assert cut(FIL, "magmapa") == ("mag|mapa", "mapa")
+    assert cut(FIL, "ipinagmamapa") == ("ipinag|ma|mapa", "mapa")
+    assert cut(FIL, "mapahina") == ("mapa|hina", "hina")  # the prefix still reads before a root
     # to have a massage: pamasahe (a fare) is no curated root
     assert cut(FIL, "magpamasahe") == ("magpa|masahe", "masahe")
     # a pa- noun whose root's meaning runs through it stays cut, as data/gold cuts it (nagpa|pa|hiwatig)
