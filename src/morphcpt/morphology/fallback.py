@@ -39,6 +39,7 @@ from morphcpt.morphology.loans import (
 from morphcpt.morphology.reading import SYNCOPATED, _Reading
 from morphcpt.morphology.root_evidence import infixed_forms
 from morphcpt.morphology.stems import CLUSTER_SECOND, StemReadings, _syllable_ok
+from morphcpt.morphology.syllabify import vowel_groups
 
 
 class Pack(Protocol):
@@ -328,7 +329,7 @@ def guessable_root(pack: Pack, root: str) -> bool:
     affixed word would (`_affix_like`)."""
     return (
         len(root) >= _COPIED_ROOT - is_vowel(root[:1] or "x")
-        and 2 <= len(re.findall("[aeiou]+", root)) <= 3
+        and 2 <= vowel_groups(root) <= 3
         and bool(_NATIVE_ROOT.match(root))
         and not english_word(root, english_frequencies())
         and not _affix_like(pack, root)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from morphcpt.morphology.lexicon import (
 from morphcpt.morphology.reading import SYNCOPATED
 from morphcpt.morphology.root_evidence import infixed_forms
 from morphcpt.morphology.stems import _MAX_WORD, CLUSTER_SECOND, COMMON_ZIPF, _syllable_ok
+from morphcpt.morphology.syllabify import vowel_groups
 
 # roots, word frequencies, every listed word -> a pack over exactly those roots (`filipino._lexicon_pack`)
 MakePack = Callable[[Any, dict[str, float], frozenset[str]], Any]
@@ -199,7 +199,7 @@ def _hin_verb_stem(word: str) -> str:
     stem = word[:-3]
     if not word.endswith("hin") or len(stem) < 5 or stem[-1] not in "aeiou" or not stem.isalpha():
         return ""
-    return lower_final_u(stem) if len(re.findall("[aeiou]+", stem)) >= 3 else ""
+    return lower_final_u(stem) if vowel_groups(stem) >= 3 else ""
 
 
 def _ka_root(word: str, pack: Any, curated: set[str], zipf: dict[str, float], known: frozenset[str]) -> bool:

@@ -21,6 +21,7 @@ import unicodedata
 
 VOWELS = frozenset("aeiou")
 _VOWEL = re.compile("[aeiou]")
+_VOWEL_RUN = re.compile("[aeiou]+")
 # Onset clusters found in Spanish and English loans (KWF's "klaster").
 ONSET_CLUSTERS = frozenset((
     "bl", "br", "dr", "dy", "fl", "fr", "gl", "gr", "kl", "kr", "kw", "ky", "pl",
@@ -100,6 +101,12 @@ def syllabify(word: str) -> list[str]:
 
 def count_syllables(word: str) -> int:
     return len(syllabify(word))
+
+
+def vowel_groups(folded: str) -> int:
+    """How many runs of vowels the folded word holds: a quick syllable count that reads a vowel pair as one
+    (aregla 3, biyahe 3, tainga 2), for the analyser's checks of a root's length."""
+    return len(_VOWEL_RUN.findall(folded))
 
 
 def first_syllable_cv(word: str) -> str:
