@@ -20,9 +20,8 @@ from statistics import NormalDist
 import numpy as np
 
 N_BOOT = 10_000
-CHUNK = (
-    1_000  # resamples drawn at once: bounds a bootstrap's memory at CHUNK x (clusters, or distinct values)
-)
+# resamples drawn at once: bounds a bootstrap's memory at CHUNK x (clusters, or distinct values)
+CHUNK = 1_000
 
 
 def wilson(right: int, n: int, *, confidence: float = 0.95) -> tuple[float, float, float]:

@@ -38,12 +38,8 @@ from statistics import NormalDist
 import numpy as np
 from scipy.optimize import brentq
 
-from morphcpt.intervals import (
-    CHUNK,
-    N_BOOT,
-    percentile_interval,
-    wilson,
-)  # one resampling for every bootstrap
+# one resampling for every bootstrap
+from morphcpt.intervals import CHUNK, N_BOOT, percentile_interval, wilson
 
 
 def _as_array(values: Sequence[float] | np.ndarray) -> np.ndarray:
